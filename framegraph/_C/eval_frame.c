@@ -1,0 +1,691 @@
+/*
+ * framegraph._C: the PEP 523 frame hook, the per-code cache and the guard loop.
+ *
+ * The only C in framegraph. It decides nothing: Python decides what to trace,
+ * what to skip and what the guards check. This file only makes the decisions
+ * cheap and safe:
+ *
+ *   - The eval-frame function is installed only while at least one thread has
+ *     a callback (an installed hook stops 3.11 from inlining Python-to-Python
+ *     calls, so it costs every call in every thread).
+ *   - Each code object carries one co_extra slot: NULL (never seen), SKIP,
+ *     SKIP_RECURSIVE, or an ExtraState holding the cache entries.
+ *   - A cache entry is (guard, code). The guard is called with the function
+ *     and the frame's argument slots, never a locals dict (a dict costs about
+ *     100 ns per call). A hit runs the entry's code by *re-call*: a function
+ *     object on the replacement code, with the original closure and globals,
+ *     is vectorcalled with the original argument slots, so CPython builds,
+ *     links and clears the new frame itself; nothing here mirrors unexported
+ *     CPython internals.
+ *
+ * Facts and pitfalls behind every rule here: shared/hook.md.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#if PY_VERSION_HEX < 0x030B0000 || PY_VERSION_HEX >= 0x030C0000
+#error "framegraph._C supports CPython 3.11 only: 3.12 changed who clears the frame (see shared/hook.md section 6)"
+#endif
+
+#define Py_BUILD_CORE
+#include <internal/pycore_frame.h>
+#undef Py_BUILD_CORE
+
+/* ------------------------------------------------------------------------
+ * Version-specific frame access (3.11). A port to 3.12+ changes these only,
+ * plus clearing the original frame after a re-call (hook.md section 6).
+ * ------------------------------------------------------------------------ */
+
+static inline PyCodeObject *frame_code(_PyInterpreterFrame *f) { return f->f_code; }
+static inline PyFunctionObject *frame_func(_PyInterpreterFrame *f) { return f->f_func; }
+static inline PyObject **frame_slots(_PyInterpreterFrame *f) { return f->localsplus; }
+static inline int frame_is_generator(_PyInterpreterFrame *f) {
+    return f->owner == FRAME_OWNED_BY_GENERATOR;
+}
+static inline int thread_is_tracing(PyThreadState *ts) { return ts->tracing > 0; }
+
+/* The number of argument slots: positional, keyword-only, *args, **kwargs. */
+static inline Py_ssize_t code_nargs(PyCodeObject *co) {
+    return co->co_argcount + co->co_kwonlyargcount +
+           ((co->co_flags & CO_VARARGS) ? 1 : 0) +
+           ((co->co_flags & CO_VARKEYWORDS) ? 1 : 0);
+}
+
+#define NEVER_INTERCEPT (CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR | CO_ITERABLE_COROUTINE)
+
+/* ------------------------------------------------------------------------
+ * Module state. One interpreter, loaded once (a second load is refused).
+ * ------------------------------------------------------------------------ */
+
+#define MARK_SKIP ((void *)1)
+#define MARK_SKIP_RECURSIVE ((void *)2)
+#define IS_STATE(p) ((uintptr_t)(p) > 2)
+
+static Py_ssize_t extra_index = -1;
+static _PyFrameEvalFunction prev_eval = NULL; /* what we chain to while installed */
+static int installed = 0;
+static Py_ssize_t threads_with_callback = 0;
+static Py_ssize_t cache_limit = 8;
+static PyObject *limit_hook = NULL;     /* called once with a code that hits the limit */
+static PyObject *skip_sentinel = NULL;
+static PyObject *skip_recursive_sentinel = NULL;
+static int module_loaded = 0;
+
+/* Thread-local: the callback (a strong reference) and the busy flag that
+ * turns the hook off while guards and the callback run. */
+static _Thread_local PyObject *tl_callback = NULL;
+static _Thread_local int tl_busy = 0;
+
+/* ------------------------------------------------------------------------
+ * CacheEntry: (guard, code) plus the memoised function used for re-call.
+ * ------------------------------------------------------------------------ */
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *guard;        /* guard(func, *slots) -> bool */
+    PyObject *code;         /* all-positional replacement code, marked SKIP */
+    PyObject *owner;        /* the callback that made this entry */
+    PyObject *fn_memo;      /* function on `code` for the last closure/globals */
+    PyObject *memo_closure; /* strong refs, so an address is never reused */
+    PyObject *memo_globals;
+    Py_ssize_t hits;
+} CacheEntry;
+
+static void entry_dealloc(CacheEntry *e) {
+    Py_XDECREF(e->guard);
+    Py_XDECREF(e->code);
+    Py_XDECREF(e->owner);
+    Py_XDECREF(e->fn_memo);
+    Py_XDECREF(e->memo_closure);
+    Py_XDECREF(e->memo_globals);
+    Py_TYPE(e)->tp_free((PyObject *)e);
+}
+
+static PyTypeObject CacheEntryType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "framegraph._C.CacheEntry",
+    .tp_basicsize = sizeof(CacheEntry),
+    .tp_dealloc = (destructor)entry_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "One cached (guard, code) pair of a code object.",
+};
+
+/* ExtraState lives in co_extra. `entries` is an immutable tuple replaced
+ * copy-on-write, so a guard that switches threads or resets the cache never
+ * pulls it from under a loop that holds a snapshot. */
+typedef struct {
+    PyObject *entries;
+    int ncompiled;
+    int run_only;
+} ExtraState;
+
+static void free_extra(void *p) {
+    if (IS_STATE(p)) {
+        ExtraState *s = (ExtraState *)p;
+        Py_XDECREF(s->entries);
+        PyMem_Free(s);
+    }
+}
+
+static void *get_extra(PyCodeObject *co) {
+    void *p = NULL;
+    if (_PyCode_GetExtra((PyObject *)co, extra_index, &p) < 0) {
+        PyErr_Clear();
+        return NULL;
+    }
+    return p;
+}
+
+static int set_extra(PyCodeObject *co, void *p) {
+    /* _PyCode_SetExtra frees the old value through free_extra, which may
+     * drop the last reference to objects whose finalisers touch `co`. */
+    Py_INCREF(co);
+    int r = _PyCode_SetExtra((PyObject *)co, extra_index, p);
+    Py_DECREF(co);
+    return r;
+}
+
+static ExtraState *get_or_make_state(PyCodeObject *co) {
+    void *p = get_extra(co);
+    if (IS_STATE(p))
+        return (ExtraState *)p;
+    ExtraState *s = PyMem_Calloc(1, sizeof(ExtraState));
+    if (s == NULL) {
+        PyErr_NoMemory();
+        return NULL;
+    }
+    s->entries = PyTuple_New(0);
+    if (s->entries == NULL || set_extra(co, s) < 0) {
+        Py_XDECREF(s->entries);
+        PyMem_Free(s);
+        return NULL;
+    }
+    return s;
+}
+
+/* ------------------------------------------------------------------------
+ * Running code.
+ * ------------------------------------------------------------------------ */
+
+/* Re-call: run `e->code` with the frame's argument slots (hook.md section 3). */
+static PyObject *run_entry(CacheEntry *e, _PyInterpreterFrame *f) {
+    PyFunctionObject *func = frame_func(f);
+    PyObject *closure = func->func_closure ? func->func_closure : Py_None;
+    if (e->fn_memo == NULL || e->memo_closure != closure || e->memo_globals != func->func_globals) {
+        PyObject *fn = PyFunction_NewWithQualName(e->code, func->func_globals, func->func_qualname);
+        if (fn == NULL)
+            return NULL;
+        if (func->func_closure && PyFunction_SetClosure(fn, func->func_closure) < 0) {
+            Py_DECREF(fn);
+            return NULL;
+        }
+        Py_XSETREF(e->fn_memo, fn);
+        Py_INCREF(closure);
+        Py_XSETREF(e->memo_closure, closure);
+        Py_INCREF(func->func_globals);
+        Py_XSETREF(e->memo_globals, func->func_globals);
+    }
+    /* A recursive call may replace the memo while this one runs. */
+    PyObject *fn = Py_NewRef(e->fn_memo);
+    PyObject *res = PyObject_Vectorcall(fn, frame_slots(f), code_nargs(frame_code(f)), NULL);
+    Py_DECREF(fn);
+    return res;
+}
+
+/* Run a call tree with this thread's callback off (SKIP_RECURSIVE). */
+static PyObject *run_without_callback(PyThreadState *ts, _PyInterpreterFrame *f, int throwflag) {
+    PyObject *cb = tl_callback;
+    tl_callback = NULL;
+    PyObject *res = prev_eval(ts, f, throwflag);
+    PyObject *now = tl_callback;
+    tl_callback = cb;
+    if (now != NULL) {
+        /* A callback left set inside the tree: drop it but keep the count. */
+        threads_with_callback--;
+        Py_DECREF(now);
+    }
+    return res;
+}
+
+/* Call every guard of the entries owned by `cb`; return a new reference to
+ * the first entry whose guard passes, NULL with no error on a miss, NULL with
+ * an error if a guard raised. */
+static CacheEntry *guard_loop(ExtraState *s, PyObject *cb, _PyInterpreterFrame *f) {
+    PyObject *snapshot = Py_NewRef(s->entries);
+    Py_ssize_t n = PyTuple_GET_SIZE(snapshot);
+    Py_ssize_t nargs = code_nargs(frame_code(f));
+    PyObject *small[16];
+    PyObject **args = small;
+    CacheEntry *hit = NULL;
+    if (n == 0)
+        goto done;
+    if (nargs + 2 > 16) {
+        args = PyMem_Malloc((nargs + 2) * sizeof(PyObject *));
+        if (args == NULL) {
+            PyErr_NoMemory();
+            goto done;
+        }
+    }
+    /* args[0] is scratch space so vectorcall may use the offset trick. */
+    args[1] = (PyObject *)frame_func(f);
+    memcpy(args + 2, frame_slots(f), nargs * sizeof(PyObject *));
+    for (Py_ssize_t i = 0; i < n; i++) {
+        CacheEntry *e = (CacheEntry *)PyTuple_GET_ITEM(snapshot, i);
+        if (e->owner != cb)
+            continue;
+        PyObject *r = PyObject_Vectorcall(e->guard, args + 1,
+                                          (nargs + 1) | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+        if (r == NULL)
+            goto done;
+        int ok = PyObject_IsTrue(r);
+        Py_DECREF(r);
+        if (ok < 0)
+            goto done;
+        if (ok) {
+            hit = (CacheEntry *)Py_NewRef(e);
+            break;
+        }
+    }
+done:
+    if (args != small)
+        PyMem_Free(args);
+    Py_DECREF(snapshot);
+    return hit;
+}
+
+/* Move a hit entry to the front so the common case checks one guard. */
+static void move_to_front(PyCodeObject *co, CacheEntry *e) {
+    void *p = get_extra(co);
+    if (!IS_STATE(p))
+        return;
+    ExtraState *s = (ExtraState *)p;
+    Py_ssize_t n = PyTuple_GET_SIZE(s->entries);
+    if (n < 2 || PyTuple_GET_ITEM(s->entries, 0) == (PyObject *)e)
+        return;
+    PyObject *t = PyTuple_New(n);
+    if (t == NULL) {
+        PyErr_Clear();
+        return;
+    }
+    PyTuple_SET_ITEM(t, 0, Py_NewRef(e));
+    Py_ssize_t j = 1;
+    for (Py_ssize_t i = 0; i < n && j < n; i++) {
+        PyObject *x = PyTuple_GET_ITEM(s->entries, i);
+        if (x != (PyObject *)e)
+            PyTuple_SET_ITEM(t, j++, Py_NewRef(x));
+    }
+    if (j != n) { /* e was not in the tuple any more */
+        Py_DECREF(t);
+        return;
+    }
+    Py_SETREF(s->entries, t);
+}
+
+/* Build the callback's view of the frame: bound arguments and free variables
+ * by name. Never FastToLocals the real frame (hook.md pitfall 1). */
+static PyObject *frame_locals_dict(_PyInterpreterFrame *f) {
+    PyCodeObject *co = frame_code(f);
+    PyObject *d = PyDict_New();
+    if (d == NULL)
+        return NULL;
+    Py_ssize_t nargs = code_nargs(co);
+    PyObject **slots = frame_slots(f);
+    for (Py_ssize_t i = 0; i < nargs; i++) {
+        PyObject *name = PyTuple_GET_ITEM(co->co_localsplusnames, i);
+        if (slots[i] && PyDict_SetItem(d, name, slots[i]) < 0)
+            goto fail;
+    }
+    PyObject *closure = frame_func(f)->func_closure;
+    if (closure != NULL) {
+        Py_ssize_t nfree = co->co_nfreevars;
+        Py_ssize_t base = co->co_nlocalsplus - nfree;
+        for (Py_ssize_t j = 0; j < nfree && j < PyTuple_GET_SIZE(closure); j++) {
+            PyObject *value = PyCell_GET(PyTuple_GET_ITEM(closure, j));
+            PyObject *name = PyTuple_GET_ITEM(co->co_localsplusnames, base + j);
+            if (value && PyDict_SetItem(d, name, value) < 0)
+                goto fail;
+        }
+    }
+    return d;
+fail:
+    Py_DECREF(d);
+    return NULL;
+}
+
+/* Check what Python handed back before C trusts it (hook.md section 3). */
+static int check_replacement(PyCodeObject *orig, PyObject *code) {
+    if (!PyCode_Check(code)) {
+        PyErr_Format(PyExc_TypeError, "framegraph: callback returned a %.100s, not a code object",
+                     Py_TYPE(code)->tp_name);
+        return -1;
+    }
+    PyCodeObject *c = (PyCodeObject *)code;
+    if (c->co_argcount != code_nargs(orig) || c->co_kwonlyargcount != 0 ||
+        (c->co_flags & (CO_VARARGS | CO_VARKEYWORDS | NEVER_INTERCEPT)) ||
+        c->co_nfreevars != orig->co_nfreevars) {
+        PyErr_SetString(PyExc_ValueError,
+                        "framegraph: replacement code must be all-positional with the original's "
+                        "argument count and free variables, and not a generator");
+        return -1;
+    }
+    return 0;
+}
+
+/* Append (guard, code) as the newest entry, at the front. */
+static CacheEntry *add_entry(PyCodeObject *co, PyObject *guard, PyObject *code, PyObject *owner) {
+    if (!PyCallable_Check(guard)) {
+        PyErr_SetString(PyExc_TypeError, "framegraph: guard must be callable");
+        return NULL;
+    }
+    if (check_replacement(co, code) < 0)
+        return NULL;
+    ExtraState *s = get_or_make_state(co);
+    if (s == NULL)
+        return NULL;
+    if (set_extra((PyCodeObject *)code, MARK_SKIP) < 0)
+        return NULL;
+    CacheEntry *e = PyObject_New(CacheEntry, &CacheEntryType);
+    if (e == NULL)
+        return NULL;
+    e->guard = Py_NewRef(guard);
+    e->code = Py_NewRef(code);
+    e->owner = Py_NewRef(owner);
+    e->fn_memo = e->memo_closure = e->memo_globals = NULL;
+    e->hits = 0;
+    Py_ssize_t n = PyTuple_GET_SIZE(s->entries);
+    PyObject *t = PyTuple_New(n + 1);
+    if (t == NULL) {
+        Py_DECREF(e);
+        return NULL;
+    }
+    PyTuple_SET_ITEM(t, 0, Py_NewRef(e));
+    for (Py_ssize_t i = 0; i < n; i++)
+        PyTuple_SET_ITEM(t, i + 1, Py_NewRef(PyTuple_GET_ITEM(s->entries, i)));
+    Py_SETREF(s->entries, t);
+    s->ncompiled++;
+    return e;
+}
+
+/* ------------------------------------------------------------------------
+ * The hook.
+ * ------------------------------------------------------------------------ */
+
+/* A miss: ask Python. Called with busy set; returns what to do in *entry. */
+static PyObject *call_callback(PyObject *cb, _PyInterpreterFrame *f) {
+    PyObject *locals = frame_locals_dict(f);
+    if (locals == NULL)
+        return NULL;
+    PyObject *args[3] = {(PyObject *)frame_func(f), (PyObject *)frame_code(f), locals};
+    PyObject *r = PyObject_Vectorcall(cb, args, 3, NULL);
+    Py_DECREF(locals);
+    return r;
+}
+
+static void notify_limit(PyCodeObject *co) {
+    if (limit_hook == NULL)
+        return;
+    PyObject *hook = Py_NewRef(limit_hook);
+    PyObject *r = PyObject_CallOneArg(hook, (PyObject *)co);
+    Py_DECREF(hook);
+    if (r == NULL)
+        PyErr_WriteUnraisable((PyObject *)co);
+    Py_XDECREF(r);
+}
+
+static PyObject *on_miss(PyThreadState *ts, _PyInterpreterFrame *f, int throwflag, PyObject *cb) {
+    PyCodeObject *co = frame_code(f);
+    void *p = get_extra(co);
+    if (IS_STATE(p)) {
+        ExtraState *s = (ExtraState *)p;
+        if (s->run_only)
+            return prev_eval(ts, f, throwflag);
+        if (s->ncompiled >= cache_limit) {
+            s->run_only = 1;
+            tl_busy = 1;
+            notify_limit(co);
+            tl_busy = 0;
+            return prev_eval(ts, f, throwflag);
+        }
+    }
+    tl_busy = 1;
+    PyObject *r = call_callback(cb, f);
+    CacheEntry *e = NULL;
+    if (r != NULL && r != Py_None) {
+        if (r == skip_sentinel || r == skip_recursive_sentinel) {
+            if (set_extra(co, r == skip_sentinel ? MARK_SKIP : MARK_SKIP_RECURSIVE) < 0)
+                Py_CLEAR(r);
+        } else if (PyTuple_Check(r) && PyTuple_GET_SIZE(r) == 2) {
+            e = add_entry(co, PyTuple_GET_ITEM(r, 0), PyTuple_GET_ITEM(r, 1), cb);
+            if (e == NULL)
+                Py_CLEAR(r);
+        } else {
+            PyErr_SetString(PyExc_TypeError,
+                            "framegraph: callback must return None, SKIP, SKIP_RECURSIVE or (guard, code)");
+            Py_CLEAR(r);
+        }
+    }
+    tl_busy = 0;
+    if (r == NULL)
+        return NULL;
+    PyObject *res;
+    if (e != NULL) {
+        res = run_entry(e, f);
+        Py_DECREF(e);
+    } else if (r == skip_recursive_sentinel) {
+        res = run_without_callback(ts, f, throwflag);
+    } else {
+        res = prev_eval(ts, f, throwflag);
+    }
+    Py_DECREF(r);
+    return res;
+}
+
+static PyObject *fg_eval_frame(PyThreadState *ts, _PyInterpreterFrame *f, int throwflag) {
+    PyObject *cb = tl_callback;
+    if (cb == NULL || tl_busy || throwflag || frame_is_generator(f) || thread_is_tracing(ts))
+        return prev_eval(ts, f, throwflag);
+    PyCodeObject *co = frame_code(f);
+    void *p = get_extra(co);
+    if (p == MARK_SKIP)
+        return prev_eval(ts, f, throwflag);
+    if (p == MARK_SKIP_RECURSIVE)
+        return run_without_callback(ts, f, throwflag);
+    if (p == NULL && ((co->co_flags & NEVER_INTERCEPT) ||
+                      (co->co_flags & (CO_OPTIMIZED | CO_NEWLOCALS)) != (CO_OPTIMIZED | CO_NEWLOCALS))) {
+        /* Generators, coroutines, module and class bodies: never. */
+        if (set_extra(co, MARK_SKIP) < 0)
+            PyErr_Clear();
+        return prev_eval(ts, f, throwflag);
+    }
+    /* The callback may replace itself while we use it. */
+    Py_INCREF(cb);
+    PyObject *res;
+    if (IS_STATE(p)) {
+        tl_busy = 1;
+        CacheEntry *hit = guard_loop((ExtraState *)p, cb, f);
+        tl_busy = 0;
+        if (hit != NULL) {
+            hit->hits++;
+            move_to_front(co, hit); /* re-reads co_extra: a guard may have reset it */
+            res = run_entry(hit, f);
+            Py_DECREF(hit);
+            Py_DECREF(cb);
+            return res;
+        }
+        if (PyErr_Occurred()) {
+            Py_DECREF(cb);
+            return NULL;
+        }
+    }
+    res = on_miss(ts, f, throwflag, cb);
+    Py_DECREF(cb);
+    return res;
+}
+
+/* ------------------------------------------------------------------------
+ * Installing and the thread-local callback.
+ * ------------------------------------------------------------------------ */
+
+static void install(void) {
+    PyInterpreterState *interp = PyThreadState_GET()->interp;
+    _PyFrameEvalFunction cur = _PyInterpreterState_GetEvalFrameFunc(interp);
+    if (cur == fg_eval_frame)
+        return;
+    prev_eval = cur; /* never NULL: Get returns the default for an empty slot */
+    _PyInterpreterState_SetEvalFrameFunc(interp, fg_eval_frame);
+    installed = 1;
+}
+
+static void uninstall(void) {
+    PyInterpreterState *interp = PyThreadState_GET()->interp;
+    /* Someone (a debugger) took the slot after us: leave theirs in place and
+     * keep chaining through prev_eval from our hook if it is still called. */
+    if (_PyInterpreterState_GetEvalFrameFunc(interp) == fg_eval_frame)
+        _PyInterpreterState_SetEvalFrameFunc(interp, prev_eval);
+    installed = 0;
+}
+
+static PyObject *py_set_callback(PyObject *self, PyObject *cb) {
+    if (cb != Py_None && !PyCallable_Check(cb)) {
+        PyErr_SetString(PyExc_TypeError, "set_callback() takes a callable or None");
+        return NULL;
+    }
+    PyObject *old = tl_callback;
+    PyObject *new = cb == Py_None ? NULL : Py_NewRef(cb);
+    if (old == NULL && new != NULL && threads_with_callback++ == 0)
+        install();
+    if (old != NULL && new == NULL && --threads_with_callback == 0)
+        uninstall();
+    tl_callback = new;
+    return old ? old : Py_NewRef(Py_None);
+}
+
+static PyObject *py_get_callback(PyObject *self, PyObject *unused) {
+    return Py_NewRef(tl_callback ? tl_callback : Py_None);
+}
+
+static PyObject *py_is_installed(PyObject *self, PyObject *unused) {
+    PyInterpreterState *interp = PyThreadState_GET()->interp;
+    return PyBool_FromLong(_PyInterpreterState_GetEvalFrameFunc(interp) == fg_eval_frame);
+}
+
+/* ------------------------------------------------------------------------
+ * The cache, from Python.
+ * ------------------------------------------------------------------------ */
+
+static int code_arg(PyObject *o) {
+    if (!PyCode_Check(o)) {
+        PyErr_Format(PyExc_TypeError, "expected a code object, got %.100s", Py_TYPE(o)->tp_name);
+        return 0;
+    }
+    return 1;
+}
+
+static PyObject *py_mark_skip(PyObject *self, PyObject *args, PyObject *kw) {
+    static char *names[] = {"code", "recursive", NULL};
+    PyObject *code;
+    int recursive = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|p:mark_skip", names, &code, &recursive) ||
+        !code_arg(code))
+        return NULL;
+    if (set_extra((PyCodeObject *)code, recursive ? MARK_SKIP_RECURSIVE : MARK_SKIP) < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_reset(PyObject *self, PyObject *code) {
+    if (!code_arg(code) || set_extra((PyCodeObject *)code, NULL) < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_cache_entries(PyObject *self, PyObject *code) {
+    if (!code_arg(code))
+        return NULL;
+    void *p = get_extra((PyCodeObject *)code);
+    if (!IS_STATE(p))
+        return PyList_New(0);
+    PyObject *entries = Py_NewRef(((ExtraState *)p)->entries);
+    Py_ssize_t n = PyTuple_GET_SIZE(entries);
+    PyObject *out = PyList_New(n);
+    for (Py_ssize_t i = 0; out && i < n; i++) {
+        CacheEntry *e = (CacheEntry *)PyTuple_GET_ITEM(entries, i);
+        PyObject *t = Py_BuildValue("(OOn)", e->guard, e->code, e->hits);
+        if (t == NULL)
+            Py_CLEAR(out);
+        else
+            PyList_SET_ITEM(out, i, t);
+    }
+    Py_DECREF(entries);
+    return out;
+}
+
+static PyObject *py_cache_state(PyObject *self, PyObject *code) {
+    if (!code_arg(code))
+        return NULL;
+    void *p = get_extra((PyCodeObject *)code);
+    if (p == MARK_SKIP)
+        return PyUnicode_FromString("skip");
+    if (p == MARK_SKIP_RECURSIVE)
+        return PyUnicode_FromString("skip_recursive");
+    if (IS_STATE(p) && ((ExtraState *)p)->run_only)
+        return PyUnicode_FromString("run_only");
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_set_cache_limit(PyObject *self, PyObject *arg) {
+    Py_ssize_t n = PyLong_AsSsize_t(arg);
+    if (n == -1 && PyErr_Occurred())
+        return NULL;
+    if (n < 1) {
+        PyErr_SetString(PyExc_ValueError, "the cache limit must be at least 1");
+        return NULL;
+    }
+    cache_limit = n;
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_set_limit_hook(PyObject *self, PyObject *fn) {
+    if (fn != Py_None && !PyCallable_Check(fn)) {
+        PyErr_SetString(PyExc_TypeError, "set_limit_hook() takes a callable or None");
+        return NULL;
+    }
+    Py_XSETREF(limit_hook, fn == Py_None ? NULL : Py_NewRef(fn));
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef methods[] = {
+    {"set_callback", py_set_callback, METH_O,
+     "set_callback(cb | None) -> previous. Thread-local. cb(func, code, f_locals) returns None "
+     "(run unmodified once), SKIP, SKIP_RECURSIVE or (guard, code)."},
+    {"get_callback", py_get_callback, METH_NOARGS, "This thread's callback, or None."},
+    {"is_installed", py_is_installed, METH_NOARGS, "Whether the frame hook is in the interpreter now."},
+    {"mark_skip", (PyCFunction)(void (*)(void))py_mark_skip, METH_VARARGS | METH_KEYWORDS,
+     "mark_skip(code, recursive=False): never intercept this code (recursive: nor what it calls)."},
+    {"reset", py_reset, METH_O, "reset(code): drop the cache entries and marks of a code object."},
+    {"cache_entries", py_cache_entries, METH_O,
+     "cache_entries(code) -> [(guard, code, hits)], newest hit first."},
+    {"cache_state", py_cache_state, METH_O,
+     "cache_state(code) -> None | 'skip' | 'skip_recursive' | 'run_only'."},
+    {"set_cache_limit", py_set_cache_limit, METH_O,
+     "set_cache_limit(n): entries per code before the code only runs unmodified."},
+    {"set_limit_hook", py_set_limit_hook, METH_O,
+     "set_limit_hook(fn | None): fn(code) is called once when a code reaches the cache limit."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "framegraph._C",
+    "The PEP 523 frame hook, per-code cache and guard loop of framegraph.", -1, methods,
+};
+
+/* SKIP and SKIP_RECURSIVE: unique objects compared by identity. */
+typedef struct {
+    PyObject_HEAD
+    const char *name;
+} Sentinel;
+
+static PyObject *sentinel_repr(Sentinel *s) { return PyUnicode_FromFormat("framegraph._C.%s", s->name); }
+
+static PyTypeObject SentinelType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "framegraph._C.Sentinel",
+    .tp_basicsize = sizeof(Sentinel),
+    .tp_repr = (reprfunc)sentinel_repr,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+};
+
+static PyObject *new_sentinel(const char *name) {
+    Sentinel *s = PyObject_New(Sentinel, &SentinelType);
+    if (s != NULL)
+        s->name = name;
+    return (PyObject *)s;
+}
+
+PyMODINIT_FUNC PyInit__C(void) {
+    if (module_loaded) {
+        PyErr_SetString(PyExc_ImportError, "framegraph._C cannot be loaded twice in one process");
+        return NULL;
+    }
+    if (PyType_Ready(&CacheEntryType) < 0 || PyType_Ready(&SentinelType) < 0)
+        return NULL;
+    extra_index = _PyEval_RequestCodeExtraIndex(free_extra);
+    if (extra_index < 0) {
+        PyErr_SetString(PyExc_ImportError, "framegraph._C: no co_extra index left in this interpreter");
+        return NULL;
+    }
+    PyObject *m = PyModule_Create(&module);
+    if (m == NULL)
+        return NULL;
+    skip_sentinel = new_sentinel("SKIP");
+    skip_recursive_sentinel = new_sentinel("SKIP_RECURSIVE");
+    if (skip_sentinel == NULL || skip_recursive_sentinel == NULL ||
+        PyModule_AddObjectRef(m, "SKIP", skip_sentinel) < 0 ||
+        PyModule_AddObjectRef(m, "SKIP_RECURSIVE", skip_recursive_sentinel) < 0 ||
+        PyModule_AddObjectRef(m, "CacheEntry", (PyObject *)&CacheEntryType) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    module_loaded = 1;
+    return m;
+}

@@ -1,0 +1,16 @@
+"""framegraph: a just-in-time graph capture frontend for PyTorch (PEP 523).
+
+Public API only; see README.md and the design map in shared/design.md.
+"""
+from . import _C  # noqa: F401  (the frame hook; fails loudly on unsupported Pythons)
+from .backends import list_backends, register_backend
+from .config import config
+from .errors import BackendError, FramegraphError, InternalError, Unsupported
+from .hook import OptimizedModule, compile, disable, is_compiling, reset
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "compile", "disable", "reset", "is_compiling", "list_backends", "register_backend", "config",
+    "Unsupported", "FramegraphError", "InternalError", "BackendError", "OptimizedModule",
+]

@@ -1,0 +1,141 @@
+"""The callback the C hook calls on a cache miss: skip, trace, or fall back.
+
+For each frame the hook cannot answer from its cache, `ConvertFrame` decides:
+  1. the quick filter (`skip.py`): SKIP, read in C from then on;
+  2. otherwise trace it (`tracer.trace_frame`), returning (guard, code) for
+     the C cache, the code made all-positional for re-call (hook.md s. 3);
+  3. if tracing cannot capture the frame (`Unsupported`) or the compiler
+     fails, log why and let the frame run unmodified: the user gets eager's
+     result. `fullgraph=True` or `config.strict` raise instead.
+A per-code lock keeps two threads from tracing one code at the same time.
+"""
+import inspect
+import logging
+import threading
+import weakref
+
+from . import _C, skip
+from .config import config
+from .errors import InternalError, Unsupported
+
+log = logging.getLogger("framegraph")
+
+_VAR_FLAGS = inspect.CO_VARARGS | inspect.CO_VARKEYWORDS
+
+# Every code that got a mark or an entry from us, for framegraph.reset().
+touched_codes = weakref.WeakSet()
+_locks = weakref.WeakKeyDictionary()
+_locks_guard = threading.Lock()
+_warned = set()
+
+
+def arg_names(code):
+    """Names of the argument slots: positional, keyword-only, *args, **kwargs."""
+    n = code.co_argcount + code.co_kwonlyargcount
+    n += bool(code.co_flags & inspect.CO_VARARGS) + bool(code.co_flags & inspect.CO_VARKEYWORDS)
+    return code.co_varnames[:n]
+
+
+def as_positional(code):
+    """`code` with every argument slot made positional, as re-call needs it."""
+    return code.replace(
+        co_argcount=len(arg_names(code)),
+        co_posonlyargcount=0,
+        co_kwonlyargcount=0,
+        co_flags=code.co_flags & ~_VAR_FLAGS,
+    )
+
+
+def _lock_for(code):
+    with _locks_guard:
+        lock = _locks.get(code)
+        if lock is None:
+            lock = _locks[code] = threading.RLock()
+        return lock
+
+
+def _where(code):
+    return f"{code.co_name} ({code.co_filename}:{code.co_firstlineno})"
+
+
+def _warn_once(code, message):
+    key = (code, message)
+    if key not in _warned:
+        _warned.add(key)
+        log.warning(message)
+
+
+class ConvertFrame:
+    """The per-`compile()` callback: `cb(func, code, f_locals) -> None | SKIP | (guard, code)`."""
+
+    def __init__(self, options):
+        self.options = options
+
+    def __repr__(self):
+        return f"<framegraph callback backend={self.options.backend_name!r}>"
+
+    def __call__(self, func, code, f_locals):
+        reason = skip.skip_reason(code)
+        if reason is not None:
+            touched_codes.add(code)
+            return _C.SKIP
+        with _lock_for(code):
+            if self._cached_elsewhere(func, code, f_locals):
+                return None
+            return self._convert(func, code, f_locals)
+
+    def _cached_elsewhere(self, func, code, f_locals):
+        """True if another thread cached an entry for these inputs meanwhile."""
+        entries = _C.cache_entries(code)
+        if not entries:
+            return False
+        slots = [f_locals.get(name) for name in arg_names(code)]
+        return any(_safe_guard(guard, func, slots) for guard, _, _ in entries)
+
+    def _convert(self, func, code, f_locals):
+        strict = self.options.fullgraph or config.strict
+        try:
+            from .tracer import trace_frame  # loads torch.fx machinery: only when first needed
+
+            compiled = trace_frame(func, code, f_locals, self.options)
+        except Unsupported as e:
+            if strict:
+                raise
+            _warn_once(code, f"framegraph: running {_where(code)} unmodified: {e}")
+            return self._fallback(code)
+        except Exception as e:
+            if strict:
+                raise InternalError(f"framegraph failed to compile {_where(code)}: {e!r}") from e
+            log.warning("framegraph: internal error compiling %s; running it unmodified: %r",
+                        _where(code), e, exc_info=log.isEnabledFor(logging.DEBUG))
+            return self._fallback(code)
+        touched_codes.add(code)
+        return compiled.guard, as_positional(compiled.code)
+
+    @staticmethod
+    def _fallback(code):
+        # Nothing cached yet: never try this code again. Otherwise keep the
+        # entries that work and run this call unmodified.
+        if _C.cache_entries(code):
+            return None
+        touched_codes.add(code)
+        return _C.SKIP
+
+
+def _safe_guard(guard, func, slots):
+    try:
+        return bool(guard(func, *slots))
+    except Exception:
+        return False
+
+
+def on_cache_limit(code):
+    """Called once by the C hook when `code` reaches the recompile limit."""
+    log.warning(
+        "framegraph: %s was recompiled %d times (framegraph.config.recompile_limit); "
+        "it now runs unmodified for inputs that match no cached entry",
+        _where(code), config.recompile_limit)
+
+
+_C.set_limit_hook(on_cache_limit)
+_C.set_cache_limit(config.recompile_limit)

@@ -1,0 +1,173 @@
+"""`compile()`, `disable()` and `reset()`: where users meet the frame hook.
+
+A compiled callable sets this thread's eval-frame callback, calls the user's
+function, and restores the previous callback on return or exception. Only
+then does the C hook see frames, so nothing else in the program (or in other
+threads) pays for it. Nesting works because each wrapper restores what it
+found.
+"""
+import functools
+import inspect
+import sys
+import warnings
+
+import torch
+
+from . import _C, skip
+from .backends import lookup_backend
+from .config import MODES, CompileOptions
+from .convert_frame import ConvertFrame, touched_codes
+
+# hook.md pitfall 9: with the hook, each Python call nests C frames, and deep
+# recursion past ~20000 frames can overflow the C stack instead of raising.
+_SAFE_RECURSION_LIMIT = 10000
+
+
+def compile(model=None, *, backend="inductor", fullgraph=False, dynamic=None, mode=None,
+            options=None, disable=False):
+    """Compile `model` (a function or an `nn.Module`) like `torch.compile`.
+
+    Usable as `compile(fn)`, `@compile` and `@compile(backend=...)`. Frames
+    run by the returned callable are traced into FX graphs and handed to
+    `backend` (a registered name or a callable `backend(gm, example_inputs)`).
+    `fullgraph=True` raises `framegraph.Unsupported` instead of falling back.
+    """
+    if model is None:
+        return functools.partial(compile, backend=backend, fullgraph=fullgraph, dynamic=dynamic,
+                                 mode=mode, options=options, disable=disable)
+    opts = _validate(model, backend, fullgraph, dynamic, mode, options, disable)
+    if disable:
+        return model
+    if sys.getrecursionlimit() > _SAFE_RECURSION_LIMIT:
+        warnings.warn(f"sys.getrecursionlimit() is {sys.getrecursionlimit()}; with framegraph's frame "
+                      f"hook, recursion deeper than about {_SAFE_RECURSION_LIMIT * 2} frames may "
+                      "overflow the C stack", RuntimeWarning, stacklevel=2)
+    callback = ConvertFrame(opts)
+    if isinstance(model, torch.nn.Module):
+        return OptimizedModule(model, callback)
+    _register_roots(model)
+    return _wrap(model, callback)
+
+
+def _validate(model, backend, fullgraph, dynamic, mode, options, disable):
+    if not callable(model):
+        raise TypeError(f"framegraph.compile() expects a function or nn.Module, got {type(model).__name__}")
+    fn, name = lookup_backend(backend)
+    for flag, value in (("fullgraph", fullgraph), ("disable", disable)):
+        if not isinstance(value, bool):
+            raise TypeError(f"framegraph.compile(): {flag} must be a bool, got {type(value).__name__}")
+    if dynamic is not None and not isinstance(dynamic, bool):
+        raise TypeError(f"framegraph.compile(): dynamic must be None or a bool, got {type(dynamic).__name__}")
+    if mode not in MODES:
+        raise ValueError(f"framegraph.compile(): unknown mode {mode!r}; modes: {', '.join(map(str, MODES[1:]))}")
+    if mode is not None and options is not None:
+        raise ValueError("framegraph.compile(): pass either mode or options, not both")
+    if options is not None and not isinstance(options, dict):
+        raise TypeError(f"framegraph.compile(): options must be a dict, got {type(options).__name__}")
+    return CompileOptions(backend=fn, backend_name=name, fullgraph=fullgraph, dynamic=dynamic,
+                          mode=mode, options=options)
+
+
+def _register_roots(fn):
+    """Keep the quick filter away from the code the user compiled."""
+    fn = getattr(fn, "__func__", fn)
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        call = getattr(type(fn), "__call__", None)
+        code = getattr(call, "__code__", None)
+    if code is not None:
+        skip.add_user_root(code)
+
+
+def _wrap(fn, callback):
+    @functools.wraps(fn)
+    def compiled(*args, **kwargs):
+        prior = _C.set_callback(callback)
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            _C.set_callback(prior)
+
+    compiled._framegraph_compiled = (fn, callback.options)
+    return compiled
+
+
+class OptimizedModule(torch.nn.Module):
+    """What `compile(module)` returns: runs the original module with the hook on.
+
+    The original module stays usable and unchanged; attribute reads fall
+    through to it.
+    """
+
+    def __init__(self, mod, callback):
+        super().__init__()
+        self._orig_mod = mod
+        self._framegraph_callback = callback
+        self.__wrapped__ = mod
+        _register_roots(type(mod).forward)
+
+    def forward(self, *args, **kwargs):
+        """Call the wrapped module with its frames compiled."""
+        prior = _C.set_callback(self._framegraph_callback)
+        try:
+            return self._orig_mod(*args, **kwargs)
+        finally:
+            _C.set_callback(prior)
+
+    def __getattr__(self, name):
+        try:
+            return super().__getattr__(name)
+        except AttributeError:
+            return getattr(self._modules["_orig_mod"], name)
+
+
+def disable(fn=None, recursive=True):
+    """Never trace `fn` (also a decorator); with `recursive`, nor anything it calls.
+
+    Returns a wrapper that runs `fn` with the hook's callback off. With
+    `recursive=False` only `fn`'s own frame is skipped: its callees are traced.
+    """
+    if fn is None:
+        return functools.partial(disable, recursive=recursive)
+    if not callable(fn):
+        raise TypeError(f"framegraph.disable() expects a callable, got {type(fn).__name__}")
+    if not recursive:
+        code = getattr(getattr(fn, "__func__", fn), "__code__", None)
+        if code is None:
+            raise TypeError("framegraph.disable(recursive=False) needs a Python function")
+        _C.mark_skip(code)
+        _disabled_codes[code] = False
+        return fn
+
+    @functools.wraps(fn)
+    def disabled(*args, **kwargs):
+        prior = _C.set_callback(None)
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            _C.set_callback(prior)
+
+    disabled._framegraph_disabled = fn
+    return disabled
+
+
+_disabled_codes = {}
+
+
+def reset():
+    """Drop every cache entry and skip mark framegraph made (disable() marks stay)."""
+    for code in list(touched_codes):
+        if code not in _disabled_codes:
+            _C.reset(code)
+    touched_codes.clear()
+    skip._path_cache.clear()
+
+
+def is_compiling():
+    """True while framegraph traces a frame, False when code runs for real.
+
+    Like `torch.compiler.is_compiling()`: the tracer treats this call as the
+    constant True, so code that branches on it takes the traced branch only
+    inside a captured graph.
+    """
+    return False
