@@ -1,0 +1,161 @@
+"""The public entry points: compile(), disable(), reset() and their errors."""
+import subprocess
+import sys
+import threading
+
+import pytest
+import torch
+
+import framegraph
+from framegraph import _C
+
+
+def test_import_does_not_load_torch_dynamo():
+    code = "import framegraph, sys; print('torch._dynamo' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_bad_input_is_a_clear_error():
+    with pytest.raises(TypeError, match="function or nn.Module"):
+        framegraph.compile(42)
+    with pytest.raises(ValueError, match="registered backends: aot_eager, eager, inductor"):
+        framegraph.compile(lambda x: x, backend="nope")
+    with pytest.raises(ValueError, match="unknown mode"):
+        framegraph.compile(lambda x: x, mode="fastest")
+    with pytest.raises(TypeError, match="options must be a dict"):
+        framegraph.compile(lambda x: x, options=[1])
+    with pytest.raises(TypeError, match="fullgraph must be a bool"):
+        framegraph.compile(lambda x: x, fullgraph="yes")
+    with pytest.raises(TypeError, match="dynamic must be None or a bool"):
+        framegraph.compile(lambda x: x, dynamic=1)
+    with pytest.raises(TypeError, match="expects a callable"):
+        framegraph.disable(3)
+    with pytest.raises(AttributeError, match="no option 'nope'"):
+        framegraph.config.nope = 1
+    with pytest.raises(TypeError, match="must be int"):
+        framegraph.config.recompile_limit = "8"
+
+
+def test_three_ways_to_compile_keep_the_function_metadata():
+    def scale(x):
+        """Doubles x."""
+        return x * 2
+
+    as_call = framegraph.compile(scale, backend="eager")
+    as_bare_decorator = framegraph.compile(scale)
+    as_decorator = framegraph.compile(backend="eager")(scale)
+    x = torch.randn(3)
+    for compiled in (as_call, as_bare_decorator, as_decorator):
+        assert compiled.__name__ == "scale" and compiled.__doc__ == "Doubles x."
+        assert compiled.__wrapped__ is scale
+        assert torch.equal(compiled(x), x * 2)
+    assert framegraph.compile(scale, disable=True) is scale
+
+
+def test_callback_set_only_while_the_wrapper_runs():
+    def peek():
+        return _C.get_callback()
+
+    compiled = framegraph.compile(peek, backend="eager")
+    assert _C.get_callback() is None
+    assert compiled() is not None
+    assert _C.get_callback() is None and not _C.is_installed()
+
+    def boom():
+        raise RuntimeError("user error")
+
+    with pytest.raises(RuntimeError, match="user error"):
+        framegraph.compile(boom, backend="eager")()
+    assert _C.get_callback() is None and not _C.is_installed()
+
+
+def test_nested_compiled_functions_with_different_backends():
+    seen = []
+
+    def inner_backend(gm, example_inputs):
+        seen.append("inner")
+        return gm.forward
+
+    inner = framegraph.compile(lambda x: x + 1, backend=inner_backend)
+
+    def outer(x):
+        return inner(x) * 2
+
+    x = torch.randn(4)
+    assert torch.equal(framegraph.compile(outer, backend="eager")(x), (x + 1) * 2)
+    assert _C.get_callback() is None
+
+
+def test_other_threads_are_not_affected():
+    seen_in_thread = []
+    started, release = threading.Event(), threading.Event()
+
+    def other_thread():
+        started.wait()
+        seen_in_thread.append(_C.get_callback())
+        release.set()
+
+    def f(x):
+        started.set()
+        release.wait(5)
+        return x
+
+    t = threading.Thread(target=other_thread)
+    t.start()
+    framegraph.compile(f, backend="eager")(torch.ones(1))
+    t.join()
+    assert seen_in_thread == [None]
+
+
+def test_compiling_a_module_returns_a_wrapper_and_leaves_it_unchanged():
+    mod = torch.nn.Linear(3, 2)
+    compiled = framegraph.compile(mod, backend="eager")
+    assert isinstance(compiled, torch.nn.Module) and compiled is not mod
+    assert compiled._orig_mod is mod and compiled.__wrapped__ is mod
+    assert compiled.weight is mod.weight and compiled.in_features == 3
+    x = torch.randn(5, 3)
+    assert torch.allclose(compiled(x), mod(x))
+    assert type(mod) is torch.nn.Linear and mod.forward.__func__ is torch.nn.Linear.forward
+
+
+def test_disable_runs_the_call_tree_with_the_callback_off():
+    seen = []
+
+    @framegraph.disable
+    def untouched():
+        seen.append(_C.get_callback())
+        return 1
+
+    def f(x):
+        return x + untouched()
+
+    assert torch.equal(framegraph.compile(f, backend="eager")(torch.zeros(1)), torch.ones(1))
+    assert seen == [None]
+
+    def only_this_frame(x):
+        return x
+
+    assert framegraph.disable(only_this_frame, recursive=False) is only_this_frame
+    assert _C.cache_state(only_this_frame.__code__) == "skip"
+
+
+def test_reset_drops_every_cache():
+    def f(x):
+        return x - 1
+
+    compiled = framegraph.compile(f, backend="eager")
+    compiled(torch.ones(2))
+    assert _C.cache_state(f.__code__) is not None or _C.cache_entries(f.__code__)
+    framegraph.reset()
+    assert _C.cache_state(f.__code__) is None and _C.cache_entries(f.__code__) == []
+
+
+def test_is_compiling_is_false_at_run_time():
+    assert framegraph.is_compiling() is False
+
+
+def test_cli_prints_version_and_backends():
+    out = subprocess.run([sys.executable, "-m", "framegraph.cli"], capture_output=True, text=True,
+                         check=True).stdout
+    assert out.startswith("framegraph 0.1.0") and "eager, inductor" in out
