@@ -1,0 +1,77 @@
+"""Hook scenarios that could take the interpreter down, each in its own process."""
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+PRELUDE = """
+import os, signal, sys
+sys.path.insert(0, {here!r})
+from hookutil import Replace, hooked
+from framegraph import _C
+"""
+
+
+def run_isolated(body):
+    here = __file__.rsplit("/", 1)[0]
+    src = PRELUDE.format(here=here) + textwrap.dedent(body)
+    proc = subprocess.run([sys.executable, "-c", src], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, f"exit {proc.returncode}\n{proc.stdout}\n{proc.stderr}"
+    return proc.stdout
+
+
+def test_real_sigint_during_the_callback():
+    out = run_isolated("""
+        def f(x):
+            return x
+
+        def cb(func, code, loc):
+            if code is f.__code__ and not getattr(cb, "done", False):
+                cb.done = True
+                os.kill(os.getpid(), signal.SIGINT)
+                sum(range(1000))  # the signal is handled at the next Python instruction
+            return None
+
+        with hooked(cb):
+            try:
+                f(1)
+            except KeyboardInterrupt:
+                print("interrupted")
+            print(f(2))
+    """)
+    assert out.split() == ["interrupted", "2"]
+
+
+@pytest.mark.parametrize("mode", ["unmodified", "replaced"])
+def test_deep_recursion_is_a_recursion_error(mode):
+    out = run_isolated(f"""
+        def down(n):
+            return down(n + 1)
+
+        def alt(n):
+            return down(n + 1)
+
+        cb = Replace(down, alt) if {mode!r} == "replaced" else (lambda *a: None)
+        with hooked(cb):
+            try:
+                down(0)
+            except RecursionError:
+                print("RecursionError")
+    """)
+    assert out.strip() == "RecursionError"
+
+
+def test_reset_from_inside_a_guard():
+    out = run_isolated("""
+        def f(x):
+            return x
+
+        def guard(fn, x):
+            _C.reset(f.__code__)  # frees the entry list the hook is walking
+            return True
+
+        with hooked(Replace(f, lambda x: ("alt", x), guard)):
+            print(f(1), f(2), f(3))
+    """)
+    assert out.strip() == "('alt', 1) ('alt', 2) ('alt', 3)"
