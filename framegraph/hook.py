@@ -80,16 +80,9 @@ def _register_roots(fn):
 
 
 def _wrap(fn, callback):
-    @functools.wraps(fn)
-    def compiled(*args, **kwargs):
-        prior = _C.set_callback(callback)
-        try:
-            return fn(*args, **kwargs)
-        finally:
-            _C.set_callback(prior)
-
-    compiled._framegraph_compiled = (fn, callback.options)
-    return compiled
+    """A C wrapper that calls `fn` with `callback` set (None: with it off)."""
+    wrapper = functools.update_wrapper(_C.Wrapper(fn, callback), fn)
+    return wrapper
 
 
 class OptimizedModule(torch.nn.Module):
@@ -139,16 +132,7 @@ def disable(fn=None, recursive=True):
         _disabled_codes[code] = False
         return fn
 
-    @functools.wraps(fn)
-    def disabled(*args, **kwargs):
-        prior = _C.set_callback(None)
-        try:
-            return fn(*args, **kwargs)
-        finally:
-            _C.set_callback(prior)
-
-    disabled._framegraph_disabled = fn
-    return disabled
+    return _wrap(fn, None)
 
 
 _disabled_codes = {}

@@ -393,3 +393,52 @@ def test_refcounts_stable_over_many_calls():
                  sys.getrefcount(f.__code__), sys.getrefcount(alt.__code__))
     assert before == after
     _C.reset(f.__code__)
+
+
+def test_wrapper_sets_the_callback_only_during_the_call():
+    seen = []
+
+    def cb(func, code, f_locals):
+        return None
+
+    def f(x, *, y=0):
+        seen.append(_C.get_callback())
+        return x + y
+
+    wrapped = _C.Wrapper(f, cb)
+    assert wrapped(1, y=2) == 3 and seen == [cb]
+    assert _C.get_callback() is None and not _C.is_installed()
+    off = _C.Wrapper(f, None)
+    with hooked(cb):
+        assert off(1) == 1
+        assert _C.get_callback() is cb
+    assert seen[-1] is None
+
+
+def test_wrapper_binds_as_a_method_and_restores_on_exceptions():
+    class A:
+        def m(self, x):
+            if x < 0:
+                raise ValueError("negative")
+            return (self, x)
+
+        w = _C.Wrapper(m, lambda *a: None)
+
+    a = A()
+    assert a.w(2) == (a, 2)
+    with pytest.raises(ValueError, match="negative"):
+        a.w(-1)
+    assert _C.get_callback() is None
+
+
+def test_wrapper_cycles_are_collected():
+    import gc
+    import weakref
+
+    ns = {}
+    exec("def f(x):\n    return g(x)\n", ns)  # f's globals hold the wrapper that holds f
+    ns["g"] = _C.Wrapper(ns["f"], None)
+    ref = weakref.ref(ns["g"])
+    del ns
+    gc.collect()
+    assert ref() is None
