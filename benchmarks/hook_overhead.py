@@ -25,6 +25,10 @@ def h(a, b):
     return a
 
 
+def k(a, b):
+    return a
+
+
 def replacement(a, b):
     return a
 
@@ -61,6 +65,8 @@ def main():
         "plain call, no hook": lambda: measure(f, None, args.number),
         "hook + callback, code marked SKIP": lambda: measure(g, _skip_callback, args.number),
         "cache hit, trivial guard (re-call)": lambda: measure(h, _hit_callback, args.number),
+        "compile() wrapper, code marked SKIP": lambda: measure(_C.Wrapper(k, _skip_callback), None,
+                                                               args.number),
         "guard alone": lambda: timeit.timeit("g(f, 1, 2)", globals={"g": trivial_guard, "f": f},
                                              number=args.number) / args.number * 1e9,
     }
