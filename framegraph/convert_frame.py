@@ -9,10 +9,14 @@ For each frame the hook cannot answer from its cache, `ConvertFrame` decides:
      result. `fullgraph=True` or `config.strict` raise instead.
 A per-code lock keeps two threads from tracing one code at the same time.
 """
+import dataclasses
 import inspect
 import logging
 import threading
+import time
+import types
 import weakref
+from typing import Any, Callable, List, Optional
 
 from . import _C, skip
 from .config import config
@@ -27,6 +31,40 @@ touched_codes = weakref.WeakSet()
 _locks = weakref.WeakKeyDictionary()
 _locks_guard = threading.Lock()
 _warned = set()
+
+# Functions called with a CompileRecord after every trace attempt (explain(),
+# reports). Runtime state, documented here; added and removed by `observing`.
+observers: List[Callable[["CompileRecord"], None]] = []
+
+
+@dataclasses.dataclass
+class CompileRecord:
+    """One trace attempt of one frame: what came out, or why nothing did."""
+
+    code: types.CodeType
+    compiled: Any = None          # the tracer's CompiledFrame, or None
+    error: Optional[BaseException] = None  # Unsupported or an internal error
+    seconds: float = 0.0
+    entries_before: int = 0       # cache entries the code had: >0 means a recompile
+
+
+class observing:
+    """Context manager: call `fn(record)` for every trace attempt inside the block."""
+
+    def __init__(self, fn):
+        self.fn = fn
+
+    def __enter__(self):
+        observers.append(self.fn)
+        return self
+
+    def __exit__(self, *exc):
+        observers.remove(self.fn)
+
+
+def _notify(record):
+    for fn in list(observers):
+        fn(record)
 
 
 def arg_names(code):
@@ -93,22 +131,35 @@ class ConvertFrame:
         return any(_safe_guard(guard, func, slots) for guard, _, _ in entries)
 
     def _convert(self, func, code, f_locals):
+        record = CompileRecord(code, entries_before=len(_C.cache_entries(code)))
+        start = time.perf_counter()
+        try:
+            return self._trace(func, code, f_locals, record)
+        finally:
+            record.seconds = time.perf_counter() - start
+            if observers:
+                _notify(record)
+
+    def _trace(self, func, code, f_locals, record):
         strict = self.options.fullgraph or config.strict
         try:
             from .tracer import trace_frame  # loads torch.fx machinery: only when first needed
 
             compiled = trace_frame(func, code, f_locals, self.options)
         except Unsupported as e:
+            record.error = e
             if strict:
                 raise
             _warn_once(code, f"framegraph: running {_where(code)} unmodified: {e}")
             return self._fallback(code)
         except Exception as e:
+            record.error = e
             if strict:
                 raise InternalError(f"framegraph failed to compile {_where(code)}: {e!r}") from e
             log.warning("framegraph: internal error compiling %s; running it unmodified: %r",
                         _where(code), e, exc_info=log.isEnabledFor(logging.DEBUG))
             return self._fallback(code)
+        record.compiled = compiled
         touched_codes.add(code)
         return compiled.guard, as_positional(compiled.code)
 
