@@ -6,6 +6,7 @@ from . import _C  # noqa: F401  (the frame hook; fails loudly on unsupported Pyt
 from .backends import list_backends, register_backend
 from .config import config
 from .errors import BackendError, FramegraphError, InternalError, Unsupported
+from .explain import ExplainOutput, explain
 from .hook import OptimizedModule, compile, disable, is_compiling, reset
 from .logs import configure_from_env as _configure_logs
 from .logs import set_logs
@@ -15,6 +16,6 @@ __version__ = "0.1.0"
 _configure_logs()
 
 __all__ = [
-    "compile", "disable", "reset", "is_compiling", "set_logs", "list_backends", "register_backend", "config",
+    "compile", "disable", "reset", "explain", "ExplainOutput", "is_compiling", "set_logs", "list_backends", "register_backend", "config",
     "Unsupported", "FramegraphError", "InternalError", "BackendError", "OptimizedModule",
 ]

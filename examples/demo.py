@@ -1,0 +1,77 @@
+"""The brief's examples, compiled and shown: bytecode before and after, graphs, guards, breaks.
+
+    bash scripts/demo.sh          (or: .venv/bin/python examples/demo.py)
+"""
+import torch
+
+import framegraph
+from framegraph import _C
+from framegraph.bytecode import format_bytecode
+
+
+def f(x):
+    return torch.sin(x) + 1
+
+
+def g(x):
+    if x.sum() > 0:
+        return x * 2
+    return x + 1
+
+
+def banner(text):
+    print(f"\n{'=' * 8} {text} {'=' * (70 - len(text))}")
+
+
+def show_f():
+    banner("f(x) = torch.sin(x) + 1")
+    graphs = []
+
+    def backend(gm, example_inputs):
+        graphs.append(gm)
+        return gm.forward
+
+    compiled = framegraph.compile(f, backend=backend)
+    x = torch.randn(8)
+    out = compiled(x)
+    print("same as eager:", torch.equal(out, f(x)))
+    print(format_bytecode("ORIGINAL BYTECODE", f.__code__))
+    entries = _C.cache_entries(f.__code__)
+    if not entries:
+        print("(not captured: see the warning above)")
+        return
+    guard, code, hits = entries[0]
+    print(format_bytecode("MODIFIED BYTECODE", code))
+    print(f"f.__code__ is untouched: {f.__code__.co_name} with {len(f.__code__.co_code)} bytes of bytecode")
+    for gm in graphs:
+        print("captured graph:")
+        print(gm.code.strip())
+    lines = getattr(guard, "lines", None)
+    if lines:
+        print("guards:")
+        for line in lines:
+            print("  " + line)
+    compiled(torch.randn(8))
+    print("cache hits after a second call:", _C.cache_entries(f.__code__)[0][2])
+    compiled(torch.randn(8, dtype=torch.float64))
+    print("entries after a float64 call (a recompile):", len(_C.cache_entries(f.__code__)))
+
+
+def show_g():
+    banner("g(x): if x.sum() > 0: return x * 2 / return x + 1")
+    for sign in (1, -1):
+        x = sign * torch.ones(4)
+        report = framegraph.explain(g)(x)
+        print(f"input sum {float(x.sum()):+.0f}: result equals eager: {torch.equal(report.result, g(x))}")
+        print(report)
+
+
+def main():
+    print(f"framegraph {framegraph.__version__}, torch {torch.__version__}, "
+          f"backends: {', '.join(framegraph.list_backends())}")
+    show_f()
+    show_g()
+
+
+if __name__ == "__main__":
+    main()
