@@ -18,7 +18,7 @@ import types
 import weakref
 from typing import Any, Callable, List, Optional
 
-from . import _C, skip
+from . import _C, logs, skip
 from .config import config
 from .errors import InternalError, Unsupported
 
@@ -31,6 +31,12 @@ touched_codes = weakref.WeakSet()
 _locks = weakref.WeakKeyDictionary()
 _locks_guard = threading.Lock()
 _warned = set()
+# The C cache holds each entry's bare check function (a Python-level
+# __call__ would cost every call); its structured guard, which can say why
+# it failed, is kept here.
+_guard_objects = weakref.WeakKeyDictionary()
+# The last recompile reasons per code, for the recompile-limit warning.
+_last_reasons = weakref.WeakKeyDictionary()
 
 # Functions called with a CompileRecord after every trace attempt (explain(),
 # reports). Runtime state, documented here; added and removed by `observing`.
@@ -46,6 +52,7 @@ class CompileRecord:
     error: Optional[BaseException] = None  # Unsupported or an internal error
     seconds: float = 0.0
     entries_before: int = 0       # cache entries the code had: >0 means a recompile
+    reasons: List[str] = dataclasses.field(default_factory=list)  # why each entry was rejected
 
 
 class observing:
@@ -132,6 +139,12 @@ class ConvertFrame:
 
     def _convert(self, func, code, f_locals):
         record = CompileRecord(code, entries_before=len(_C.cache_entries(code)))
+        if record.entries_before:
+            record.reasons = recompile_reasons(func, code, f_locals)
+            _last_reasons[code] = record.reasons
+            logs.getLogger("recompiles").info(
+                "Recompiling %s, because:\n%s", _where(code),
+                "\n".join(f"  - {r}" for r in record.reasons))
         start = time.perf_counter()
         try:
             return self._trace(func, code, f_locals, record)
@@ -161,7 +174,9 @@ class ConvertFrame:
             return self._fallback(code)
         record.compiled = compiled
         touched_codes.add(code)
-        return compiled.guard, as_positional(compiled.code)
+        check = getattr(compiled.guard, "fn", compiled.guard)
+        _guard_objects[check] = compiled.guard
+        return check, as_positional(compiled.code)
 
     @staticmethod
     def _fallback(code):
@@ -173,6 +188,21 @@ class ConvertFrame:
         return _C.SKIP
 
 
+def recompile_reasons(func, code, f_locals):
+    """For each cache entry of `code`, the guard that rejects these inputs, in words."""
+    slots = [f_locals.get(name) for name in arg_names(code)]
+    reasons = []
+    for check, _, _ in _C.cache_entries(code):
+        guard = _guard_objects.get(check, check)
+        explain = getattr(guard, "failure", None)
+        try:
+            reason = explain(func, *slots) if explain else None
+        except Exception as e:  # a diagnostic must never break the program
+            reason = f"(could not explain: {e!r})"
+        reasons.append(reason or "a guard failed")
+    return reasons
+
+
 def _safe_guard(guard, func, slots):
     try:
         return bool(guard(func, *slots))
@@ -182,10 +212,11 @@ def _safe_guard(guard, func, slots):
 
 def on_cache_limit(code):
     """Called once by the C hook when `code` reaches the recompile limit."""
+    reasons = _last_reasons.get(code, [])
     log.warning(
         "framegraph: %s was recompiled %d times (framegraph.config.recompile_limit); "
-        "it now runs unmodified for inputs that match no cached entry",
-        _where(code), config.recompile_limit)
+        "it now runs unmodified for inputs that match no cached entry. Last reasons:\n%s",
+        _where(code), config.recompile_limit, "\n".join(f"  - {r}" for r in reasons) or "  (none)")
 
 
 _C.set_limit_hook(on_cache_limit)
