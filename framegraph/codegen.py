@@ -1,0 +1,128 @@
+"""PyCodegen: the replacement code object of a captured frame.
+
+For the brief's ``f(x) = torch.sin(x) + 1`` it emits::
+
+    RESUME 0
+    LOAD_GLOBAL (NULL + __compiled_fn_1)
+    LOAD_FAST x
+    PRECALL 1 ; CALL 1
+    STORE_FAST graph_out_0
+    LOAD_FAST graph_out_0
+    LOAD_CONST 0
+    BINARY_SUBSCR
+    RETURN_VALUE
+
+i.e. load the compiled graph (installed as a unique global), push its inputs
+re-read from their Sources, call it, then rebuild the return value: graph
+outputs by index, inputs from their sources, constants as constants,
+containers around them. The new code keeps the signature, file name, name
+and first line of the original (tracebacks point at the user's code); its
+only cells are none, its free variables the original's (COPY_FREE_VARS makes
+the closure readable through LOAD_DEREF).
+"""
+from typing import Dict, List
+
+from . import bytecode
+from .bytecode import create_instruction
+from .variables.base import VariableTracker
+from .variables.tensor import TensorVariable
+
+GRAPH_OUT = "graph_out_0"
+
+
+class PyCodegen:
+    """Collects instructions; ``cg(tracker)`` emits the code that rebuilds a value."""
+
+    def __init__(self, graph_outputs: Dict[int, int] = None):
+        self.instructions: List[bytecode.Instruction] = []
+        self.graph_outputs = graph_outputs or {}  # id(fx node) -> index in the graph's output tuple
+
+    def emit(self, *instructions):
+        for inst in instructions:
+            if isinstance(inst, list):
+                self.instructions.extend(inst)
+            else:
+                self.instructions.append(inst)
+
+    # ---- primitives used by Sources and trackers
+    def load_fast(self, name):
+        self.emit(bytecode.create_load_fast(name))
+
+    def store_fast(self, name):
+        self.emit(bytecode.create_store_fast(name))
+
+    def load_global(self, name, push_null=False):
+        self.emit(bytecode.create_load_global(name, push_null))
+
+    def load_deref(self, name):
+        self.emit(create_instruction("LOAD_DEREF", argval=name))
+
+    def load_attr(self, name):
+        self.emit(bytecode.create_load_attr(name))
+
+    def load_const(self, value):
+        self.emit(bytecode.create_load_const(value))
+
+    def binary_subscr(self):
+        self.emit(create_instruction("BINARY_SUBSCR"))
+
+    def call(self, nargs):
+        self.emit(bytecode.create_call(nargs))
+
+    def build(self, kind, n):
+        opname = {tuple: "BUILD_TUPLE", list: "BUILD_LIST", set: "BUILD_SET", dict: "BUILD_MAP"}[kind]
+        self.emit(create_instruction(opname, arg=n))
+
+    def call_builtin(self, name, sources):
+        """``name(*sources)`` for a builtin such as ``type``."""
+        self.load_global(name, push_null=True)
+        for source in sources:
+            source.reconstruct(self)
+        self.call(len(sources))
+
+    def call_const(self, fn, args: List[VariableTracker]):
+        """``fn(*args)`` where ``fn`` is an object put in co_consts (a class)."""
+        self.emit(create_instruction("PUSH_NULL"))
+        self.load_const(fn)
+        for arg in args:
+            self(arg)
+        self.call(len(args))
+
+    def load_source(self, source):
+        source.reconstruct(self)
+
+    # ---- values
+    def __call__(self, value: VariableTracker):
+        if isinstance(value, TensorVariable) and id(value.node) in self.graph_outputs:
+            self.load_fast(GRAPH_OUT)
+            self.load_const(self.graph_outputs[id(value.node)])
+            self.binary_subscr()
+            return
+        value.reconstruct(self)
+
+
+def graph_call(cg: PyCodegen, fn_name: str, input_sources) -> None:
+    """``graph_out_0 = __compiled_fn_N(*inputs)``."""
+    cg.load_global(fn_name, push_null=True)
+    for source in input_sources:
+        cg.load_source(source)
+    cg.call(len(input_sources))
+    cg.store_fast(GRAPH_OUT)
+
+
+def assemble_frame_code(code, body: List[bytecode.Instruction], arg_names, line: int):
+    """The replacement code: original signature and free vars, no cells, ``body``."""
+    prologue = []
+    if code.co_freevars:
+        prologue.append(create_instruction("COPY_FREE_VARS", arg=len(code.co_freevars)))
+    prologue.append(create_instruction("RESUME", arg=0))
+    instructions = prologue + body
+    for inst in instructions:
+        inst.starts_line = line
+    return bytecode.assemble(
+        instructions, code,
+        co_varnames=tuple(arg_names) + (GRAPH_OUT,),
+        co_cellvars=(),
+        co_names=(),
+        co_consts=(None,),
+    )

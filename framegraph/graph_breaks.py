@@ -1,0 +1,95 @@
+"""The graph-break catalogue: every reason the tracer can stop, as data.
+
+Each entry has a stable id, a short title, an explanation of why the tracer
+cannot continue, and a hint for the user, like torch.compile's graph-break
+messages. Tracing code never raises a bare ``Unsupported``; it calls
+``unsupported(id, context)``, which attaches the entry and the developer debug
+context (what the tracer saw, e.g. ``attempted to jump with TensorVariable()``).
+
+In this version every entry ends the trace (the frame runs unmodified, or the
+error reaches the user under ``fullgraph=True``); the graph-break issue turns
+them into breaks with resume functions.
+"""
+import dataclasses
+from typing import Dict
+
+from .errors import Unsupported
+
+
+@dataclasses.dataclass(frozen=True)
+class Entry:
+    id: str
+    title: str
+    explanation: str
+    hint: str
+
+    def render(self, context: str = "") -> str:
+        text = f"{self.title}\n  Explanation: {self.explanation}\n  Hint: {self.hint}"
+        if context:
+            text += f"\n  Developer debug context: {context}"
+        return text
+
+
+CATALOGUE: Dict[str, Entry] = {}
+
+
+def _entry(id, title, explanation, hint):
+    assert id not in CATALOGUE, f"duplicate graph-break entry {id}"
+    CATALOGUE[id] = Entry(id, title, explanation, hint)
+
+
+_entry("data_dependent_branch", "Data-dependent branching",
+       "Detected data-dependent branching (e.g. `if my_tensor.sum() > 0:`). The tracer does not "
+       "know the value of a tensor, so it cannot decide which way to jump.",
+       "Use `torch.where` or `torch.cond` to express dynamic control flow.")
+_entry("data_dependent_value", "Data-dependent Python value",
+       "The code turns a tensor's value into a Python value (`.item()`, `.tolist()`, `int(t)`, "
+       "`bool(t)`, an output whose shape depends on the data).",
+       "Keep the computation in tensors, or move this step outside the compiled function.")
+_entry("unsupported_opcode", "Unsupported bytecode instruction",
+       "The tracer has no model of this instruction yet.",
+       "Move this code out of the compiled function, or report it.")
+_entry("unsupported_call", "Call to an unsupported callable",
+       "The tracer cannot see inside this callable and has no model of what it does.",
+       "Move the call outside the compiled function, or use a torch operation instead.")
+_entry("unsupported_value", "Unsupported Python value",
+       "The tracer has no model of a value of this type.",
+       "Pass tensors, numbers, containers, functions or nn.Modules into compiled code.")
+_entry("unsupported_attribute", "Unsupported attribute access",
+       "The tracer cannot read or write this attribute symbolically.",
+       "Read the attribute outside the compiled function and pass the value in.")
+_entry("side_effect", "Side effect on a value from outside the frame",
+       "The code mutates an object, global or closure cell that exists outside the traced frame; "
+       "replaying such mutations after the graph is not supported yet.",
+       "Return the new value instead of mutating the outer object.")
+_entry("exception", "Exception raised while tracing",
+       "The traced code raises (or handles) a Python exception; exception handling is not "
+       "captured in graphs.",
+       "Avoid try/except and raise in compiled code, or move the check outside.")
+_entry("generator", "Generator or coroutine",
+       "Generators, coroutines and async code are not traced.",
+       "Materialise the values into a list first, or move the generator outside.")
+_entry("unsupported_ctx_manager", "Unsupported context manager",
+       "Only grad-mode context managers (`torch.no_grad()`, `torch.enable_grad()`, "
+       "`torch.set_grad_enabled(b)`) are modelled.",
+       "Enter the context manager outside the compiled function.")
+_entry("inline_limit", "Inlining too deep",
+       "User functions are inlined into the caller's graph; this call chain is too deep.",
+       "Reduce the recursion depth, or compile the inner function separately.")
+_entry("graph_output", "Unsupported graph output",
+       "The frame returns a value that cannot be rebuilt after the graph runs.",
+       "Return tensors, constants, or containers of them.")
+_entry("operator_error", "Operation failed while tracing",
+       "Running the operation on fake tensors or trace-time constants raised an error, so it "
+       "would most likely raise at run time too.",
+       "Run the function eagerly to see the error.")
+_entry("dynamic_import", "Import inside compiled code",
+       "`import` statements run module code with side effects and are not traced.",
+       "Import at module level.")
+
+
+def unsupported(entry_id: str, context: str = "") -> "Unsupported":
+    """Raise the catalogue entry ``entry_id``, with developer debug context."""
+    entry = CATALOGUE[entry_id]
+    reason = entry.title + (f": {context}" if context else "")
+    raise Unsupported(reason, entry=entry, context=context)

@@ -1,0 +1,235 @@
+"""OutputGraph: the FX graph of one frame, its inputs, guards and backend call.
+
+One OutputGraph is shared by a root translator and every function it inlines.
+It owns:
+
+* ``graph``: a ``torch.fx.Graph``. Tensor inputs are placeholders bound to
+  the Source they are re-read from on every call (arguments, globals, module
+  parameters and buffers, closure cells), so parameters updated in place
+  between calls are seen by the graph: they are inputs, never constants.
+* ``fake_mode``: a FakeTensorMode with static shapes. Every op is run once on
+  FakeTensors while tracing, which gives each node its ``example_value``
+  (shape, dtype, device) and rejects ops that would fail or need data.
+* ``guards``: the Guard records collected during the trace (guards.py).
+* ``example_inputs``: the real input tensors, handed to
+  ``backend(gm, example_inputs)`` and dropped after compilation.
+
+``compile(outputs)`` finishes the graph: output node, dead code elimination,
+pruning of unused inputs (and their guards), GraphModule, backend call.
+"""
+import operator
+import re
+from typing import Any, Dict, List, Optional
+
+import torch
+import torch.fx
+from torch._subclasses.fake_tensor import (
+    DataDependentOutputException,
+    DynamicOutputShapeException,
+    FakeTensorMode,
+)
+
+from .errors import BackendError
+from .graph_breaks import unsupported
+from .guards import Guard, TensorSpec
+from .variables.base import VariableTracker
+from .variables.constant import ConstantVariable, is_constant_value, wrap_constant
+from .variables.lists import BaseListVariable, NamedTupleVariable, SizeVariable, TupleVariable
+from .variables.tensor import TensorVariable
+
+_GRAD_TOGGLE = torch._C._set_grad_enabled
+
+
+def _is_impure(node: torch.fx.Node) -> bool:
+    """Nodes DCE must keep: mutations and global-state changes."""
+    if node.op in ("placeholder", "output"):
+        return True
+    if node.op == "call_method":
+        return node.target.endswith("_") and not node.target.endswith("__")
+    target = node.target
+    if target in (operator.setitem, _GRAD_TOGGLE) or "out" in node.kwargs:
+        return True
+    name = getattr(target, "__name__", "")
+    if target in _INPLACE_OPERATORS:
+        return True
+    return name.endswith("_") and not name.endswith("__") and node.op == "call_function"
+
+
+_INPLACE_OPERATORS = {getattr(operator, n) for n in dir(operator) if n.startswith("i") and
+                      n not in ("index", "indexOf", "is_", "is_not", "itemgetter", "invert", "is_none",
+                                "is_not_none")}
+
+
+def _placeholder_name(source) -> str:
+    name = re.sub(r"[^0-9a-zA-Z_]+", "_", source.name()).strip("_").lower()
+    return name or "input"
+
+
+class OutputGraph:
+    def __init__(self, options):
+        self.options = options
+        self.graph = torch.fx.Graph()
+        self.fake_mode = FakeTensorMode(static_shapes=True)
+        self.guards: Dict[Guard, None] = {}
+        self.inputs: List[TensorVariable] = []
+        self.example_inputs: List[torch.Tensor] = []
+        self.input_guards: Dict[int, Guard] = {}
+        self.by_source: Dict[Any, VariableTracker] = {}
+        self._by_id: Dict[int, TensorVariable] = {}
+        self._last_placeholder: Optional[torch.fx.Node] = None
+        self.root_globals: dict = {}
+        self.initial_grad_mode = self.grad_mode = torch.is_grad_enabled()
+        self.add_guard("GRAD_MODE", None, self.initial_grad_mode)
+
+    # ---- guards and inputs
+    def add_guard(self, kind: str, source, value=None) -> None:
+        self.guards[Guard(kind, source, value)] = None
+
+    def add_input(self, tensor: torch.Tensor, source) -> TensorVariable:
+        """A tensor from outside the frame: a placeholder bound to ``source``."""
+        alias = self._by_id.get(id(tensor))
+        if alias is not None:
+            self.add_guard("IS_SAME", source, alias.source)
+            return alias
+        if self._last_placeholder is None:
+            ctx = self.graph.inserting_before(next(iter(self.graph.nodes), None))
+        else:
+            ctx = self.graph.inserting_after(self._last_placeholder)
+        with ctx:
+            node = self.graph.placeholder(_placeholder_name(source))
+        self._last_placeholder = node
+        fake = self.fake_mode.from_tensor(tensor, static_shapes=True)
+        var = TensorVariable(node, fake, cls=type(tensor), source=source)
+        guard = Guard("TENSOR_MATCH", source, TensorSpec.of(tensor))
+        self.guards[guard] = None
+        self.input_guards[id(node)] = guard
+        self.inputs.append(var)
+        self.example_inputs.append(tensor)
+        self._by_id[id(tensor)] = var
+        return var
+
+    # ---- recording operations
+    def call_function(self, tx, fn, args, kwargs) -> VariableTracker:
+        return self._record("call_function", fn, args, kwargs)
+
+    def call_method(self, tx, name, args, kwargs) -> VariableTracker:
+        return self._record("call_method", name, args, kwargs)
+
+    def _record(self, kind, target, args, kwargs):
+        node_args, fake_args = _lower(list(args))
+        node_kwargs, fake_kwargs = _lower(dict(kwargs))
+        fake = self._run_fake(kind, target, fake_args, fake_kwargs)
+        node = self.graph.create_node(kind, target, tuple(node_args), node_kwargs)
+        return self._wrap_result(node, fake)
+
+    def _run_fake(self, kind, target, args, kwargs):
+        try:
+            with self.fake_mode:
+                if kind == "call_method":
+                    return getattr(args[0], target)(*args[1:], **kwargs)
+                return target(*args, **kwargs)
+        except (DataDependentOutputException, DynamicOutputShapeException) as e:
+            unsupported("data_dependent_value", f"{_target_name(target)}: {type(e).__name__}")
+        except Exception as e:
+            if type(e).__name__ in ("Unsupported", "GuardOnDataDependentSymNode"):
+                raise
+            unsupported("operator_error", f"{_target_name(target)}: {type(e).__name__}: {e}")
+
+    def _wrap_result(self, node, fake) -> VariableTracker:
+        if isinstance(fake, torch.Tensor):
+            return TensorVariable(node, fake)
+        if isinstance(fake, (tuple, list)) and not isinstance(fake, torch.Size):
+            items = [self._wrap_result(self.graph.call_function(operator.getitem, (node, i)), v)
+                     for i, v in enumerate(fake)]
+            if type(fake) is list:
+                from .variables.lists import ListVariable
+
+                return ListVariable(items)
+            if type(fake) is tuple:
+                return TupleVariable(items)
+            return NamedTupleVariable(items, type(fake))
+        if isinstance(fake, torch.Size) or is_constant_value(fake):
+            if not node.users and not _is_impure(node):
+                self.graph.erase_node(node)
+            return wrap_constant(fake)
+        unsupported("unsupported_value", f"{_target_name(node.target)} returned {type(fake).__name__}")
+
+    # ---- finishing
+    def compile(self, outputs: List[TensorVariable], name: str):
+        """Finish the graph with ``outputs``; return (compiled callable, GraphModule) or (None, None)."""
+        self.graph.output(tuple(t.node for t in outputs))
+        self.graph.eliminate_dead_code(is_impure_node=_is_impure)
+        self._prune_inputs()
+        if not self._has_work(outputs):
+            return None, None
+        gm = torch.fx.GraphModule(torch.nn.Module(), self.graph, class_name=name)
+        examples = [self.example_inputs[self.inputs.index(v)] for v in self.inputs]
+        try:
+            compiled = self.options.backend(gm, examples)
+        except Exception as e:
+            raise BackendError(f"backend {self.options.backend_name!r} failed: {type(e).__name__}: {e}") from e
+        finally:
+            self.example_inputs.clear()
+        return compiled, gm
+
+    def _prune_inputs(self):
+        """Drop placeholders nothing used (for instance items of an input list)."""
+        for var in list(self.inputs):
+            if not var.node.users and not var.used:
+                self.graph.erase_node(var.node)
+                self.example_inputs.pop(self.inputs.index(var))
+                self.inputs.remove(var)
+                self.guards.pop(self.input_guards[id(var.node)], None)
+
+    # ---- global grad mode (see variables/ctx_managers.py)
+    def set_grad_mode(self, mode: bool) -> None:
+        """Switch grad mode in the graph, and for the rest of the trace."""
+        if mode != self.grad_mode:
+            self.graph.call_function(_GRAD_TOGGLE, (mode,))
+            _GRAD_TOGGLE(mode)
+            self.grad_mode = mode
+
+    def _has_work(self, outputs) -> bool:
+        ops = [n for n in self.graph.nodes if n.op not in ("placeholder", "output")]
+        if any(n.target is not _GRAD_TOGGLE for n in ops):
+            return True
+        toggles = [n.args[0] for n in ops]
+        return bool(toggles) and toggles[-1] != self.initial_grad_mode
+
+    def op_count(self) -> int:
+        return sum(1 for n in self.graph.nodes if n.op not in ("placeholder", "output"))
+
+
+def _target_name(target) -> str:
+    return target if isinstance(target, str) else getattr(target, "__qualname__", repr(target))
+
+
+def _lower(value):
+    """(FX argument, fake argument) of a tracker, or of a list/tuple/dict of trackers."""
+    if isinstance(value, TensorVariable):
+        return value.node, value.fake
+    if isinstance(value, (list, tuple)) and not isinstance(value, VariableTracker):
+        pairs = [_lower(v) for v in value]
+        return type(value)(p[0] for p in pairs), type(value)(p[1] for p in pairs)
+    if isinstance(value, dict):
+        pairs = {k: _lower(v) for k, v in value.items()}
+        return {k: p[0] for k, p in pairs.items()}, {k: p[1] for k, p in pairs.items()}
+    if isinstance(value, SizeVariable) or isinstance(value, ConstantVariable):
+        const = value.as_python_constant()
+        return const, const
+    if isinstance(value, BaseListVariable):
+        node, fake = _lower(list(value.items))
+        kind = value.python_type()
+        if kind is slice:
+            return slice(*node), slice(*fake)
+        if kind not in (list, tuple):
+            kind = tuple
+        return kind(node), kind(fake)
+    from .variables.dicts import ConstDictVariable
+
+    if isinstance(value, ConstDictVariable):
+        return _lower(value.as_plain_dict())
+    if isinstance(value, VariableTracker) and value.is_python_constant():
+        const = value.as_python_constant()
+        return const, const
+    unsupported("unsupported_value", f"{value} as an argument of a tensor operation")

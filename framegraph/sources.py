@@ -1,0 +1,182 @@
+"""Sources: where a value seen by the tracer came from, so it can be read again.
+
+Every VariableTracker built from a value that exists outside the traced frame
+(an argument, a global, a closure cell, an attribute or item of one of those)
+carries a Source. A source can do three things:
+
+* ``name()``: a readable expression for diagnostics and guard lines, in
+  torch.compile's notation: ``L['x']``, ``G['scale']``, ``L['self'].weight``.
+* ``expr()``: the Python expression that re-reads the value inside the
+  generated guard function ``__guard(___fn, <arg slots>)``, where ``___G`` is
+  the function's globals and ``___fn`` the function itself.
+* ``reconstruct(cg)``: emit the bytecode that pushes the value in the
+  replacement code object (see ``codegen.PyCodegen``).
+
+Sources are frozen dataclasses: equal sources are the same place, and they
+hash, so trackers and guards can be de-duplicated by source.
+"""
+import dataclasses
+from typing import Any
+
+GLOBALS = "___G"
+FUNC = "___fn"
+
+
+class Source:
+    """Base class. Subclasses are frozen dataclasses."""
+
+    def name(self) -> str:
+        raise NotImplementedError
+
+    def expr(self) -> str:
+        raise NotImplementedError
+
+    def reconstruct(self, cg) -> None:
+        raise NotImplementedError
+
+    def root(self) -> "Source":
+        """The local/global/closure source this one is read from."""
+        base = getattr(self, "base", None)
+        return base.root() if base is not None else self
+
+    def uses_globals(self) -> bool:
+        return isinstance(self.root(), (GlobalSource, BuiltinSource))
+
+    def __str__(self):
+        return self.name()
+
+
+@dataclasses.dataclass(frozen=True)
+class LocalSource(Source):
+    """An argument slot of the traced frame (a parameter of the guard function)."""
+
+    local_name: str
+
+    def name(self):
+        return f"L[{self.local_name!r}]"
+
+    def expr(self):
+        return self.local_name
+
+    def reconstruct(self, cg):
+        cg.load_fast(self.local_name)
+
+
+@dataclasses.dataclass(frozen=True)
+class GlobalSource(Source):
+    """A name in the traced function's globals."""
+
+    global_name: str
+
+    def name(self):
+        return f"G[{self.global_name!r}]"
+
+    def expr(self):
+        return f"{GLOBALS}[{self.global_name!r}]"
+
+    def reconstruct(self, cg):
+        cg.load_global(self.global_name)
+
+
+@dataclasses.dataclass(frozen=True)
+class BuiltinSource(Source):
+    """A builtin reached through LOAD_GLOBAL (not shadowed by a global)."""
+
+    builtin_name: str
+
+    def name(self):
+        return f"B[{self.builtin_name!r}]"
+
+    def expr(self):
+        return f"{GLOBALS}['__builtins__'][{self.builtin_name!r}]"
+
+    def reconstruct(self, cg):
+        cg.load_global(self.builtin_name)
+
+
+@dataclasses.dataclass(frozen=True)
+class ClosureSource(Source):
+    """The contents of free variable number ``index`` of the traced function."""
+
+    var_name: str
+    index: int
+
+    def name(self):
+        return f"L[{self.var_name!r}]"
+
+    def expr(self):
+        return f"{FUNC}.__closure__[{self.index}].cell_contents"
+
+    def reconstruct(self, cg):
+        cg.load_deref(self.var_name)
+
+
+@dataclasses.dataclass(frozen=True)
+class AttrSource(Source):
+    """``base.member``."""
+
+    base: Source
+    member: str
+
+    def name(self):
+        if self.member.isidentifier():
+            return f"{self.base.name()}.{self.member}"
+        return f"getattr({self.base.name()}, {self.member!r})"
+
+    def expr(self):
+        if self.member.isidentifier():
+            return f"{self.base.expr()}.{self.member}"
+        return f"getattr({self.base.expr()}, {self.member!r})"
+
+    def reconstruct(self, cg):
+        self.base.reconstruct(cg)
+        cg.load_attr(self.member)
+
+
+@dataclasses.dataclass(frozen=True)
+class GetItemSource(Source):
+    """``base[index]`` for a constant index (int or str)."""
+
+    base: Source
+    index: Any
+
+    def name(self):
+        return f"{self.base.name()}[{self.index!r}]"
+
+    def expr(self):
+        return f"{self.base.expr()}[{self.index!r}]"
+
+    def reconstruct(self, cg):
+        self.base.reconstruct(cg)
+        cg.load_const(self.index)
+        cg.binary_subscr()
+
+
+@dataclasses.dataclass(frozen=True)
+class TypeSource(Source):
+    """``type(base)``: where class attributes of an instance come from."""
+
+    base: Source
+
+    def name(self):
+        return f"type({self.base.name()})"
+
+    def expr(self):
+        return f"type({self.base.expr()})"
+
+    def reconstruct(self, cg):
+        cg.call_builtin("type", [self.base])
+
+
+def closure_cell_source(fn_source: Source, index: int) -> Source:
+    """``fn.__closure__[index].cell_contents`` for a function read from ``fn_source``."""
+    return AttrSource(GetItemSource(AttrSource(fn_source, "__closure__"), index), "cell_contents")
+
+
+def module_member_source(module_source: Source, table: str, name: str) -> Source:
+    """A submodule/parameter/buffer of an nn.Module, read from its dict.
+
+    ``L['self']._modules['linear']`` is a plain dict lookup, much cheaper than
+    ``nn.Module.__getattr__``, both in guards and in the generated code.
+    """
+    return GetItemSource(AttrSource(module_source, table), name)

@@ -1,0 +1,74 @@
+"""Operators: BINARY_OP, comparisons, identity, membership and unary ops.
+
+The operator semantics (tensor -> graph node, constants -> folded now,
+containers and user classes -> their slots) live in ``variables/ops.py``;
+the handlers only move operands.
+"""
+import operator
+
+from ...variables.constant import ConstantVariable
+from ...variables.ops import NB_OPS, UNARY_OPS, binary_op, compare, contains_op, is_op, unary_op
+from ..registry import family_member, handler
+
+
+@handler("BINARY_OP")
+def BINARY_OP(tx, inst):
+    # https://docs.python.org/3.11/library/dis.html#opcode-BINARY_OP
+    # (lhs rhs -- result)   the argument indexes dis._nb_ops (+, -, +=, ...)
+    lhs, rhs = tx.popn(2)
+    tx.push(binary_op(tx, NB_OPS[inst.arg], lhs, rhs))
+
+
+@handler("BINARY_SUBSCR")
+def BINARY_SUBSCR(tx, inst):
+    # https://docs.python.org/3.11/library/dis.html#opcode-BINARY_SUBSCR
+    # (container key -- container[key])
+    container, key = tx.popn(2)
+    tx.push(container.getitem(tx, key))
+
+
+@handler("COMPARE_OP")
+def COMPARE_OP(tx, inst):
+    # https://docs.python.org/3.11/library/dis.html#opcode-COMPARE_OP
+    # (lhs rhs -- result)   argval is one of dis.cmp_op
+    lhs, rhs = tx.popn(2)
+    tx.push(compare(tx, inst.argval, lhs, rhs))
+
+
+@handler("IS_OP")
+def IS_OP(tx, inst):
+    # https://docs.python.org/3.11/library/dis.html#opcode-IS_OP
+    # (lhs rhs -- bool)   `is`, or `is not` when the argument is 1
+    lhs, rhs = tx.popn(2)
+    tx.push(ConstantVariable(is_op(tx, lhs, rhs) != bool(inst.arg)))
+
+
+@handler("CONTAINS_OP")
+def CONTAINS_OP(tx, inst):
+    # https://docs.python.org/3.11/library/dis.html#opcode-CONTAINS_OP
+    # (item container -- bool)   `in`, or `not in` when the argument is 1
+    item, container = tx.popn(2)
+    tx.push(ConstantVariable(contains_op(tx, item, container) != bool(inst.arg)))
+
+
+def unary(opname):
+    """UNARY_NEGATIVE / UNARY_POSITIVE / UNARY_INVERT: (value -- op(value))."""
+
+    def fn(tx, inst):
+        tx.push(unary_op(tx, UNARY_OPS[opname], tx.pop()))
+
+    return family_member(opname, fn, "(value -- op(value))")
+
+
+for _name in UNARY_OPS:
+    unary(_name)
+
+
+@handler("UNARY_NOT")
+def UNARY_NOT(tx, inst):
+    # https://docs.python.org/3.11/library/dis.html#opcode-UNARY_NOT
+    # (value -- not value)
+    tx.push(ConstantVariable(not tx.pop().truth(tx)))
+
+
+__all__ = ["operator"]

@@ -1,0 +1,155 @@
+"""Building, unpacking, updating and subscripting containers; string formatting.
+
+BUILD_* pop their items and push a new (mutable, source-less) container
+tracker; the *_APPEND/_ADD/_UPDATE family used by comprehensions and
+``[*a, *b]`` displays mutates the container ``arg`` slots below the top.
+"""
+from ...graph_breaks import unsupported
+from ...variables.constant import ConstantVariable
+from ...variables.dicts import ConstDictVariable, SetVariable
+from ...variables.lists import ListVariable, SliceVariable, TupleVariable
+from ..registry import family_member, handler, unsupported_opcode
+
+
+def build(opname, make):
+    """BUILD_TUPLE / BUILD_LIST / BUILD_SET: (item_1 ... item_n -- container)."""
+
+    def fn(tx, inst):
+        tx.push(make(tx.popn(inst.arg)))
+
+    return family_member(opname, fn, "(item_1 ... item_n -- container)")
+
+
+build("BUILD_TUPLE", TupleVariable)
+build("BUILD_LIST", ListVariable)
+build("BUILD_SET", SetVariable)
+
+
+@handler("BUILD_MAP")
+def BUILD_MAP(tx, inst):
+    # https://docs.python.org/3.11/library/dis.html#opcode-BUILD_MAP
+    # (key_1 value_1 ... key_n value_n -- dict)
+    flat = tx.popn(2 * inst.arg)
+    tx.push(ConstDictVariable(list(zip(flat[::2], flat[1::2]))))
+
+
+@handler("BUILD_CONST_KEY_MAP")
+def BUILD_CONST_KEY_MAP(tx, inst):
+    # https://docs.python.org/3.11/library/dis.html#opcode-BUILD_CONST_KEY_MAP
+    # (value_1 ... value_n keys_tuple -- dict)
+    keys = tx.pop().unpack(tx)
+    tx.push(ConstDictVariable(list(zip(keys, tx.popn(inst.arg)))))
+
+
+@handler("BUILD_STRING")
+def BUILD_STRING(tx, inst):
+    # https://docs.python.org/3.11/library/dis.html#opcode-BUILD_STRING
+    # (str_1 ... str_n -- joined)
+    tx.push(ConstantVariable("".join(v.as_python_constant() for v in tx.popn(inst.arg))))
+
+
+@handler("BUILD_SLICE")
+def BUILD_SLICE(tx, inst):
+    # https://docs.python.org/3.11/library/dis.html#opcode-BUILD_SLICE
+    # (start stop step? -- slice)
+    items = tx.popn(inst.arg)
+    tx.push(SliceVariable(items + [ConstantVariable(None)] * (3 - len(items))))
+
+
+@handler("FORMAT_VALUE")
+def FORMAT_VALUE(tx, inst):
+    # https://docs.python.org/3.11/library/dis.html#opcode-FORMAT_VALUE
+    # (value fmt_spec? -- formatted)   flags & 3: conversion (str, repr, ascii); & 4: spec
+    spec = tx.pop().as_python_constant() if inst.arg & 0x04 else ""
+    value = tx.pop()
+    if not value.is_python_constant():
+        unsupported("unsupported_value", f"formatting {value} (only constants are formatted)")
+    constant = value.as_python_constant()
+    constant = (lambda v: v, str, repr, ascii)[inst.arg & 0x03](constant)
+    tx.push(ConstantVariable(format(constant, spec)))
+
+
+def _updater(opname, method):
+    """LIST_APPEND, SET_ADD, LIST_EXTEND, SET_UPDATE, DICT_UPDATE, DICT_MERGE:
+    (container ... item -- container ...): call ``method`` on stack[-arg]."""
+
+    def fn(tx, inst):
+        item = tx.pop()
+        tx.peek(inst.arg).call_method(tx, method, [item], {})
+
+    return family_member(opname, fn, "(container ... item -- container ...)   calls a method of stack[-arg]")
+
+
+_updater("LIST_APPEND", "append")
+_updater("SET_ADD", "add")
+_updater("LIST_EXTEND", "extend")
+_updater("SET_UPDATE", "update")
+_updater("DICT_UPDATE", "update")
+_updater("DICT_MERGE", "update")
+
+
+@handler("MAP_ADD")
+def MAP_ADD(tx, inst):
+    # https://docs.python.org/3.11/library/dis.html#opcode-MAP_ADD
+    # (dict ... key value -- dict ...)
+    key, value = tx.popn(2)
+    tx.peek(inst.arg).setitem(tx, key, value)
+
+
+@handler("LIST_TO_TUPLE")
+def LIST_TO_TUPLE(tx, inst):
+    # https://docs.python.org/3.11/library/dis.html#opcode-LIST_TO_TUPLE
+    # (list -- tuple)
+    tx.push(TupleVariable(tx.pop().unpack(tx)))
+
+
+@handler("UNPACK_SEQUENCE")
+def UNPACK_SEQUENCE(tx, inst):
+    # https://docs.python.org/3.11/library/dis.html#opcode-UNPACK_SEQUENCE
+    # (seq -- item_n ... item_1)
+    items = tx.pop().unpack(tx)
+    if len(items) != inst.arg:
+        unsupported("operator_error", f"cannot unpack {len(items)} values into {inst.arg}")
+    for item in reversed(items):
+        tx.push(item)
+
+
+@handler("UNPACK_EX")
+def UNPACK_EX(tx, inst):
+    # https://docs.python.org/3.11/library/dis.html#opcode-UNPACK_EX
+    # (seq -- after_n ... list_of_rest before_1...)   low byte: before, high byte: after
+    before, after = inst.arg & 0xFF, inst.arg >> 8
+    items = tx.pop().unpack(tx)
+    if len(items) < before + after:
+        unsupported("operator_error", f"not enough values to unpack ({len(items)})")
+    rest = ListVariable(items[before:len(items) - after])
+    for item in reversed(items[:before] + [rest] + items[len(items) - after:]):
+        tx.push(item)
+
+
+@handler("STORE_SUBSCR")
+def STORE_SUBSCR(tx, inst):
+    # https://docs.python.org/3.11/library/dis.html#opcode-STORE_SUBSCR
+    # (value container key -- )
+    value, container, key = tx.popn(3)
+    container.setitem(tx, key, value)
+
+
+@handler("DELETE_SUBSCR")
+def DELETE_SUBSCR(tx, inst):
+    # https://docs.python.org/3.11/library/dis.html#opcode-DELETE_SUBSCR
+    # (container key -- )
+    container, key = tx.popn(2)
+    container.delitem(tx, key)
+
+
+@handler("GET_LEN")
+def GET_LEN(tx, inst):
+    # https://docs.python.org/3.11/library/dis.html#opcode-GET_LEN
+    # (obj -- obj len(obj))
+    tx.push(ConstantVariable(tx.peek().length(tx)))
+
+
+for _name in ("MATCH_CLASS", "MATCH_KEYS", "MATCH_MAPPING", "MATCH_SEQUENCE", "COPY_DICT_WITHOUT_KEYS"):
+    if _name != "COPY_DICT_WITHOUT_KEYS":
+        unsupported_opcode(_name, why="structural pattern matching is not traced yet")

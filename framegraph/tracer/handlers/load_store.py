@@ -1,0 +1,157 @@
+"""Loads and stores of locals, constants, globals and closure cells.
+
+Locals live in ``tx.symbolic_locals``. Cell and free variables are stored
+there as ``CellVariable``s: MAKE_CELL creates the cell (wrapping an
+argument's current value), LOAD_CLOSURE pushes the cell itself (for
+MAKE_FUNCTION), LOAD_DEREF/STORE_DEREF read and write its contents.
+Writing a global, or a cell of an enclosing frame that exists outside the
+trace, is a side effect on the caller's state (catalogued ``side_effect``).
+"""
+import sys
+
+from ...graph_breaks import unsupported
+from ...variables.builder import wrap_value
+from ...variables.constant import wrap_constant
+from ...variables.functions import CellVariable
+from ..registry import handler, unsupported_opcode
+
+
+@handler("LOAD_FAST")
+def LOAD_FAST(tx, inst):
+    # https://docs.python.org/3.11/library/dis.html#opcode-LOAD_FAST
+    # ( -- value)
+    tx.push(tx.load_local(inst.argval))
+
+
+@handler("STORE_FAST")
+def STORE_FAST(tx, inst):
+    # https://docs.python.org/3.11/library/dis.html#opcode-STORE_FAST
+    # (value -- )
+    tx.symbolic_locals[inst.argval] = tx.pop()
+
+
+@handler("DELETE_FAST")
+def DELETE_FAST(tx, inst):
+    # https://docs.python.org/3.11/library/dis.html#opcode-DELETE_FAST
+    # ( -- )
+    tx.symbolic_locals.pop(inst.argval, None)
+
+
+@handler("LOAD_CONST")
+def LOAD_CONST(tx, inst):
+    # https://docs.python.org/3.11/library/dis.html#opcode-LOAD_CONST
+    # ( -- constant)
+    tx.push(wrap_constant(inst.argval))
+
+
+@handler("LOAD_GLOBAL")
+def LOAD_GLOBAL(tx, inst):
+    # https://docs.python.org/3.11/library/dis.html#opcode-LOAD_GLOBAL
+    # ( -- NULL? value)   the low bit of the argument asks for the NULL
+    from ... import pyver
+    from ...variables.base import NULL
+
+    if pyver.load_global_push_null(inst.arg):
+        tx.push(NULL)
+    tx.push(tx.load_global(inst.argval))
+
+
+@handler("STORE_GLOBAL")
+def STORE_GLOBAL(tx, inst):
+    # https://docs.python.org/3.11/library/dis.html#opcode-STORE_GLOBAL
+    # (value -- )
+    unsupported("side_effect", f"assigning the global {inst.argval!r}")
+
+
+@handler("DELETE_GLOBAL")
+def DELETE_GLOBAL(tx, inst):
+    # https://docs.python.org/3.11/library/dis.html#opcode-DELETE_GLOBAL
+    # ( -- )
+    unsupported("side_effect", f"deleting the global {inst.argval!r}")
+
+
+@handler("MAKE_CELL")
+def MAKE_CELL(tx, inst):
+    # https://docs.python.org/3.11/library/dis.html#opcode-MAKE_CELL
+    # ( -- )   the local (maybe an argument) becomes a fresh cell holding its value
+    current = tx.symbolic_locals.get(inst.argval)
+    if current is not None:
+        current = tx.load_local(inst.argval)
+    tx.symbolic_locals[inst.argval] = CellVariable(current)
+
+
+@handler("COPY_FREE_VARS")
+def COPY_FREE_VARS(tx, inst):
+    # https://docs.python.org/3.11/library/dis.html#opcode-COPY_FREE_VARS
+    # ( -- )   the closure cells were put into the locals when the call was bound
+    pass
+
+
+@handler("LOAD_CLOSURE")
+def LOAD_CLOSURE(tx, inst):
+    # https://docs.python.org/3.11/library/dis.html#opcode-LOAD_CLOSURE
+    # ( -- cell)
+    tx.push(tx.cell(inst.argval))
+
+
+@handler("LOAD_DEREF")
+def LOAD_DEREF(tx, inst):
+    # https://docs.python.org/3.11/library/dis.html#opcode-LOAD_DEREF
+    # ( -- value)
+    tx.push(tx.cell(inst.argval).load(inst.argval))
+
+
+@handler("LOAD_CLASSDEREF")
+def LOAD_CLASSDEREF(tx, inst):
+    # https://docs.python.org/3.11/library/dis.html#opcode-LOAD_CLASSDEREF
+    # ( -- value)   only in class bodies, which are never traced
+    LOAD_DEREF(tx, inst)
+
+
+@handler("STORE_DEREF")
+def STORE_DEREF(tx, inst):
+    # https://docs.python.org/3.11/library/dis.html#opcode-STORE_DEREF
+    # (value -- )
+    tx.cell(inst.argval).store(tx.pop())
+
+
+@handler("DELETE_DEREF")
+def DELETE_DEREF(tx, inst):
+    # https://docs.python.org/3.11/library/dis.html#opcode-DELETE_DEREF
+    # ( -- )
+    cell = tx.cell(inst.argval)
+    if cell.pre_existing:
+        unsupported("side_effect", f"deleting the closure variable {inst.argval!r}")
+    cell.contents = None
+
+
+@handler("LOAD_ASSERTION_ERROR")
+def LOAD_ASSERTION_ERROR(tx, inst):
+    # https://docs.python.org/3.11/library/dis.html#opcode-LOAD_ASSERTION_ERROR
+    # ( -- AssertionError)
+    tx.push(wrap_value(tx, AssertionError))
+
+
+@handler("IMPORT_NAME")
+def IMPORT_NAME(tx, inst):
+    # https://docs.python.org/3.11/library/dis.html#opcode-IMPORT_NAME
+    # (level fromlist -- module)   only modules that are already imported
+    level, fromlist = (v.as_python_constant() for v in tx.popn(2))
+    name = inst.argval
+    if level != 0 or name not in sys.modules:
+        unsupported("dynamic_import", f"import {name} (not imported yet, or relative)")
+    module = sys.modules[name] if fromlist else sys.modules[name.partition(".")[0]]
+    tx.push(wrap_value(tx, module))
+
+
+@handler("IMPORT_FROM")
+def IMPORT_FROM(tx, inst):
+    # https://docs.python.org/3.11/library/dis.html#opcode-IMPORT_FROM
+    # (module -- module attribute)
+    tx.push(tx.peek().getattr(tx, inst.argval))
+
+
+unsupported_opcode("IMPORT_STAR", "dynamic_import")
+for _name in ("LOAD_NAME", "STORE_NAME", "DELETE_NAME", "SETUP_ANNOTATIONS", "PRINT_EXPR",
+              "LOAD_BUILD_CLASS"):
+    unsupported_opcode(_name, why="module-level, class-body or interactive code is not traced")

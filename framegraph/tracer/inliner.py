@@ -1,0 +1,56 @@
+"""Inlining: a call to a user function is traced into the caller's graph.
+
+``inline_call(parent, fn_var, args, kwargs)`` binds the arguments (defaults,
+``*args``, ``**kwargs``), gives the callee its closure cells, runs a nested
+translator over the same OutputGraph and returns the callee's return value
+tracker. No frame boundary survives in the graph: three levels of helpers
+make one flat graph.
+
+Generator functions (3.11 compiles generator expressions to them) are run
+to completion eagerly by ``GeneratorTranslator``: every YIELD_VALUE appends
+to a list and resumes with None, and the call returns an iterator over the
+yielded trackers. That is exact for generators that are only iterated
+(``sum(x for x in xs)``, ``tuple(gen)``), which is what compiled code does.
+"""
+import inspect
+
+from ..graph_breaks import unsupported
+from ..variables.iterators import ListIteratorVariable
+from .translator import TranslatorBase
+
+MAX_INLINE_DEPTH = 32
+_ASYNC = inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR | inspect.CO_ITERABLE_COROUTINE
+
+
+class InliningTranslator(TranslatorBase):
+    """Runs one inlined call; RETURN_VALUE ends it with ``return_value`` set."""
+
+    is_generator = False
+
+
+class GeneratorTranslator(InliningTranslator):
+    """Runs a generator body to the end, collecting what it yields."""
+
+    is_generator = True
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.yielded = []
+
+
+def inline_call(parent, fn_var, args, kwargs):
+    code = fn_var.get_code()
+    if code.co_flags & _ASYNC:
+        unsupported("generator", f"calling the coroutine function {code.co_name}")
+    if parent.depth >= MAX_INLINE_DEPTH:
+        unsupported("inline_limit", f"{code.co_name} at depth {parent.depth}")
+    symbolic_locals = fn_var.bind(parent, args, kwargs)
+    for name, cell in zip(code.co_freevars, fn_var.closure_cells(parent)):
+        symbolic_locals[name] = cell
+    generator = bool(code.co_flags & inspect.CO_GENERATOR)
+    kind = GeneratorTranslator if generator else InliningTranslator
+    tx = kind(parent.output, code, fn_var.get_globals(), symbolic_locals, parent=parent, fn_var=fn_var)
+    tx.run()
+    if generator:
+        return ListIteratorVariable(tx.yielded)
+    return tx.return_value

@@ -1,0 +1,227 @@
+"""InstructionTranslator: symbolic execution of one frame's bytecode.
+
+The translator is a small bytecode interpreter. Its state is exactly what a
+CPython frame has, with trackers instead of values, and it is kept
+inspectable between instructions (the graph-break issue resumes from it):
+
+    instructions / ip / current_instruction   where execution is
+    stack                                     the value stack (VariableTrackers)
+    symbolic_locals                           name -> tracker (cells: CellVariable)
+    output                                    the shared OutputGraph (graph, guards)
+
+``step()`` runs one instruction through the dispatch table built by
+``registry.py`` from ``handlers/*``; ``run()`` steps until RETURN_VALUE.
+With ``config.debug_stack_effect`` every step checks that the handler moved
+the stack by ``dis.stack_effect``.
+
+``InstructionTranslator`` is the root of a trace; ``inliner.py`` defines the
+translator that runs an inlined user function on the same OutputGraph.
+"""
+import builtins
+import types
+from typing import Dict, List, Optional
+
+from .. import bytecode, pyver
+from ..config import config
+from ..errors import InternalError, Unsupported
+from ..graph_breaks import unsupported
+from ..sources import BuiltinSource, ClosureSource, GetItemSource, GlobalSource, LocalSource
+from ..variables.base import VariableTracker
+from ..variables.builder import STABLE_MODULES, wrap_value
+from ..variables.functions import CellVariable
+from . import handlers  # noqa: F401  (registers every handler)
+from .registry import dispatch_table
+
+DISPATCH = dispatch_table()
+# Steps whose work the tracer does in the following CALL.
+_DEFERRED_CHECKS = frozenset({"PRECALL", "KW_NAMES"})
+
+
+class LazyVariable(VariableTracker):
+    """An argument not wrapped yet: wrapping (and guarding) happens on first load."""
+
+    def __init__(self, value, source):
+        super().__init__(source=source)
+        self.value = value
+
+    def realize(self, tx) -> VariableTracker:
+        return wrap_value(tx, self.value, self.source)
+
+
+class TranslatorBase:
+    """State and stepping shared by the root translator and inlined calls."""
+
+    def __init__(self, output, code: types.CodeType, f_globals: dict,
+                 symbolic_locals: Dict[str, VariableTracker], parent=None, fn_var=None):
+        self.output = output
+        self.code = code
+        self.f_globals = f_globals
+        self.symbolic_locals = symbolic_locals
+        self.parent = parent
+        self.fn_var = fn_var
+        self.instructions = bytecode.decode(code)
+        self.index_of = {id(inst): i for i, inst in enumerate(self.instructions)}
+        self.stack: List[VariableTracker] = []
+        self.ip = 0
+        self.current_instruction = None
+        self.kw_names: Optional[tuple] = None
+        self.return_value: Optional[VariableTracker] = None
+        self.done = False
+        self._expected_depth: Optional[int] = 0
+
+    # ---- the value stack
+    def push(self, value: VariableTracker):
+        assert isinstance(value, VariableTracker), f"pushed {value!r}"
+        self.stack.append(value)
+
+    def pop(self) -> VariableTracker:
+        return self.stack.pop()
+
+    def popn(self, n: int) -> List[VariableTracker]:
+        if n == 0:
+            return []
+        values = self.stack[-n:]
+        del self.stack[-n:]
+        return values
+
+    def peek(self, depth: int = 1) -> VariableTracker:
+        return self.stack[-depth]
+
+    # ---- control
+    def jump(self, inst):
+        self.ip = self.index_of[id(inst.target)]
+
+    def step(self):
+        inst = self.instructions[self.ip]
+        self.current_instruction = inst
+        self.ip += 1
+        fn = DISPATCH[inst.opcode]
+        if fn is None:
+            unsupported("unsupported_opcode", inst.opname)
+        if not config.debug_stack_effect:
+            fn(self, inst)
+            return
+        next_ip = self.ip
+        fn(self, inst)
+        if not self.done:
+            self._check_stack_effect(inst, jumped=self.ip != next_ip)
+
+    def _check_stack_effect(self, inst, jumped):
+        """Debug mode: the stack depth is what the dis.stack_effect of each step adds up to.
+
+        Compared cumulatively because the tracer does PRECALL's work in CALL.
+        """
+        arg = inst.arg if inst.arg is not None else 0
+        if self._expected_depth is None:
+            self._expected_depth = len(self.stack)
+        else:
+            effect = pyver.stack_effect(inst.opname, arg, jump=jumped if inst.is_jump() else None)
+            self._expected_depth += effect
+        if inst.opname in _DEFERRED_CHECKS:
+            return
+        if len(self.stack) != self._expected_depth:
+            raise InternalError(f"{inst.opname} left {len(self.stack)} values on the stack, "
+                                f"dis.stack_effect says {self._expected_depth} ({self.where()})")
+
+    def run(self):
+        try:
+            while not self.done:
+                self.step()
+        except Unsupported as e:
+            if not getattr(e, "where", None):
+                e.where = self.where()
+            raise
+
+    def where(self) -> str:
+        inst = self.current_instruction
+        line = _line_of(self.instructions, self.ip - 1)
+        op = inst.opname if inst is not None else "?"
+        return f"{self.code.co_filename}:{line} in {self.code.co_name} ({op})"
+
+    # ---- names
+    def global_source(self, name):
+        """Where global ``name`` of this code is re-read from (None: assumed stable)."""
+        if self.f_globals is self.output.root_globals:
+            return GlobalSource(name)
+        module = self.f_globals.get("__name__", "") or ""
+        fn_source = getattr(self.fn_var, "source", None)
+        if module.split(".")[0] in STABLE_MODULES or fn_source is None:
+            return None
+        from ..sources import AttrSource
+
+        return GetItemSource(AttrSource(fn_source, "__globals__"), name)
+
+    def load_global(self, name) -> VariableTracker:
+        if name in self.f_globals:
+            value = self.f_globals[name]
+            source = self.global_source(name)
+            return wrap_value(self, value, source, guard=source is not None)
+        builtins_dict = self.f_globals.get("__builtins__", builtins)
+        builtins_dict = getattr(builtins_dict, "__dict__", builtins_dict)
+        if name not in builtins_dict:
+            unsupported("exception", f"NameError: name {name!r} is not defined")
+        if self.f_globals is self.output.root_globals:
+            self.output.add_guard("NOT_IN_GLOBALS", None, name)
+            return wrap_value(self, builtins_dict[name], BuiltinSource(name), guard=False)
+        return wrap_value(self, builtins_dict[name])
+
+    def load_local(self, name) -> VariableTracker:
+        if name not in self.symbolic_locals:
+            unsupported("exception", f"UnboundLocalError: {name!r}")
+        value = self.symbolic_locals[name]
+        if isinstance(value, LazyVariable):
+            value = self.symbolic_locals[name] = value.realize(self)
+        return value
+
+    def cell(self, name) -> CellVariable:
+        cell = self.symbolic_locals.get(name)
+        if not isinstance(cell, CellVariable):
+            raise InternalError(f"{name} is not a cell ({self.where()})")
+        if isinstance(cell.contents, LazyVariable):
+            cell.contents = cell.contents.realize(self)
+        return cell
+
+    # ---- calls
+    def inline_call(self, fn_var, args, kwargs) -> VariableTracker:
+        from .inliner import inline_call
+
+        return inline_call(self, fn_var, args, kwargs)
+
+    def zero_arg_super(self):
+        """(class, self) for ``super()`` without arguments, as CPython finds them."""
+        if "__class__" not in self.code.co_freevars or not self.code.co_argcount:
+            unsupported("unsupported_call", "super() outside a method")
+        first = self.code.co_varnames[0]
+        obj = self.symbolic_locals[first]
+        if isinstance(obj, CellVariable):
+            obj = obj.contents
+        return self.cell("__class__").contents.as_python_constant(), obj
+
+    @property
+    def depth(self) -> int:
+        return 0 if self.parent is None else self.parent.depth + 1
+
+
+def _line_of(instructions, index):
+    for inst in reversed(instructions[: index + 1]):
+        if inst.starts_line is not None:
+            return inst.starts_line
+    return "?"
+
+
+class InstructionTranslator(TranslatorBase):
+    """The root translator of one frame: arguments and closure cells come from outside."""
+
+    def __init__(self, output, func, code, f_locals):
+        output.root_globals = func.__globals__
+        symbolic_locals = {}
+        nargs = code.co_argcount + code.co_kwonlyargcount
+        nargs += bool(code.co_flags & 0x04) + bool(code.co_flags & 0x08)
+        for name in code.co_varnames[:nargs]:
+            symbolic_locals[name] = LazyVariable(f_locals[name], LocalSource(name))
+        for i, name in enumerate(code.co_freevars):
+            contents = LazyVariable(f_locals[name], ClosureSource(name, i)) if name in f_locals else None
+            symbolic_locals[name] = CellVariable(contents, pre_existing=True)
+        super().__init__(output, code, func.__globals__, symbolic_locals)
+        self.func = func
+        self.arg_names = code.co_varnames[:nargs]

@@ -1,0 +1,153 @@
+"""VariableTracker: what sits on the tracer's value stack instead of a real value.
+
+A tracker stands for one Python value during symbolic execution. Its methods
+mirror CPython's type slots (see torch/_dynamo/CPYTHON_MIRRORING.md), so each
+opcode handler is one call on the tracker it pops:
+
+    tp_getattro -> getattr(tx, name)        tp_call     -> call(tx, args, kwargs)
+    tp_iter     -> iter(tx)                 tp_iternext -> next(tx)  (None = exhausted)
+    mp_subscript-> getitem(tx, key)         mp_ass_subscript -> setitem / delitem
+    nb_bool     -> truth(tx) (a Python bool) sq_length  -> length(tx) (a Python int)
+    tp_setattro -> setattr(tx, name, value)  sq_contains -> contains(tx, item)
+
+``call_method(tx, name, args, kwargs)`` is ``getattr`` followed by ``call``,
+overridden where a type has a cheaper or more precise model.
+
+A tracker built from a value outside the frame has a ``source``; one created
+during the trace (a new list, a graph result) has none and may be mutated in
+place (``mutable``). Mutating a tracker that has a source is a side effect on
+the caller's object, which this version does not replay: it raises
+``side_effect``.
+"""
+import collections
+from typing import Any, Dict, List, Optional
+
+from ..graph_breaks import unsupported
+
+
+class VariableTracker:
+    """Base class: every slot is 'unsupported' until a subclass models it."""
+
+    def __init__(self, *, source=None):
+        self.source = source
+
+    # ---- identity and constants
+    def python_type(self) -> type:
+        unsupported("unsupported_value", f"type of {self}")
+
+    def as_python_constant(self) -> Any:
+        unsupported("unsupported_value", f"{self} is not a Python constant")
+
+    def is_python_constant(self) -> bool:
+        try:
+            self.as_python_constant()
+            return True
+        except Exception:
+            return False
+
+    @property
+    def mutable(self) -> bool:
+        """True when the value was created during the trace (mutations stay local)."""
+        return self.source is None
+
+    def check_mutable(self, what: str):
+        if not self.mutable:
+            unsupported("side_effect", f"{what} on {self.source.name()}")
+
+    # ---- CPython slots
+    def getattr(self, tx, name: str) -> "VariableTracker":
+        """Default: methods of builtin containers bind to ``call_method``."""
+        kind = self.python_type() if type(self).python_type is not VariableTracker.python_type else None
+        if kind in _METHOD_TYPES and callable(getattr(kind, name, None)):
+            return BoundMethodVariable(self, name)
+        unsupported("unsupported_attribute", f"{self}.{name}")
+
+    def hasattr(self, tx, name: str):
+        """True/False when known at trace time, None when not."""
+        kind = self.python_type() if type(self).python_type is not VariableTracker.python_type else None
+        return hasattr(kind, name) if kind in _METHOD_TYPES else None
+
+    def setattr(self, tx, name: str, value: "VariableTracker"):
+        unsupported("unsupported_attribute", f"setting {self}.{name}")
+
+    def call(self, tx, args: List["VariableTracker"], kwargs: Dict[str, "VariableTracker"]):
+        unsupported("unsupported_call", f"calling {self}")
+
+    def call_method(self, tx, name, args, kwargs) -> "VariableTracker":
+        return self.getattr(tx, name).call(tx, args, kwargs)
+
+    def iter(self, tx) -> "VariableTracker":
+        from .iterators import ListIteratorVariable
+
+        return ListIteratorVariable(self.unpack(tx))
+
+    def next(self, tx) -> Optional["VariableTracker"]:
+        unsupported("unsupported_value", f"next() of {self}")
+
+    def unpack(self, tx) -> List["VariableTracker"]:
+        """All items, as iterating over the value would produce them."""
+        unsupported("unsupported_value", f"iterating over {self}")
+
+    def truth(self, tx) -> bool:
+        if self.is_python_constant():
+            return bool(self.as_python_constant())
+        unsupported("unsupported_value", f"bool() of {self}")
+
+    def length(self, tx) -> int:
+        return len(self.unpack(tx))
+
+    def getitem(self, tx, key: "VariableTracker") -> "VariableTracker":
+        unsupported("unsupported_value", f"{self}[{key}]")
+
+    def setitem(self, tx, key, value):
+        unsupported("unsupported_value", f"{self}[{key}] = ...")
+
+    def delitem(self, tx, key):
+        unsupported("unsupported_value", f"del {self}[{key}]")
+
+    def contains(self, tx, item) -> bool:
+        from .ops import compare
+
+        return any(compare(tx, "==", x, item).truth(tx) for x in self.unpack(tx))
+
+    # ---- rebuilding the value after the graph ran
+    def reconstruct(self, cg):
+        if self.source is not None:
+            cg.load_source(self.source)
+            return
+        unsupported("graph_output", f"cannot rebuild {self}")
+
+    def __repr__(self):
+        return f"{type(self).__name__}()"
+
+
+class BoundMethodVariable(VariableTracker):
+    """``obj.name`` for a method the tracker models in ``call_method``."""
+
+    def __init__(self, obj, name, **kwargs):
+        super().__init__(**kwargs)
+        self.obj, self.name = obj, name
+
+    def call(self, tx, args, kwargs):
+        return self.obj.call_method(tx, self.name, args, kwargs)
+
+    def python_type(self):
+        return type(len)
+
+    def __repr__(self):
+        return f"BoundMethodVariable({self.obj!r}.{self.name})"
+
+
+_METHOD_TYPES = frozenset({list, tuple, dict, set, frozenset, str, bytes, range, slice,
+                           collections.OrderedDict, collections.defaultdict, type(iter([])), enumerate,
+                           zip, map, filter})
+
+
+class NullVariable(VariableTracker):
+    """The NULL that 3.11 pushes below a callable (PUSH_NULL, LOAD_GLOBAL with NULL)."""
+
+    def __repr__(self):
+        return "NULL"
+
+
+NULL = NullVariable()

@@ -1,0 +1,251 @@
+"""Builder: real value + Source -> VariableTracker (and the guards it needs).
+
+``wrap_value(tx, value, source)`` is how every value from outside the frame
+enters the trace. It is a type table, not an isinstance ladder: an exact-type
+lookup (``EXACT``) for the common types, then a short ordered list of base
+classes (``BY_BASE``), then callables recognised by identity (builtins, torch
+functions), then user objects. Each entry builds the tracker and installs the
+guard that makes relying on the value sound:
+
+    tensor          -> graph input (placeholder) + TENSOR_MATCH
+    int/float/str.. -> ConstantVariable + CONSTANT_MATCH
+    list/tuple/dict -> container of wrapped items + LENGTH / DICT_KEYS
+    function/module/class/nn.Module -> ID_MATCH
+    other objects   -> UserDefinedObjectVariable + TYPE_MATCH
+
+The same source always yields the same tracker (``output.by_source``), so
+identity (``a is b``) and de-duplication of graph inputs work.
+``guard=False`` wraps without guards, for values whose stability is assumed
+(attributes of torch and the standard library).
+"""
+import builtins
+import collections
+import enum
+import functools
+import math
+import operator
+import types
+from typing import Optional
+
+import torch
+from torch import nn
+
+from ..graph_breaks import unsupported
+from ..guards import function_guard_values
+from ..sources import GetItemSource, Source
+from .base import VariableTracker
+from .builtins import BUILTINS, PURE, BuiltinVariable
+from .constant import CONSTANT_TYPES, ConstantVariable, wrap_constant
+from .ctx_managers import GRAD_MODE_CLASSES, GradModeClassVariable
+from .dicts import ConstDictVariable, SetVariable
+from .functions import UserFunctionVariable, UserMethodVariable
+from .lists import ListVariable, NamedTupleVariable, SizeVariable, TupleVariable
+from .nn_module import NNModuleVariable
+from .torch_fn import TRACE_TIME, TorchFunctionVariable, is_graph_callable
+from .user_defined import UserDefinedClassVariable, UserDefinedObjectVariable, bind_class_attribute
+
+# Modules whose attributes are assumed stable (not guarded).
+STABLE_MODULES = ("torch", "math", "operator", "functools", "itertools", "collections", "builtins",
+                  "typing", "dataclasses", "enum", "abc", "inspect", "warnings", "numbers", "types",
+                  "framegraph", "numpy", "contextlib", "copy", "re")
+
+
+class PythonModuleVariable(VariableTracker):
+    """A Python module object (``torch``, ``torch.nn.functional``, ``math``)."""
+
+    def __init__(self, module, **kwargs):
+        super().__init__(**kwargs)
+        self.module = module
+        self.identity = module
+
+    def python_type(self):
+        return types.ModuleType
+
+    def as_python_constant(self):
+        return self.module
+
+    def getattr(self, tx, name):
+        from ..sources import AttrSource
+
+        try:
+            value = getattr(self.module, name)
+        except AttributeError:
+            unsupported("unsupported_attribute", f"module {self.module.__name__} has no {name!r}")
+        source = AttrSource(self.source, name) if self.source is not None else None
+        stable = self.module.__name__.split(".")[0] in STABLE_MODULES
+        return wrap_value(tx, value, source, guard=not stable)
+
+    def hasattr(self, tx, name):
+        return hasattr(self.module, name)
+
+    def __repr__(self):
+        return f"PythonModuleVariable({self.module.__name__})"
+
+
+class EnumVariable(ConstantVariable):
+    """An enum member: compared by identity, never in the graph."""
+
+
+def _guard(tx, kind, source, value=None):
+    if source is not None:
+        tx.output.add_guard(kind, source, value)
+
+
+def _id_guard(tx, value, source):
+    _guard(tx, "ID_MATCH", source, function_guard_values(value))
+
+
+# ---- one function per kind of value: (tx, value, source) -> tracker
+def _wrap_tensor(tx, value, source):
+    if source is None:
+        unsupported("unsupported_value", "a tensor that cannot be re-read on the next call")
+    return tx.output.add_input(value, source)
+
+
+def _wrap_constant(tx, value, source):
+    _guard(tx, "CONSTANT_MATCH", source, value)
+    var = wrap_constant(value)
+    var.source = source
+    return var
+
+
+def _wrap_sequence(tx, value, source):
+    _guard(tx, "LENGTH", source, (type(value), len(value)))
+    items = [wrap_value(tx, v, _item_source(source, i)) for i, v in enumerate(value)]
+    if isinstance(value, torch.Size):
+        return SizeVariable(items, source=source)
+    if isinstance(value, tuple) and hasattr(type(value), "_fields"):
+        return NamedTupleVariable(items, type(value), source=source)
+    return (TupleVariable if isinstance(value, tuple) else ListVariable)(items, source=source)
+
+
+def _wrap_dict(tx, value, source):
+    if not all(isinstance(k, (str, int, float, bool, type(None), enum.Enum)) for k in value):
+        unsupported("unsupported_value", "dict with keys that are not constants")
+    _guard(tx, "DICT_KEYS", source, tuple(value))
+    pairs = [(ConstantVariable(k), wrap_value(tx, v, _item_source(source, k))) for k, v in value.items()]
+    return ConstDictVariable(pairs, py_type=type(value), source=source)
+
+
+def _wrap_set(tx, value, source):
+    if not all(isinstance(k, CONSTANT_TYPES) for k in value):
+        unsupported("unsupported_value", "set of values that are not constants")
+    _guard(tx, "CONSTANT_MATCH", source, frozenset(value) if type(value) is frozenset else value)
+    return SetVariable([ConstantVariable(v) for v in value], py_type=type(value), source=source)
+
+
+def _wrap_function(tx, value, source):
+    _id_guard(tx, value, source)
+    if value in TRACE_TIME or is_graph_callable(value):
+        return TorchFunctionVariable(value, source=source)
+    return UserFunctionVariable(value, source=source)
+
+
+def _wrap_method(tx, value, source):
+    from ..sources import AttrSource
+
+    obj = wrap_value(tx, value.__self__, AttrSource(source, "__self__") if source else None)
+    if not isinstance(value.__func__, types.FunctionType):
+        unsupported("unsupported_call", f"bound method of {type(value.__func__).__name__}")
+    return bind_class_attribute(tx, obj, value.__func__, None)
+
+
+def _wrap_module(tx, value, source):
+    _id_guard(tx, value, source)
+    return NNModuleVariable(value, source=source)
+
+
+def _wrap_pymodule(tx, value, source):
+    _id_guard(tx, value, source)
+    return PythonModuleVariable(value, source=source)
+
+
+def _wrap_class(tx, value, source):
+    _id_guard(tx, value, source)
+    if value in GRAD_MODE_CLASSES:
+        return GradModeClassVariable(value, source=source)
+    if value in BUILTINS or value.__module__ == "builtins":
+        return BuiltinVariable(value, source=source)
+    return UserDefinedClassVariable(value, source=source)
+
+
+def _wrap_builtin(tx, value, source):
+    if value in TRACE_TIME or is_graph_callable(value):
+        return TorchFunctionVariable(value, source=source)
+    if value in BUILTINS or value in PURE or getattr(value, "__module__", None) in ("math", "_operator"):
+        return BuiltinVariable(value, source=source)
+    if value.__self__ is not None and not isinstance(value.__self__, types.ModuleType):
+        unsupported("unsupported_call", f"method {value.__qualname__} of a {type(value.__self__).__name__}")
+    unsupported("unsupported_call", f"C function {getattr(value, '__qualname__', value)}")
+
+
+def _wrap_enum(tx, value, source):
+    _id_guard(tx, value, source)
+    return EnumVariable(value, source=source)
+
+
+def _wrap_object(tx, value, source):
+    if callable(value) and not hasattr(type(value), "__call__"):  # pragma: no cover
+        unsupported("unsupported_value", type(value).__name__)
+    if isinstance(value, functools.partial):
+        unsupported("unsupported_value", "functools.partial")
+    _guard(tx, "TYPE_MATCH", source, type(value))
+    return UserDefinedObjectVariable(value, source=source)
+
+
+EXACT = {
+    **{t: _wrap_constant for t in CONSTANT_TYPES},
+    slice: _wrap_constant, range: _wrap_constant, torch.Size: _wrap_sequence,
+    tuple: _wrap_sequence, list: _wrap_sequence, dict: _wrap_dict,
+    collections.OrderedDict: _wrap_dict, set: _wrap_set, frozenset: _wrap_set,
+    types.FunctionType: _wrap_function, types.MethodType: _wrap_method,
+    types.ModuleType: _wrap_pymodule, types.BuiltinFunctionType: _wrap_builtin,
+    types.MethodDescriptorType: _wrap_builtin, types.WrapperDescriptorType: _wrap_builtin,
+    types.MethodWrapperType: _wrap_builtin, types.ClassMethodDescriptorType: _wrap_builtin,
+}
+BY_BASE = (
+    (torch.Tensor, _wrap_tensor),
+    (nn.Module, _wrap_module),
+    (enum.Enum, _wrap_enum),
+    (type, _wrap_class),
+    (tuple, _wrap_sequence),
+    (list, _wrap_sequence),
+    (dict, _wrap_dict),
+    ((torch._ops.OpOverload, torch._ops.OpOverloadPacket), _wrap_function),
+)
+
+
+def wrap_value(tx, value, source: Optional[Source] = None, guard: bool = True) -> VariableTracker:
+    """The tracker for ``value`` read from ``source`` (None: a value made in the trace)."""
+    cache = tx.output.by_source
+    if source is not None and source in cache:
+        return cache[source]
+    guard_source = source if guard else None
+    kind = EXACT.get(type(value))
+    if kind is None:
+        kind = next((fn for base, fn in BY_BASE if isinstance(value, base)), None)
+    if kind is None:
+        kind = _wrap_object
+    if kind is _wrap_tensor:
+        var = kind(tx, value, source)
+    else:
+        var = kind(tx, value, guard_source)
+        var.source = source
+    if source is not None:
+        cache[source] = var
+    return var
+
+
+def _item_source(source, index):
+    return GetItemSource(source, index) if source is not None else None
+
+
+def wrap_class_attribute(tx, obj, name):
+    """Class-level attribute ``name`` of ``obj`` (methods, properties, constants)."""
+    from .user_defined import lookup_attribute
+
+    return lookup_attribute(tx, obj, name, lambda n: None)
+
+
+__all__ = ["wrap_value", "wrap_class_attribute", "PythonModuleVariable", "builtins", "math", "operator",
+           "UserMethodVariable"]

@@ -1,0 +1,316 @@
+"""Python builtins (len, isinstance, min, sorted, zip...) and pure C functions.
+
+``BuiltinVariable(fn)`` calls go through ``BUILTINS``, a table from the
+builtin to a small model taking ``(tx, *args, **kwargs)`` trackers. A builtin
+without a model is still computed at trace time when it is known to be pure
+(``PURE``: math functions, methods of immutable constants, operator
+functions on constants) and every argument is a constant.
+"""
+import builtins
+import functools
+import math
+import operator
+from typing import Callable, Dict
+
+import torch
+
+from ..graph_breaks import unsupported
+from .base import VariableTracker
+from .constant import ConstantVariable, wrap_constant
+from .dicts import ConstDictVariable, SetVariable
+from .iterators import EnumerateVariable, FilterVariable, ListIteratorVariable, MapVariable, ZipVariable
+from .lists import ListVariable, SizeVariable, SliceVariable, TupleVariable
+from .ops import COMPARE_OPS, binary_op, compare, contains_op, is_op, unary_op
+from .tensor import TensorVariable
+
+
+class BuiltinVariable(VariableTracker):
+    def __init__(self, fn, **kwargs):
+        super().__init__(**kwargs)
+        self.fn = fn
+
+    def python_type(self):
+        return type(self.fn)
+
+    def as_python_constant(self):
+        return self.fn
+
+    def call(self, tx, args, kwargs):
+        model = BUILTINS.get(self.fn)
+        if model is not None:
+            return model(tx, *args, **kwargs)
+        if _is_pure(self.fn) and all(a.is_python_constant() for a in list(args) + list(kwargs.values())):
+            try:
+                value = self.fn(*(a.as_python_constant() for a in args),
+                                **{k: v.as_python_constant() for k, v in kwargs.items()})
+            except Exception as e:
+                unsupported("operator_error", f"{_name(self.fn)}: {type(e).__name__}: {e}")
+            return wrap_constant(value)
+        unsupported("unsupported_call", f"builtin {_name(self.fn)}")
+
+    def getattr(self, tx, name):
+        if name in ("__name__", "__qualname__", "__module__"):
+            return ConstantVariable(getattr(self.fn, name))
+        if isinstance(self.fn, type):
+            attr = getattr(self.fn, name)
+            return BuiltinVariable(attr)
+        return super().getattr(tx, name)
+
+    def __repr__(self):
+        return f"BuiltinVariable({_name(self.fn)})"
+
+
+def _name(fn):
+    return getattr(fn, "__qualname__", None) or getattr(fn, "__name__", repr(fn))
+
+
+def _is_pure(fn) -> bool:
+    owner = getattr(fn, "__self__", None)
+    if owner is not None and not isinstance(owner, type(math)):
+        from .constant import is_constant_value
+
+        return is_constant_value(owner)  # a method of an immutable constant
+    module = getattr(fn, "__module__", None) or getattr(owner, "__name__", None)
+    return module in ("math", "operator", "_operator", "cmath") or fn in PURE
+
+
+def call_slot(tx, obj, name, args):
+    """The dunder methods of containers, called explicitly (``l.__len__()``)."""
+    if name == "__len__":
+        return ConstantVariable(obj.length(tx))
+    if name == "__getitem__":
+        return obj.getitem(tx, args[0])
+    if name == "__contains__":
+        return ConstantVariable(obj.contains(tx, args[0]))
+    return obj.iter(tx)
+
+
+def sorted_items(tx, items, key=None, reverse=None):
+    """Sort trackers of constants (optionally by an inlined key function)."""
+    keys = [key.call(tx, [x], {}) if key is not None and not _is_none(key) else x for x in items]
+    if not all(k.is_python_constant() for k in keys):
+        unsupported("unsupported_value", "sorting values that are not trace-time constants")
+    order = sorted(range(len(items)), key=lambda i: keys[i].as_python_constant(),
+                   reverse=bool(reverse and reverse.as_python_constant()))
+    return [items[i] for i in order]
+
+
+def _is_none(v):
+    return v.is_python_constant() and v.as_python_constant() is None
+
+
+def _isinstance(tx, obj, classinfo):
+    cls = classinfo.as_python_constant()
+    return ConstantVariable(issubclass(obj.python_type(), cls))
+
+
+def _issubclass(tx, cls, classinfo):
+    return ConstantVariable(issubclass(cls.as_python_constant(), classinfo.as_python_constant()))
+
+
+def _getattr(tx, obj, name, default=None):
+    name = name.as_python_constant()
+    if default is not None and obj.hasattr(tx, name) is False:
+        return default
+    return obj.getattr(tx, name)
+
+
+def _hasattr(tx, obj, name):
+    answer = obj.hasattr(tx, name.as_python_constant())
+    if answer is None:
+        unsupported("unsupported_attribute", f"hasattr({obj}, {name})")
+    return ConstantVariable(answer)
+
+
+def _setattr(tx, obj, name, value):
+    obj.setattr(tx, name.as_python_constant(), value)
+    return ConstantVariable(None)
+
+
+def _minmax(pick):
+    def model(tx, *args, key=None, default=None):
+        items = args[0].unpack(tx) if len(args) == 1 else list(args)
+        if not items:
+            if default is None:
+                unsupported("operator_error", f"{pick.__name__}() of an empty sequence")
+            return default
+        if any(isinstance(x, TensorVariable) for x in items):
+            unsupported("data_dependent_value", f"{pick.__name__}() compares tensors")
+        ordered = sorted_items(tx, items, key)
+        return ordered[-1] if pick is max else ordered[0]
+    return model
+
+
+def _sum(tx, iterable, start=None):
+    total = start if start is not None else ConstantVariable(0)
+    for item in iterable.unpack(tx):
+        total = binary_op(tx, operator.add, total, item)
+    return total
+
+
+def _all_any(want):
+    def model(tx, iterable):
+        for item in iterable.unpack(tx):
+            if item.truth(tx) is want:
+                return ConstantVariable(want)
+        return ConstantVariable(not want)
+    return model
+
+
+def _collection(kind):
+    def model(tx, iterable=None):
+        items = iterable.unpack(tx) if iterable is not None else []
+        if kind is tuple:
+            return TupleVariable(items)
+        if kind is list:
+            return ListVariable(items)
+        return SetVariable(items, py_type=kind)
+    return model
+
+
+def _dict(tx, arg=None, **kwargs):
+    result = ConstDictVariable([])
+    if arg is not None:
+        result.call_method(tx, "update", [arg], {})
+    result.call_method(tx, "update", [], kwargs)
+    return result
+
+
+def _scalar(kind):
+    def model(tx, value=None, *rest):
+        if value is None:
+            return ConstantVariable(kind())
+        if isinstance(value, TensorVariable):
+            unsupported("data_dependent_value", f"{kind.__name__}() of a tensor")
+        if kind is bool:
+            return ConstantVariable(value.truth(tx))
+        return wrap_constant(kind(value.as_python_constant(), *(r.as_python_constant() for r in rest)))
+    return model
+
+
+def _len(tx, obj):
+    return ConstantVariable(obj.length(tx))
+
+
+def _iter(tx, obj):
+    return obj.iter(tx)
+
+
+def _next(tx, it, default=None):
+    item = it.next(tx)
+    if item is None:
+        if default is None:
+            unsupported("exception", "StopIteration from next()")
+        return default
+    return item
+
+
+def _reversed(tx, seq):
+    return ListIteratorVariable(list(reversed(seq.unpack(tx))))
+
+
+def _enumerate(tx, iterable, start=ConstantVariable(0)):
+    return EnumerateVariable(iterable.iter(tx), start.as_python_constant())
+
+
+def _zip(tx, *iterables, strict=ConstantVariable(False)):
+    return ZipVariable([it.iter(tx) for it in iterables], strict.as_python_constant())
+
+
+def _map(tx, fn, *iterables):
+    return MapVariable(fn, [it.iter(tx) for it in iterables])
+
+
+def _filter(tx, fn, iterable):
+    return FilterVariable(fn, iterable.iter(tx))
+
+
+def _sorted(tx, iterable, key=None, reverse=None):
+    return ListVariable(sorted_items(tx, iterable.unpack(tx), key, reverse))
+
+
+def _abs(tx, x):
+    return unary_op(tx, operator.abs, x)
+
+
+def _type(tx, obj):
+    from .builder import wrap_value
+
+    return wrap_value(tx, obj.python_type())
+
+
+def _callable(tx, obj):
+    return ConstantVariable(callable(obj.python_type()) and obj.python_type() is not type(None)
+                            or isinstance(obj, BuiltinVariable) or hasattr(obj, "call") and
+                            type(obj).call is not VariableTracker.call)
+
+
+def _slice(tx, *args):
+    items = list(args) + [ConstantVariable(None)] * (3 - len(args))
+    return SliceVariable(items[:3] if len(args) > 1 else [ConstantVariable(None), args[0],
+                                                          ConstantVariable(None)])
+
+
+def _range(tx, *args):
+    return wrap_constant(range(*(a.as_python_constant() for a in args)))
+
+
+def _super(tx, *args):
+    from .user_defined import SuperVariable
+
+    return SuperVariable.create(tx, args)
+
+
+def _print(tx, *args, **kwargs):
+    unsupported("unsupported_call", "print() has a side effect")
+
+
+def _functools_reduce(tx, fn, iterable, initial=None):
+    items = iterable.unpack(tx)
+    acc = initial if initial is not None else items.pop(0)
+    for item in items:
+        acc = fn.call(tx, [acc, item], {})
+    return acc
+
+
+def _operator_fn(fn):
+    def model(tx, *args):
+        return binary_op(tx, fn, *args) if len(args) == 2 else unary_op(tx, fn, *args)
+    return model
+
+
+def _compare_fn(op):
+    return lambda tx, a, b: compare(tx, op, a, b)
+
+
+BUILTINS: Dict[Callable, Callable] = {
+    len: _len, isinstance: _isinstance, issubclass: _issubclass, getattr: _getattr,
+    hasattr: _hasattr, setattr: _setattr, min: _minmax(min), max: _minmax(max), sum: _sum,
+    all: _all_any(False), any: _all_any(True), tuple: _collection(tuple), list: _collection(list),
+    set: _collection(set), frozenset: _collection(frozenset), dict: _dict, int: _scalar(int),
+    float: _scalar(float), bool: _scalar(bool), str: _scalar(str), iter: _iter, next: _next,
+    reversed: _reversed, enumerate: _enumerate, zip: _zip, map: _map, filter: _filter,
+    sorted: _sorted, abs: _abs, type: _type, callable: _callable, slice: _slice, range: _range,
+    super: _super, print: _print, functools.reduce: _functools_reduce,
+    torch.Size: lambda tx, it=None: SizeVariable(it.unpack(tx) if it is not None else []),
+    operator.getitem: lambda tx, a, b: a.getitem(tx, b),
+    operator.contains: lambda tx, a, b: ConstantVariable(contains_op(tx, b, a)),
+    operator.is_: lambda tx, a, b: ConstantVariable(is_op(tx, a, b)),
+    operator.is_not: lambda tx, a, b: ConstantVariable(not is_op(tx, a, b)),
+    operator.not_: lambda tx, a: ConstantVariable(not a.truth(tx)),
+    operator.truth: lambda tx, a: ConstantVariable(a.truth(tx)),
+}
+for _fn in (operator.add, operator.sub, operator.mul, operator.truediv, operator.floordiv,
+            operator.mod, operator.pow, operator.matmul, operator.and_, operator.or_, operator.xor,
+            operator.lshift, operator.rshift, operator.neg, operator.pos, operator.invert, operator.abs,
+            operator.iadd, operator.isub, operator.imul):
+    BUILTINS[_fn] = _operator_fn(_fn)
+for _op, _fn in COMPARE_OPS.items():
+    BUILTINS[_fn] = _compare_fn(_op)
+
+# Builtins that are pure functions of constant arguments.
+PURE = frozenset({
+    builtins.round, builtins.divmod, builtins.pow, builtins.repr, builtins.ord, builtins.chr,
+    builtins.hash, builtins.format, builtins.bin, builtins.hex, builtins.oct, builtins.complex,
+    builtins.bytes, builtins.id,
+})

@@ -1,0 +1,102 @@
+"""Immutable Python values known at trace time: None, numbers, strings, dtypes...
+
+A ConstantVariable is computed with, not recorded: ``2 * 3`` is 6 at trace
+time and never reaches the graph. Methods of constants (``"a".upper()``,
+``(3).bit_length()``) run at trace time when all their arguments are
+constants too. Tuples, slices and ranges of constants have their own
+trackers (lists.py) so they can be unpacked; ``wrap_constant`` picks the
+right one.
+"""
+import types
+
+import torch
+
+from ..graph_breaks import unsupported
+from .base import VariableTracker
+
+# Types whose values are immutable and safe to compute with at trace time.
+CONSTANT_TYPES = (
+    type(None), bool, int, float, complex, str, bytes, type(Ellipsis), type(NotImplemented),
+    torch.dtype, torch.device, torch.layout, torch.memory_format, types.CodeType,
+)
+
+
+def is_constant_value(value) -> bool:
+    if isinstance(value, (tuple, frozenset)) and type(value) in (tuple, frozenset):
+        return all(is_constant_value(v) for v in value)
+    return isinstance(value, CONSTANT_TYPES) and not isinstance(value, torch.Tensor)
+
+
+class ConstantVariable(VariableTracker):
+    def __init__(self, value, **kwargs):
+        super().__init__(**kwargs)
+        self.value = value
+
+    def python_type(self):
+        return type(self.value)
+
+    def as_python_constant(self):
+        return self.value
+
+    def is_python_constant(self):
+        return True
+
+    @property
+    def mutable(self):
+        return False
+
+    def getattr(self, tx, name):
+        try:
+            attr = getattr(self.value, name)
+        except AttributeError as e:
+            unsupported("operator_error", f"{self.value!r}.{name}: {e}")
+        if callable(attr):
+            from .builtins import BuiltinVariable
+
+            return BuiltinVariable(attr)
+        return wrap_constant(attr)
+
+    def call_method(self, tx, name, args, kwargs):
+        from .builtins import BuiltinVariable
+
+        return BuiltinVariable(getattr(type(self.value), name)).call(tx, [self] + list(args), kwargs)
+
+    def truth(self, tx):
+        return bool(self.value)
+
+    def length(self, tx):
+        return len(self.value)
+
+    def unpack(self, tx):
+        if isinstance(self.value, (str, bytes, frozenset)):
+            return [wrap_constant(v) for v in self.value]
+        return super().unpack(tx)
+
+    def getitem(self, tx, key):
+        try:
+            return wrap_constant(self.value[key.as_python_constant()])
+        except (TypeError, IndexError, KeyError) as e:
+            unsupported("operator_error", f"{self.value!r}[{key}]: {e}")
+
+    def reconstruct(self, cg):
+        cg.load_const(self.value)
+
+    def __repr__(self):
+        return f"ConstantVariable({self.value!r})"
+
+
+def wrap_constant(value) -> VariableTracker:
+    """The tracker of a trace-time constant (tuples become TupleVariable, ...)."""
+    from . import lists
+
+    if type(value) is tuple:
+        return lists.TupleVariable([wrap_constant(v) for v in value])
+    if type(value) is torch.Size:
+        return lists.SizeVariable([wrap_constant(v) for v in value])
+    if type(value) is slice:
+        return lists.SliceVariable([wrap_constant(v) for v in (value.start, value.stop, value.step)])
+    if type(value) is range:
+        return lists.RangeVariable(value)
+    if isinstance(value, CONSTANT_TYPES) or type(value) is frozenset:
+        return ConstantVariable(value)
+    unsupported("unsupported_value", f"{type(value).__name__} is not a trace-time constant")

@@ -1,0 +1,119 @@
+"""Context managers: grad mode, the only global state that graphs switch.
+
+``with torch.no_grad():`` becomes two graph nodes, ``_set_grad_enabled(False)``
+on entry and ``_set_grad_enabled(<previous>)`` on exit, so the compiled graph
+changes grad mode exactly where eager does. The tracer switches the real grad
+mode too while tracing (FakeTensors then get the right ``requires_grad``) and
+restores it at the end of the trace. The mode on entry to the frame is
+guarded (GRAD_MODE).
+
+3.11's ``with`` protocol: BEFORE_WITH calls ``enter`` and pushes the bound
+``__exit__`` (``WithExitVariable``); the normal exit path calls it with three
+Nones.
+"""
+import torch
+
+from ..graph_breaks import unsupported
+from .base import VariableTracker
+from .constant import ConstantVariable
+
+# class -> (grad mode inside, switches on construction?)
+GRAD_MODE_CLASSES = {
+    torch.no_grad: (False, False),
+    torch.enable_grad: (True, False),
+    torch.set_grad_enabled: (None, True),
+}
+
+
+class GradModeClassVariable(VariableTracker):
+    """``torch.no_grad`` / ``torch.enable_grad`` / ``torch.set_grad_enabled`` themselves."""
+
+    def __init__(self, cls, **kwargs):
+        super().__init__(**kwargs)
+        self.cls = cls
+
+    def python_type(self):
+        return type(self.cls)
+
+    def as_python_constant(self):
+        return self.cls
+
+    def call(self, tx, args, kwargs):
+        mode, on_init = GRAD_MODE_CLASSES[self.cls]
+        if mode is None:
+            mode = (args[0] if args else kwargs["mode"]).as_python_constant()
+        ctx = GradModeVariable(bool(mode))
+        if on_init:  # torch.set_grad_enabled(b) switches at once, and restores on __exit__
+            ctx.enter(tx)
+            ctx.entered_on_init = True
+        return ctx
+
+    def __repr__(self):
+        return f"GradModeClassVariable({self.cls.__name__})"
+
+
+class GradModeVariable(VariableTracker):
+    """An instance of a grad-mode context manager."""
+
+    def __init__(self, mode: bool, **kwargs):
+        super().__init__(**kwargs)
+        self.mode = mode
+        self.previous = None
+        self.entered_on_init = False
+
+    def python_type(self):
+        return torch.set_grad_enabled if self.entered_on_init else torch.no_grad
+
+    def enter(self, tx):
+        if self.entered_on_init and self.previous is not None:
+            return ConstantVariable(None)
+        self.previous = tx.output.grad_mode
+        tx.output.set_grad_mode(self.mode)
+        return ConstantVariable(None)
+
+    def exit(self, tx):
+        if self.previous is None:
+            unsupported("unsupported_ctx_manager", "__exit__ before __enter__")
+        tx.output.set_grad_mode(self.previous)
+        return ConstantVariable(None)
+
+    def call_method(self, tx, name, args, kwargs):
+        if name == "__enter__":
+            return self.enter(tx)
+        if name == "__exit__":
+            return self.exit(tx)
+        unsupported("unsupported_ctx_manager", f"grad mode .{name}()")
+
+    def getattr(self, tx, name):
+        if name in ("__enter__", "__exit__"):
+            return WithExitVariable(self, name)
+        return super().getattr(tx, name)
+
+    def __repr__(self):
+        return f"GradModeVariable({self.mode})"
+
+
+class WithExitVariable(VariableTracker):
+    """A context manager's bound ``__exit__`` (or ``__enter__``)."""
+
+    def __init__(self, ctx, name="__exit__", **kwargs):
+        super().__init__(**kwargs)
+        self.ctx, self.name = ctx, name
+
+    def call(self, tx, args, kwargs):
+        return self.ctx.call_method(tx, self.name, args, kwargs)
+
+    def __repr__(self):
+        return f"WithExitVariable({self.ctx!r})"
+
+
+def enter_context(tx, ctx: VariableTracker):
+    """BEFORE_WITH: returns (bound __exit__, value of __enter__)."""
+    if isinstance(ctx, GradModeVariable):
+        return WithExitVariable(ctx), ctx.enter(tx)
+    from .user_defined import UserDefinedObjectVariable
+
+    if isinstance(ctx, UserDefinedObjectVariable):
+        exit_fn = ctx.getattr(tx, "__exit__")
+        return exit_fn, ctx.call_method(tx, "__enter__", [], {})
+    unsupported("unsupported_ctx_manager", f"with {ctx}")

@@ -1,0 +1,223 @@
+"""Dicts and sets whose keys are trace-time constants (or trackers, by identity).
+
+``ConstDictVariable`` keeps an insertion-ordered Python dict from a hashable
+key (the constant value, or the identity of a non-constant key tracker) to a
+``(key tracker, value tracker)`` pair, so ``d['a']``, ``d.items()``,
+``**kwargs`` and ``dict(...)`` behave like CPython's dict. ``SetVariable`` is
+the same with keys only. Dicts and sets created during the trace are mutated
+in place; ones from outside the frame are read-only here (``side_effect``).
+"""
+import collections
+
+from ..graph_breaks import unsupported
+from .base import VariableTracker
+from .constant import ConstantVariable
+from .lists import ListVariable, TupleVariable
+
+
+def hash_key(key: VariableTracker):
+    """The Python dict key that stands for tracker ``key``."""
+    if key.is_python_constant():
+        value = key.as_python_constant()
+        try:
+            hash(value)
+        except TypeError:
+            unsupported("operator_error", f"unhashable key {value!r}")
+        return value
+    return _Identity(key)
+
+
+class _Identity:
+    """Hashes a non-constant key (a tensor, a module) by tracker identity."""
+
+    __slots__ = ("var",)
+
+    def __init__(self, var):
+        self.var = getattr(var, "identity", var)
+
+    def __hash__(self):
+        return id(self.var)
+
+    def __eq__(self, other):
+        return isinstance(other, _Identity) and other.var is self.var
+
+
+class ConstDictVariable(VariableTracker):
+    def __init__(self, pairs, *, py_type=dict, **kwargs):
+        super().__init__(**kwargs)
+        self.items = {hash_key(k): (k, v) for k, v in pairs}
+        self.py_type = py_type
+
+    @classmethod
+    def from_kwargs(cls, kwargs):
+        return cls([(ConstantVariable(k), v) for k, v in kwargs.items()])
+
+    def python_type(self):
+        return self.py_type
+
+    def as_plain_dict(self):
+        """{constant key: value tracker}: used for **kwargs and graph arguments."""
+        return {k: v for k, (_, v) in self.items.items()}
+
+    def keys_vars(self):
+        return [k for k, _ in self.items.values()]
+
+    def unpack(self, tx):
+        return self.keys_vars()
+
+    def length(self, tx):
+        return len(self.items)
+
+    def truth(self, tx):
+        return bool(self.items)
+
+    def contains(self, tx, item):
+        return hash_key(item) in self.items
+
+    def getitem(self, tx, key):
+        try:
+            return self.items[hash_key(key)][1]
+        except KeyError:
+            unsupported("operator_error", f"KeyError: {key}")
+
+    def setitem(self, tx, key, value):
+        self.check_mutable("dict item assignment")
+        self.items[hash_key(key)] = (key, value)
+
+    def delitem(self, tx, key):
+        self.check_mutable("del dict item")
+        self.items.pop(hash_key(key))
+
+    def call_method(self, tx, name, args, kwargs):
+        method = _DICT_METHODS.get(name)
+        if method is None:
+            unsupported("unsupported_call", f"dict.{name}")
+        if name in _MUTATING:
+            self.check_mutable(f"dict.{name}")
+        result = method(self, tx, *args, **kwargs)
+        return ConstantVariable(None) if result is None else result
+
+    def reconstruct(self, cg):
+        if self.source is not None:
+            return super().reconstruct(cg)
+        if self.py_type is not dict:
+            unsupported("graph_output", f"rebuilding a {self.py_type.__name__}")
+        for k, v in self.items.values():
+            cg(k)
+            cg(v)
+        cg.build(dict, len(self.items))
+
+    def __repr__(self):
+        return f"ConstDictVariable({list(self.items)!r})"
+
+
+def _get(d, tx, key, default=None):
+    pair = d.items.get(hash_key(key))
+    return pair[1] if pair else (default or ConstantVariable(None))
+
+
+def _pop(d, tx, key, default=None):
+    pair = d.items.pop(hash_key(key), None)
+    if pair is None and default is None:
+        unsupported("operator_error", f"KeyError: {key}")
+    return pair[1] if pair else default
+
+
+def _update(d, tx, other=None, **kwargs):
+    if other is not None:
+        pairs = other.items.values() if isinstance(other, ConstDictVariable) else (
+            p.unpack(tx) for p in other.unpack(tx))
+        for k, v in pairs:
+            d.items[hash_key(k)] = (k, v)
+    for k, v in kwargs.items():
+        d.items[k] = (ConstantVariable(k), v)
+
+
+def _setdefault(d, tx, key, default=None):
+    default = default or ConstantVariable(None)
+    return d.items.setdefault(hash_key(key), (key, default))[1]
+
+
+_MUTATING = {"update", "pop", "setdefault", "clear", "popitem", "__setitem__"}
+_DICT_METHODS = {
+    "keys": lambda d, tx: TupleVariable(d.keys_vars()),
+    "values": lambda d, tx: TupleVariable([v for _, v in d.items.values()]),
+    "items": lambda d, tx: TupleVariable([TupleVariable([k, v]) for k, v in d.items.values()]),
+    "get": _get,
+    "pop": _pop,
+    "update": _update,
+    "setdefault": _setdefault,
+    "clear": lambda d, tx: d.items.clear(),
+    "copy": lambda d, tx: ConstDictVariable(list(d.items.values()), py_type=d.py_type),
+    "__getitem__": lambda d, tx, k: d.getitem(tx, k),
+    "__setitem__": lambda d, tx, k, v: d.setitem(tx, k, v),
+    "__contains__": lambda d, tx, k: ConstantVariable(d.contains(tx, k)),
+    "__len__": lambda d, tx: ConstantVariable(d.length(tx)),
+    "popitem": lambda d, tx: TupleVariable(list(d.items.popitem()[1])),
+}
+
+
+class SetVariable(VariableTracker):
+    def __init__(self, items, *, py_type=set, **kwargs):
+        super().__init__(**kwargs)
+        self.items = {hash_key(k): k for k in items}
+        self.py_type = py_type
+
+    def python_type(self):
+        return self.py_type
+
+    def as_python_constant(self):
+        return self.py_type(v.as_python_constant() for v in self.items.values())
+
+    def is_python_constant(self):
+        return self.py_type is frozenset and super().is_python_constant()
+
+    def unpack(self, tx):
+        return list(self.items.values())
+
+    def contains(self, tx, item):
+        return hash_key(item) in self.items
+
+    def binop(self, tx, fn, other, reflected):
+        if not isinstance(other, SetVariable):
+            return NotImplemented
+        a, b = (other, self) if reflected else (self, other)
+        keys = fn(set(a.items), set(b.items))
+        merged = {**b.items, **a.items}
+        return SetVariable([merged[k] for k in keys], py_type=a.py_type)
+
+    def call_method(self, tx, name, args, kwargs):
+        if name in ("add", "discard", "remove", "update", "clear", "pop"):
+            self.check_mutable(f"set.{name}")
+        if name == "add":
+            self.items[hash_key(args[0])] = args[0]
+        elif name in ("discard", "remove"):
+            self.items.pop(hash_key(args[0]), None)
+        elif name == "update":
+            for a in args:
+                self.items.update({hash_key(k): k for k in a.unpack(tx)})
+        elif name == "clear":
+            self.items.clear()
+        elif name == "copy":
+            return SetVariable(self.unpack(tx), py_type=self.py_type)
+        elif name == "__contains__":
+            return ConstantVariable(self.contains(tx, args[0]))
+        else:
+            unsupported("unsupported_call", f"set.{name}")
+        return ConstantVariable(None)
+
+    def reconstruct(self, cg):
+        if self.source is not None:
+            return super().reconstruct(cg)
+        for item in self.items.values():
+            cg(item)
+        cg.build(set, len(self.items))
+        if self.py_type is frozenset:
+            unsupported("graph_output", "rebuilding a frozenset")
+
+    def __repr__(self):
+        return f"SetVariable({list(self.items)!r})"
+
+
+MAPPING_TYPES = (dict, collections.OrderedDict)
+__all__ = ["ConstDictVariable", "SetVariable", "ListVariable", "hash_key"]

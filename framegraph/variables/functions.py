@@ -1,0 +1,213 @@
+"""User functions, methods, closures and the cells they share.
+
+Calling a user function inlines it: a nested translator runs its bytecode
+over the caller's graph (``tracer/inliner.py``). These trackers only know
+what is needed for that: the code object, the globals it reads, the bound
+arguments (``bind_args`` applies defaults, ``*args`` and ``**kwargs`` exactly
+like CPython, by binding on a stand-in function whose defaults are trackers),
+and the closure cells.
+
+* ``UserFunctionVariable``: a real function object from outside the frame.
+* ``NestedUserFunctionVariable``: a function made by MAKE_FUNCTION during the
+  trace (nested ``def``, ``lambda``, comprehensions on 3.11).
+* ``UserMethodVariable``: a function bound to a tracked ``self``.
+* ``CellVariable``: a closure cell; cells made in the trace are shared by
+  identity between the frame and its nested functions.
+"""
+import inspect
+import types
+from typing import Dict, List, Optional
+
+from ..graph_breaks import unsupported
+from ..sources import AttrSource, closure_cell_source
+from .base import VariableTracker
+from .constant import ConstantVariable
+
+
+class CellVariable(VariableTracker):
+    """A closure cell. ``contents`` is None while the cell is empty."""
+
+    def __init__(self, contents=None, *, pre_existing=False, **kwargs):
+        super().__init__(**kwargs)
+        self.contents = contents
+        self.pre_existing = pre_existing
+
+    def load(self, name):
+        if self.contents is None:
+            unsupported("exception", f"free variable {name!r} referenced before assignment")
+        return self.contents
+
+    def store(self, value):
+        if self.pre_existing:
+            unsupported("side_effect", "assigning to a closure variable of an outer function")
+        self.contents = value
+
+    def __repr__(self):
+        return f"CellVariable({self.contents!r})"
+
+
+def bind_args(code, name, defaults, kwdefaults, args, kwargs) -> Dict[str, VariableTracker]:
+    """Bind tracker arguments to ``code``'s parameters (with CPython's rules)."""
+    stand_in = types.FunctionType(code, {}, name, tuple(defaults),
+                                  tuple(types.CellType(None) for _ in code.co_freevars))
+    stand_in.__kwdefaults__ = dict(kwdefaults) or None
+    try:
+        bound = inspect.signature(stand_in).bind(*args, **kwargs)
+    except TypeError as e:
+        unsupported("operator_error", f"calling {name}: {e}")
+    bound.apply_defaults()
+    # inspect names a comprehension's implicit ".0" parameter "implicit0"
+    result = {("." + k[8:] if k.startswith("implicit") and "." + k[8:] in code.co_varnames else k): v
+              for k, v in bound.arguments.items()}
+    params = inspect.signature(stand_in).parameters
+    from .dicts import ConstDictVariable
+    from .lists import TupleVariable
+
+    for pname, p in params.items():
+        if p.kind is p.VAR_POSITIONAL:
+            result[pname] = TupleVariable(list(result.get(pname, ())))
+        elif p.kind is p.VAR_KEYWORD:
+            result[pname] = ConstDictVariable.from_kwargs(result.get(pname, {}))
+    return result
+
+
+class BaseUserFunctionVariable(VariableTracker):
+    """What the inliner needs from any user function tracker."""
+
+    def get_code(self) -> types.CodeType:
+        raise NotImplementedError
+
+    def get_globals(self) -> dict:
+        raise NotImplementedError
+
+    def closure_cells(self, tx) -> List[CellVariable]:
+        raise NotImplementedError
+
+    def bind(self, tx, args, kwargs) -> Dict[str, VariableTracker]:
+        raise NotImplementedError
+
+    def call(self, tx, args, kwargs):
+        return tx.inline_call(self, list(args), dict(kwargs))
+
+    def python_type(self):
+        return types.FunctionType
+
+
+class UserFunctionVariable(BaseUserFunctionVariable):
+    def __init__(self, fn, **kwargs):
+        super().__init__(**kwargs)
+        self.fn = fn
+
+    def get_code(self):
+        return self.fn.__code__
+
+    def get_globals(self):
+        return self.fn.__globals__
+
+    def as_python_constant(self):
+        return self.fn
+
+    def fn_name(self):
+        return self.fn.__qualname__
+
+    def closure_cells(self, tx):
+        from .builder import wrap_value
+
+        cells = []
+        for i, cell in enumerate(self.fn.__closure__ or ()):
+            source = closure_cell_source(self.source, i) if self.source is not None else None
+            try:
+                contents = wrap_value(tx, cell.cell_contents, source)
+            except ValueError:
+                contents = None
+            cells.append(CellVariable(contents, pre_existing=True))
+        return cells
+
+    def bind(self, tx, args, kwargs):
+        from .builder import wrap_value
+
+        def default_source(attr, key):
+            return None if self.source is None else _item(AttrSource(self.source, attr), key)
+
+        defaults = [wrap_value(tx, v, default_source("__defaults__", i))
+                    for i, v in enumerate(self.fn.__defaults__ or ())]
+        kwdefaults = {k: wrap_value(tx, v, default_source("__kwdefaults__", k))
+                      for k, v in (self.fn.__kwdefaults__ or {}).items()}
+        return bind_args(self.get_code(), self.fn.__name__, defaults, kwdefaults, args, kwargs)
+
+    def getattr(self, tx, name):
+        if name in ("__name__", "__qualname__", "__module__", "__doc__"):
+            return ConstantVariable(getattr(self.fn, name))
+        return super().getattr(tx, name)
+
+    def __repr__(self):
+        return f"UserFunctionVariable({self.fn.__qualname__})"
+
+
+def _item(base, key):
+    if base is None:
+        return None
+    from ..sources import GetItemSource
+
+    return GetItemSource(base, key)
+
+
+class NestedUserFunctionVariable(BaseUserFunctionVariable):
+    """A function created by MAKE_FUNCTION during the trace."""
+
+    def __init__(self, code, qualname, f_globals, defaults, kwdefaults, closure, **kwargs):
+        super().__init__(**kwargs)
+        self.code, self.qualname, self.f_globals = code, qualname, f_globals
+        self.defaults: List[VariableTracker] = defaults
+        self.kwdefaults: Dict[str, VariableTracker] = kwdefaults
+        self.closure: Optional[List[CellVariable]] = closure
+
+    def get_code(self):
+        return self.code
+
+    def get_globals(self):
+        return self.f_globals
+
+    def fn_name(self):
+        return self.qualname
+
+    def closure_cells(self, tx):
+        return list(self.closure or ())
+
+    def bind(self, tx, args, kwargs):
+        return bind_args(self.code, self.code.co_name, self.defaults, self.kwdefaults, args, kwargs)
+
+    def getattr(self, tx, name):
+        if name in ("__name__", "__qualname__"):
+            return ConstantVariable(self.code.co_name if name == "__name__" else self.qualname)
+        return super().getattr(tx, name)
+
+    def reconstruct(self, cg):
+        unsupported("graph_output", f"returning the nested function {self.qualname}")
+
+    def __repr__(self):
+        return f"NestedUserFunctionVariable({self.qualname})"
+
+
+class UserMethodVariable(VariableTracker):
+    """``obj.method``: a function tracker bound to a tracked ``self``."""
+
+    def __init__(self, fn_var: BaseUserFunctionVariable, obj: VariableTracker, **kwargs):
+        super().__init__(**kwargs)
+        self.fn_var, self.obj = fn_var, obj
+
+    def call(self, tx, args, kwargs):
+        return self.fn_var.call(tx, [self.obj] + list(args), kwargs)
+
+    def python_type(self):
+        return types.MethodType
+
+    def getattr(self, tx, name):
+        if name == "__self__":
+            return self.obj
+        if name == "__func__":
+            return self.fn_var
+        return self.fn_var.getattr(tx, name)
+
+    def __repr__(self):
+        return f"UserMethodVariable({self.fn_var!r})"

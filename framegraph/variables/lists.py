@@ -1,0 +1,257 @@
+"""Sequences: tuple, list, torch.Size, namedtuple, slice and range trackers.
+
+A sequence tracker holds a Python list of item trackers. Tuples (and Size,
+namedtuples) are immutable; a list created during the trace is mutated in
+place by its methods (``append``, ``extend``, ``pop``, ``l[i] = v``...),
+exactly as CPython would, so later reads see the change. A list that came
+from outside the frame has a source, and mutating it raises ``side_effect``.
+"""
+import operator
+
+import torch
+
+from ..graph_breaks import unsupported
+from .base import VariableTracker
+from .constant import ConstantVariable, wrap_constant
+
+
+def _index(key: VariableTracker):
+    if not key.is_python_constant():
+        unsupported("unsupported_value", f"sequence index {key}")
+    return key.as_python_constant()
+
+
+class BaseListVariable(VariableTracker):
+    """Shared behaviour of every sequence of item trackers."""
+
+    py_type = tuple
+
+    def __init__(self, items, **kwargs):
+        super().__init__(**kwargs)
+        self.items = list(items)
+
+    def python_type(self):
+        return self.py_type
+
+    def as_python_constant(self):
+        return self.py_type(x.as_python_constant() for x in self.items)
+
+    def unpack(self, tx):
+        return list(self.items)
+
+    def length(self, tx):
+        return len(self.items)
+
+    def truth(self, tx):
+        return bool(self.items)
+
+    def similar(self, items):
+        """A new sequence of the same kind (slicing, +, *)."""
+        return type(self)(items)
+
+    def getitem(self, tx, key):
+        index = _index(key)
+        try:
+            if isinstance(index, slice):
+                return self.similar(self.items[index])
+            return self.items[operator.index(index)]
+        except (IndexError, TypeError) as e:
+            unsupported("operator_error", f"{self}[{index!r}]: {e}")
+
+    def binop(self, tx, fn, other, reflected):
+        """+ and * of sequences (nb_add / sq_concat, sq_repeat)."""
+        if fn in (operator.add, operator.iadd) and type(other) is type(self) and not reflected:
+            if fn is operator.iadd and isinstance(self, ListVariable):
+                self.check_mutable("+=")
+                self.items.extend(other.items)
+                return self
+            return self.similar(self.items + other.items)
+        if fn in (operator.mul, operator.imul) and other.python_type() is int:
+            return self.similar(self.items * other.as_python_constant())
+        return NotImplemented
+
+    def call_method(self, tx, name, args, kwargs):
+        if name == "index" and not kwargs:
+            from .ops import compare
+
+            for i, item in enumerate(self.items):
+                if compare(tx, "==", item, args[0]).truth(tx):
+                    return ConstantVariable(i)
+            unsupported("operator_error", f"{args[0]} not in {self}")
+        if name == "count" and not kwargs:
+            from .ops import compare
+
+            return ConstantVariable(sum(compare(tx, "==", x, args[0]).truth(tx) for x in self.items))
+        if name in ("__len__", "__getitem__", "__contains__", "__iter__"):
+            from .builtins import call_slot
+
+            return call_slot(tx, self, name, args)
+        unsupported("unsupported_call", f"{self.py_type.__name__}.{name}")
+
+    def reconstruct(self, cg):
+        if self.source is not None:
+            return super().reconstruct(cg)
+        for item in self.items:
+            cg(item)
+        cg.build(self.py_type, len(self.items))
+
+    def __repr__(self):
+        return f"{type(self).__name__}({self.items!r})"
+
+
+class TupleVariable(BaseListVariable):
+    py_type = tuple
+
+    @property
+    def mutable(self):
+        return False
+
+
+class SizeVariable(TupleVariable):
+    """torch.Size of static sizes (every item is a ConstantVariable)."""
+
+    py_type = torch.Size
+
+    def similar(self, items):
+        return SizeVariable(items) if all(isinstance(i, ConstantVariable) for i in items) else TupleVariable(items)
+
+    def call_method(self, tx, name, args, kwargs):
+        if name == "numel" and not args:
+            return ConstantVariable(self.as_python_constant().numel())
+        return super().call_method(tx, name, args, kwargs)
+
+    def reconstruct(self, cg):
+        cg.load_const(self.as_python_constant())
+
+
+class NamedTupleVariable(TupleVariable):
+    """An instance of a ``collections.namedtuple``/``typing.NamedTuple`` class."""
+
+    def __init__(self, items, cls, **kwargs):
+        super().__init__(items, **kwargs)
+        self.cls = cls
+
+    def python_type(self):
+        return self.cls
+
+    def as_python_constant(self):
+        return self.cls(*(x.as_python_constant() for x in self.items))
+
+    def similar(self, items):
+        return TupleVariable(items)
+
+    def getattr(self, tx, name):
+        fields = self.cls._fields
+        if name in fields:
+            return self.items[fields.index(name)]
+        from .builder import wrap_class_attribute
+
+        return wrap_class_attribute(tx, self, name)
+
+    def reconstruct(self, cg):
+        if self.source is not None:
+            return super().reconstruct(cg)
+        cg.call_const(self.cls, self.items)
+
+
+class ListVariable(BaseListVariable):
+    py_type = list
+
+    def as_python_constant(self):
+        unsupported("unsupported_value", "a list is not a trace-time constant")
+
+    def setitem(self, tx, key, value):
+        self.check_mutable("list item assignment")
+        index = _index(key)
+        if isinstance(index, slice):
+            self.items[index] = value.unpack(tx)
+        else:
+            self.items[index] = value
+
+    def delitem(self, tx, key):
+        self.check_mutable("del list item")
+        del self.items[_index(key)]
+
+    def call_method(self, tx, name, args, kwargs):
+        handler = _LIST_METHODS.get(name)
+        if handler is None or kwargs and name != "sort":
+            return super().call_method(tx, name, args, kwargs)
+        self.check_mutable(f"list.{name}")
+        return handler(self, tx, *args, **kwargs) or ConstantVariable(None)
+
+
+def _list_sort(lst, tx, key=None, reverse=None):
+    from .builtins import sorted_items
+
+    lst.items = sorted_items(tx, lst.items, key, reverse)
+
+
+_LIST_METHODS = {
+    "append": lambda lst, tx, v: lst.items.append(v),
+    "extend": lambda lst, tx, v: lst.items.extend(v.unpack(tx)),
+    "insert": lambda lst, tx, i, v: lst.items.insert(_index(i), v),
+    "pop": lambda lst, tx, i=ConstantVariable(-1): lst.items.pop(_index(i)),
+    "clear": lambda lst, tx: lst.items.clear(),
+    "reverse": lambda lst, tx: lst.items.reverse(),
+    "copy": lambda lst, tx: ListVariable(lst.items),
+    "remove": lambda lst, tx, v: lst.items.pop(lst.call_method(tx, "index", [v], {}).value) and None,
+    "sort": _list_sort,
+}
+
+
+class SliceVariable(BaseListVariable):
+    """slice(start, stop, step) of constants (three item trackers)."""
+
+    py_type = slice
+
+    def as_python_constant(self):
+        return slice(*(x.as_python_constant() for x in self.items))
+
+    def getattr(self, tx, name):
+        if name in ("start", "stop", "step"):
+            return self.items[("start", "stop", "step").index(name)]
+        return super().getattr(tx, name)
+
+    def unpack(self, tx):
+        unsupported("unsupported_value", "iterating over a slice")
+
+    def reconstruct(self, cg):
+        cg.load_const(self.as_python_constant())
+
+
+class RangeVariable(BaseListVariable):
+    """range(...) of constants."""
+
+    py_type = range
+
+    def __init__(self, value, **kwargs):
+        VariableTracker.__init__(self, **kwargs)
+        self.value = value
+
+    @property
+    def items(self):
+        return [ConstantVariable(v) for v in self.value]
+
+    def as_python_constant(self):
+        return self.value
+
+    def length(self, tx):
+        return len(self.value)
+
+    def truth(self, tx):
+        return bool(self.value)
+
+    def getitem(self, tx, key):
+        index = _index(key)
+        try:
+            return wrap_constant(self.value[index])
+        except (IndexError, TypeError) as e:
+            unsupported("operator_error", f"range index {index!r}: {e}")
+
+    def getattr(self, tx, name):
+        if name in ("start", "stop", "step"):
+            return ConstantVariable(getattr(self.value, name))
+        return super().getattr(tx, name)
+
+    def reconstruct(self, cg):
+        cg.load_const(self.value)

@@ -1,0 +1,174 @@
+"""nn.Module instances: submodules, parameters and buffers as graph inputs.
+
+A module from outside the frame is guarded by identity (ID_MATCH). Reading
+``self.linear`` returns the submodule (guarded by identity too), reading
+``self.weight`` returns a graph input bound to the source
+``L['self']._parameters['weight']``: a plain dict lookup, re-read on every
+call, so updates made in place between calls are seen (parameters are never
+baked into the graph as constants). Other instance attributes (``training``,
+``eps``) are guarded by value.
+
+Calling a module inlines ``type(module).forward`` (module hooks are not
+supported: a module with hooks is refused). ``ModuleList``, ``Sequential``
+and ``ModuleDict`` support ``len``, indexing and iteration; ``parameters()``
+and friends return lists of trackers.
+"""
+from torch import nn
+
+from ..graph_breaks import unsupported
+from ..sources import AttrSource, module_member_source
+from .base import BoundMethodVariable, VariableTracker
+from .constant import ConstantVariable
+from .lists import ListVariable, TupleVariable
+
+_TABLES = ("_parameters", "_buffers", "_modules")
+
+
+def _has_hooks(module) -> bool:
+    own = any(getattr(module, name, None) for name in (
+        "_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks",
+        "_state_dict_hooks"))
+    from torch.nn.modules import module as module_mod
+
+    global_hooks = any(getattr(module_mod, name, None) for name in (
+        "_global_forward_hooks", "_global_forward_pre_hooks", "_global_backward_hooks"))
+    return bool(own or global_hooks)
+
+
+class NNModuleVariable(VariableTracker):
+    def __init__(self, module: nn.Module, **kwargs):
+        super().__init__(**kwargs)
+        self.module = module
+        self.identity = module
+
+    def python_type(self):
+        return type(self.module)
+
+    @property
+    def mutable(self):
+        return False
+
+    def _member(self, tx, table: str, name: str):
+        from .builder import wrap_value
+
+        value = self.module.__dict__[table][name]
+        source = module_member_source(self.source, table, name) if self.source else None
+        return wrap_value(tx, value, source)
+
+    def getattr(self, tx, name):
+        from .builder import wrap_class_attribute, wrap_value
+
+        d = self.module.__dict__
+        for table in _TABLES:
+            if name in d.get(table, ()):
+                return self._member(tx, table, name)
+        if name in d:
+            return wrap_value(tx, d[name], AttrSource(self.source, name) if self.source else None)
+        if name == "__class__":
+            return wrap_value(tx, type(self.module))
+        if name in _ITERATORS or name in _CONTAINER_METHODS and self._is_container():
+            return BoundMethodVariable(self, name)
+        return wrap_class_attribute(tx, self, name)
+
+    def hasattr(self, tx, name):
+        return hasattr(self.module, name)
+
+    def setattr(self, tx, name, value):
+        unsupported("side_effect", f"setting {type(self.module).__name__}.{name}")
+
+    def call(self, tx, args, kwargs):
+        if _has_hooks(self.module):
+            unsupported("unsupported_call", f"{type(self.module).__name__} has module hooks")
+        forward = self.getattr(tx, "forward")
+        return forward.call(tx, args, kwargs)
+
+    def call_method(self, tx, name, args, kwargs):
+        if name in ("__call__", "_call_impl"):
+            return self.call(tx, args, kwargs)
+        if name in _CONTAINER_METHODS:
+            return _CONTAINER_METHODS[name](self, tx, *args, **kwargs)
+        if name in _ITERATORS:
+            return self._named(tx, name, **{k: v.as_python_constant() for k, v in kwargs.items()})
+        return self.getattr(tx, name).call(tx, args, kwargs)
+
+    # ---- containers (ModuleList, Sequential, ModuleDict, ParameterList)
+    def _child_names(self):
+        if isinstance(self.module, (nn.ParameterList, nn.ParameterDict)):
+            return list(self.module._parameters)
+        return list(self.module._modules)
+
+    def _child(self, tx, key):
+        table = "_parameters" if isinstance(self.module, (nn.ParameterList, nn.ParameterDict)) else "_modules"
+        return self._member(tx, table, key)
+
+    def _is_container(self):
+        return isinstance(self.module, _CONTAINERS)
+
+    def _is_dict(self):
+        return isinstance(self.module, (nn.ModuleDict, nn.ParameterDict))
+
+    def unpack(self, tx):
+        if self._is_dict():
+            return [ConstantVariable(k) for k in self._child_names()]
+        if not isinstance(self.module, (nn.ModuleList, nn.Sequential, nn.ParameterList)):
+            return self.call_method(tx, "__iter__", [], {}).unpack(tx)
+        return [self._child(tx, k) for k in self._child_names()]
+
+    def length(self, tx):
+        return len(self._child_names())
+
+    def getitem(self, tx, key):
+        index = key.as_python_constant()
+        names = self._child_names()
+        if self._is_dict():
+            return self._child(tx, index)
+        if isinstance(index, slice):
+            return ListVariable([self._child(tx, k) for k in names[index]])
+        try:
+            return self._child(tx, names[index])
+        except IndexError:
+            unsupported("operator_error", f"index {index} out of range for {type(self.module).__name__}")
+
+    def contains(self, tx, item):
+        return item.as_python_constant() in self._child_names()
+
+    def _named(self, tx, method, **kwargs):
+        """parameters() / named_parameters() / children() / modules() ... as lists."""
+        named = method.startswith("named_")
+        real = getattr(self.module, method if named else "named_" + method)
+        if method in ("modules", "named_modules"):
+            kwargs.pop("recurse", None)
+        items = []
+        for path, value in real(**kwargs):
+            var = self._at_path(tx, path, value)
+            items.append(TupleVariable([ConstantVariable(path), var]) if named else var)
+        return ListVariable(items)
+
+    def _at_path(self, tx, path, value):
+        var = self
+        for part in path.split(".") if path else []:
+            var = var.getattr(tx, part)
+        return var
+
+    def __repr__(self):
+        return f"NNModuleVariable({type(self.module).__name__})"
+
+
+_CONTAINERS = (nn.ModuleList, nn.ModuleDict, nn.Sequential, nn.ParameterList, nn.ParameterDict)
+_ITERATORS = {"parameters", "named_parameters", "buffers", "named_buffers", "children",
+              "named_children", "modules", "named_modules"}
+
+
+def _items(m, tx):
+    return ListVariable([TupleVariable([ConstantVariable(k), m._child(tx, k)]) for k in m._child_names()])
+
+
+_CONTAINER_METHODS = {
+    "__len__": lambda m, tx: ConstantVariable(m.length(tx)),
+    "__getitem__": lambda m, tx, k: m.getitem(tx, k),
+    "__contains__": lambda m, tx, k: ConstantVariable(m.contains(tx, k)),
+    "keys": lambda m, tx: ListVariable([ConstantVariable(k) for k in m._child_names()]),
+    "values": lambda m, tx: ListVariable([m._child(tx, k) for k in m._child_names()]),
+    "items": _items,
+}
+

@@ -1,0 +1,155 @@
+"""Python operators over trackers: CPython's binary-op protocol, symbolically.
+
+``binary_op(tx, fn, a, b)`` follows ``PyNumber_Add`` and friends:
+
+1. a tensor on either side: the operator becomes one graph node;
+2. two trace-time constants: the operator runs now and the result is a constant;
+3. otherwise ``a.binop(fn, b)`` then ``b.binop(fn, a, reflected=True)`` (the
+   nb_* slots of sequences, sets, user classes), first answer wins.
+
+``compare`` does the same for ``<``, ``==``, ``is``, ``in``...; ``unary_op``
+for ``-x``, ``~x``, ``+x``.
+"""
+import operator
+
+from ..graph_breaks import unsupported
+from .base import VariableTracker
+from .constant import ConstantVariable, wrap_constant
+from .tensor import TensorVariable
+
+# BINARY_OP's argument indexes this table (dis._nb_ops order; in-place after 13).
+NB_OPS = (
+    operator.add, operator.and_, operator.floordiv, operator.lshift, operator.matmul, operator.mul,
+    operator.mod, operator.or_, operator.pow, operator.rshift, operator.sub, operator.truediv,
+    operator.xor, operator.iadd, operator.iand, operator.ifloordiv, operator.ilshift,
+    operator.imatmul, operator.imul, operator.imod, operator.ior, operator.ipow, operator.irshift,
+    operator.isub, operator.itruediv, operator.ixor,
+)
+COMPARE_OPS = {
+    "<": operator.lt, "<=": operator.le, "==": operator.eq, "!=": operator.ne, ">": operator.gt,
+    ">=": operator.ge,
+}
+# in-place operator -> the plain one, for immutable operands
+_NOT_INPLACE = {NB_OPS[i + 13]: NB_OPS[i] for i in range(13)}
+_DUNDER = {
+    operator.add: "add", operator.sub: "sub", operator.mul: "mul", operator.truediv: "truediv",
+    operator.floordiv: "floordiv", operator.mod: "mod", operator.pow: "pow", operator.matmul: "matmul",
+    operator.and_: "and", operator.or_: "or", operator.xor: "xor", operator.lshift: "lshift",
+    operator.rshift: "rshift", operator.lt: "lt", operator.le: "le", operator.eq: "eq",
+    operator.ne: "ne", operator.gt: "gt", operator.ge: "ge",
+}
+
+
+def _fold(fn, *values):
+    try:
+        return wrap_constant(fn(*values))
+    except Exception as e:
+        unsupported("operator_error", f"{fn.__name__}{values!r}: {type(e).__name__}: {e}")
+
+
+def _is_tensor(v):
+    return isinstance(v, TensorVariable)
+
+
+def _immutable_const(v):
+    from .lists import ListVariable
+
+    return v.is_python_constant() and not isinstance(v, ListVariable)
+
+
+def binary_op(tx, fn, a: VariableTracker, b: VariableTracker) -> VariableTracker:
+    if _is_tensor(a) or _is_tensor(b):
+        return tx.output.call_function(tx, fn, [a, b], {})
+    if _immutable_const(a) and _immutable_const(b):
+        return _fold(_NOT_INPLACE.get(fn, fn), a.as_python_constant(), b.as_python_constant())
+    for x, y, reflected in ((a, b, False), (b, a, True)):
+        slot = getattr(x, "binop", None)
+        if slot is not None:
+            result = slot(tx, fn, y, reflected)
+            if result is not NotImplemented:
+                return result
+    if fn in _NOT_INPLACE:
+        return binary_op(tx, _NOT_INPLACE[fn], a, b)
+    unsupported("unsupported_value", f"{getattr(fn, '__name__', fn)}({a}, {b})")
+
+
+def compare(tx, op: str, a: VariableTracker, b: VariableTracker) -> VariableTracker:
+    """``a <op> b`` for the six rich comparisons."""
+    fn = COMPARE_OPS[op]
+    if op in ("==", "!=") and not (_is_tensor(a) or _is_tensor(b)):
+        if not (_immutable_const(a) and _immutable_const(b)) and not _has_binop(a, b):
+            same = _structurally_equal(tx, a, b)
+            if same is not None:
+                return ConstantVariable(same if op == "==" else not same)
+    return binary_op(tx, fn, a, b)
+
+
+def _has_binop(a, b):
+    return any(hasattr(x, "binop") and type(x).__name__ == "UserDefinedObjectVariable" for x in (a, b))
+
+
+def _structurally_equal(tx, a, b):
+    """== of containers and objects without a trace-time constant value."""
+    from .lists import BaseListVariable
+
+    if a is b:
+        return True
+    if isinstance(a, BaseListVariable) and isinstance(b, BaseListVariable):
+        if a.python_type() != b.python_type() or len(a.items) != len(b.items):
+            return False
+        return all(compare(tx, "==", x, y).truth(tx) for x, y in zip(a.items, b.items))
+    if a.is_python_constant() != b.is_python_constant():
+        return False
+    return None
+
+
+def is_op(tx, a: VariableTracker, b: VariableTracker) -> bool:
+    """``a is b``: identity of trackers, or of constant values."""
+    if a is b:
+        return True
+    if a.is_python_constant() and b.is_python_constant():
+        va, vb = a.as_python_constant(), b.as_python_constant()
+        if type(va) in (list, dict, set) or type(vb) in (list, dict, set):
+            return False
+        return va is vb or (va == vb and type(va) is type(vb) and isinstance(va, (type(None), bool)))
+    ident_a, ident_b = getattr(a, "identity", None), getattr(b, "identity", None)
+    if ident_a is not None and ident_a is ident_b:
+        return True
+    if a.is_python_constant() or b.is_python_constant():
+        return False  # a constant (None, True...) is never a non-constant tracked object
+    if a.source is not None and a.source == b.source:
+        return True
+    if a.mutable or b.mutable:
+        return False  # created in the trace: a fresh object
+    unsupported("unsupported_value", f"`is` between {a} and {b}")
+
+
+def contains_op(tx, item: VariableTracker, container: VariableTracker) -> bool:
+    """``item in container`` (sq_contains)."""
+    if container.is_python_constant() and item.is_python_constant() and not _is_tensor(item):
+        try:
+            return item.as_python_constant() in container.as_python_constant()
+        except TypeError as e:
+            unsupported("operator_error", str(e))
+    return bool(container.contains(tx, item))
+
+
+UNARY_OPS = {
+    "UNARY_NEGATIVE": operator.neg, "UNARY_POSITIVE": operator.pos, "UNARY_INVERT": operator.invert,
+}
+
+
+def unary_op(tx, fn, a: VariableTracker) -> VariableTracker:
+    if _is_tensor(a):
+        return tx.output.call_function(tx, fn, [a], {})
+    if a.is_python_constant():
+        return _fold(fn, a.as_python_constant())
+    name = {operator.neg: "__neg__", operator.pos: "__pos__", operator.invert: "__invert__"}[fn]
+    return a.call_method(tx, name, [], {})
+
+
+def dunder_name(fn, reflected=False) -> str:
+    """``operator.add`` -> ``__add__`` (``__radd__`` reflected, ``__iadd__`` in place)."""
+    if fn in _NOT_INPLACE:
+        return "__i" + _DUNDER[_NOT_INPLACE[fn]] + "__"
+    return ("__r" if reflected else "__") + _DUNDER[fn] + "__"

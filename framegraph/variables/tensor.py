@@ -1,0 +1,138 @@
+"""TensorVariable: a tensor during tracing, i.e. an FX node plus its FakeTensor.
+
+The FakeTensor (``fake``) knows shape, dtype, device and requires_grad but no
+data, so a tensor tracker answers metadata questions at trace time (``x.shape``,
+``x.dtype``, ``x.dim()``, ``x.size(0)``: static shapes, covered by the tensor
+guard) and turns everything else into graph nodes (``x.sum()``, ``x[1:]``,
+``x.T``). Asking for its data (``bool(x)``, ``x.item()``) is data-dependent
+and ends the trace with a catalogued reason.
+
+``used`` records that the trace relied on this tensor: an input placeholder
+that ends with no users and was never used is pruned, guard included.
+"""
+import operator
+
+import torch
+
+from ..graph_breaks import unsupported
+from .base import VariableTracker
+from .constant import ConstantVariable, wrap_constant
+
+# Attributes answered from the FakeTensor at trace time (static, guarded).
+META_ATTRS = frozenset({
+    "dtype", "device", "ndim", "requires_grad", "is_cuda", "is_cpu", "is_sparse", "is_quantized",
+    "is_meta", "is_mkldnn", "is_nested", "layout", "is_leaf", "itemsize", "nbytes", "is_mps", "is_xpu",
+})
+# Attributes that are tensors computed from this one: recorded as graph nodes.
+GRAPH_ATTRS = frozenset({"T", "mT", "H", "mH", "real", "imag"})
+# Methods whose result depends only on metadata: computed at trace time.
+META_METHODS = frozenset({
+    "size", "dim", "ndimension", "numel", "nelement", "stride", "is_floating_point", "is_complex",
+    "is_contiguous", "element_size", "get_device", "is_signed", "__len__", "is_inference",
+    "storage_offset",
+})
+# Methods that need a tensor's data in Python.
+DATA_METHODS = frozenset({
+    "item", "tolist", "numpy", "__bool__", "__int__", "__float__", "__index__", "data_ptr",
+    "backward", "__array__", "__format__",
+})
+
+
+class TensorVariable(VariableTracker):
+    def __init__(self, node, fake, *, cls=torch.Tensor, source=None):
+        super().__init__(source=source)
+        self.node = node
+        self._fake = fake
+        self.cls = cls
+        self.used = False
+        node.meta["example_value"] = fake
+
+    @property
+    def fake(self):
+        """The FakeTensor; reading it means the trace relied on this tensor."""
+        self.used = True
+        return self._fake
+
+    def python_type(self):
+        return self.cls
+
+    @property
+    def mutable(self):
+        return True  # tensor mutations are graph ops, replayed by the graph itself
+
+    def getattr(self, tx, name):
+        if name in ("shape",):
+            return wrap_constant(self.fake.shape)
+        if name in META_ATTRS:
+            return wrap_constant(getattr(self.fake, name))
+        if name in GRAPH_ATTRS:
+            return tx.output.call_function(tx, getattr, [self, ConstantVariable(name)], {})
+        if name == "data":
+            return tx.output.call_method(tx, "detach", [self], {})
+        if name == "__class__":
+            from .builder import wrap_value
+
+            return wrap_value(tx, self.cls)
+        if name in ("grad", "grad_fn", "_version", "_base"):
+            unsupported("unsupported_attribute", f"tensor.{name} is run-time autograd state")
+        if callable(getattr(torch.Tensor, name, None)):
+            return TensorMethodVariable(self, name)
+        unsupported("unsupported_attribute", f"Tensor.{name}")
+
+    def setattr(self, tx, name, value):
+        unsupported("unsupported_attribute", f"setting tensor.{name}")
+
+    def call_method(self, tx, name, args, kwargs):
+        if name in META_METHODS:
+            from .torch_fn import lower_constants
+
+            cargs, ckwargs = lower_constants(args, kwargs)
+            return wrap_constant(getattr(self.fake, name)(*cargs, **ckwargs))
+        if name in DATA_METHODS:
+            unsupported("data_dependent_value", f"Tensor.{name}() needs the tensor's data")
+        if name == "type" and not args and not kwargs:
+            return ConstantVariable(self.fake.type())
+        if name == "__getitem__":
+            return self.getitem(tx, args[0])
+        return tx.output.call_method(tx, name, [self] + list(args), kwargs)
+
+    def truth(self, tx):
+        unsupported("data_dependent_branch", f"attempted to jump with {self}")
+
+    def length(self, tx):
+        if self.fake.dim() == 0:
+            unsupported("operator_error", "len() of a 0-d tensor")
+        return self.fake.shape[0]
+
+    def unpack(self, tx):
+        return [self.getitem(tx, ConstantVariable(i)) for i in range(self.length(tx))]
+
+    def getitem(self, tx, key):
+        return tx.output.call_function(tx, operator.getitem, [self, key], {})
+
+    def setitem(self, tx, key, value):
+        tx.output.call_function(tx, operator.setitem, [self, key, value], {})
+
+    def contains(self, tx, item):
+        unsupported("data_dependent_value", "`in` on a tensor needs its data")
+
+    def __repr__(self):
+        return "TensorVariable()"
+
+
+class TensorMethodVariable(VariableTracker):
+    """A bound tensor method, ``x.sum`` before it is called."""
+
+    def __init__(self, tensor: TensorVariable, name: str, **kwargs):
+        super().__init__(**kwargs)
+        self.tensor = tensor
+        self.name = name
+
+    def call(self, tx, args, kwargs):
+        return self.tensor.call_method(tx, self.name, args, kwargs)
+
+    def python_type(self):
+        return type(getattr(torch.zeros(0), self.name))
+
+    def __repr__(self):
+        return f"TensorMethodVariable({self.name})"

@@ -1,0 +1,141 @@
+"""torch callables: recorded as graph nodes, or answered at trace time.
+
+``TorchFunctionVariable`` wraps ``torch.*``, ``torch.nn.functional.*``,
+``torch.linalg/fft/special.*``, ``torch.Tensor.*`` accessed on the class and
+``torch.ops`` overloads. Calling one records a ``call_function`` node; the
+op runs once on FakeTensors, and a result that is not a tensor (a bool from
+``torch.is_floating_point``, a config getter) becomes a trace-time constant.
+
+``TRACE_TIME`` lists callables answered by the tracer itself:
+``torch.compiler.is_compiling()`` is True while tracing (like torch.compile,
+because real libraries branch on it), ``torch.jit.is_scripting()`` False,
+``torch.is_grad_enabled()`` the trace's grad mode (guarded).
+Callables that change global state outside the graph are refused.
+"""
+import types
+
+import torch
+
+from ..graph_breaks import unsupported
+from .base import VariableTracker
+from .constant import ConstantVariable, wrap_constant
+from .tensor import TensorVariable
+
+# Modules whose functions are single graph nodes (not inlined).
+GRAPH_MODULES = frozenset({
+    "torch", "torch.functional", "torch.nn.functional", "torch._C._nn", "torch._C._linalg",
+    "torch._C._fft", "torch._C._special", "torch._C._VariableFunctions", "torch.linalg", "torch.fft",
+    "torch.special", "torch._C", "torch.random", "torch._tensor", "torch.nn.init",
+})
+# Name prefixes of torch functions with effects outside the graph.
+_REFUSED_PREFIXES = ("set_", "_set_", "manual_seed", "seed", "save", "load", "use_deterministic",
+                     "set_default", "_jit", "compile", "cuda")
+
+
+def _is_compiling_fns():
+    fns = [torch.compiler.is_compiling]
+    try:
+        import framegraph
+
+        if hasattr(framegraph, "is_compiling"):
+            fns.append(framegraph.is_compiling)
+    except ImportError:  # pragma: no cover
+        pass
+    utils = getattr(torch, "_utils", None)
+    if utils is not None and hasattr(utils, "is_compiling"):
+        fns.append(utils.is_compiling)
+    return fns
+
+
+def _trace_time_table():
+    table = {
+        torch.jit.is_scripting: lambda tx: False,
+        torch.jit.is_tracing: lambda tx: False,
+        torch._C._get_tracing_state: lambda tx: None,
+        torch.is_grad_enabled: lambda tx: tx.output.grad_mode,
+        torch.get_default_dtype: lambda tx: torch.get_default_dtype(),
+        torch.is_autocast_enabled: lambda tx, *a, **k: False,
+        torch.overrides.has_torch_function: lambda tx, *a, **k: False,
+        torch.overrides.has_torch_function_unary: lambda tx, *a, **k: False,
+        torch.overrides.has_torch_function_variadic: lambda tx, *a, **k: False,
+        torch._C._is_torch_function_enabled: lambda tx: True,
+    }
+    for fn in _is_compiling_fns():
+        table[fn] = lambda tx: True
+    return table
+
+
+TRACE_TIME = _trace_time_table()
+
+
+def is_graph_callable(value) -> bool:
+    """Is ``value`` a torch callable that becomes one graph node?"""
+    if isinstance(value, (torch._ops.OpOverload, torch._ops.OpOverloadPacket)):
+        return True
+    if isinstance(value, (types.MethodDescriptorType, types.WrapperDescriptorType)):
+        return getattr(value, "__objclass__", None) in (torch.Tensor, torch._C.TensorBase)
+    if isinstance(value, types.BuiltinFunctionType):
+        owner = getattr(value, "__self__", None)
+        module = getattr(value, "__module__", None) or getattr(owner, "__name__", "")
+        return module in GRAPH_MODULES or str(module).startswith("torch.")
+    if isinstance(value, types.FunctionType):
+        return value.__module__ in GRAPH_MODULES
+    return False
+
+
+def lower_constants(args, kwargs):
+    """Trackers of constants -> Python values (for trace-time metadata calls)."""
+    try:
+        return ([a.as_python_constant() for a in args],
+                {k: v.as_python_constant() for k, v in kwargs.items()})
+    except Exception:
+        unsupported("unsupported_value", "non-constant argument of a trace-time function")
+
+
+def _has_tensor(values) -> bool:
+    from .lists import BaseListVariable
+
+    for v in values:
+        if isinstance(v, TensorVariable):
+            return True
+        if isinstance(v, BaseListVariable) and _has_tensor(v.items):
+            return True
+    return False
+
+
+class TorchFunctionVariable(VariableTracker):
+    def __init__(self, fn, **kwargs):
+        super().__init__(**kwargs)
+        self.fn = fn
+
+    def python_type(self):
+        return type(self.fn)
+
+    def as_python_constant(self):
+        return self.fn
+
+    def call(self, tx, args, kwargs):
+        if self.fn in TRACE_TIME:
+            return wrap_constant(TRACE_TIME[self.fn](tx, *args, **kwargs))
+        if self.fn in (torch.is_tensor, torch.overrides.is_tensor_like):
+            return ConstantVariable(isinstance(args[0], TensorVariable))
+        name = getattr(self.fn, "__name__", "")
+        if name.startswith(_REFUSED_PREFIXES) and self.fn is not torch.set_grad_enabled:
+            unsupported("unsupported_call", f"torch.{name} changes state outside the graph")
+        if name.startswith("_") and not _has_tensor(list(args) + list(kwargs.values())):
+            # a private torch._C query (dispatch stack, tracing state): ask it now, for real
+            cargs, ckwargs = lower_constants(args, kwargs)
+            value = self.fn(*cargs, **ckwargs)
+            if not isinstance(value, torch.Tensor):
+                return wrap_constant(value)
+        return tx.output.call_function(tx, self.fn, args, kwargs)
+
+    def getattr(self, tx, name):
+        if name in ("__name__", "__qualname__", "__module__"):
+            return ConstantVariable(getattr(self.fn, name))
+        if isinstance(self.fn, torch._ops.OpOverloadPacket):
+            return TorchFunctionVariable(getattr(self.fn, name))
+        return super().getattr(tx, name)
+
+    def __repr__(self):
+        return f"TorchFunctionVariable({getattr(self.fn, '__name__', self.fn)})"

@@ -1,0 +1,80 @@
+"""Test helpers: a backend that counts graphs and ops, and comparison with eager.
+
+    cnt = CountingBackend()
+    fn = framegraph.compile(f, backend=cnt, fullgraph=True)
+    assert_same(fn(x), f(x))
+    assert (cnt.frame_count, cnt.op_count) == (1, 2)
+
+``check(f, *args)`` does all of that in one call and returns the counter.
+"""
+import dis
+
+import torch
+
+import framegraph
+
+
+class CountingBackend:
+    """Backend that records every graph it gets and runs it as is."""
+
+    def __init__(self):
+        self.frame_count = 0
+        self.op_count = 0
+        self.graphs = []
+        self.example_inputs = []
+
+    def __call__(self, gm, example_inputs):
+        self.frame_count += 1
+        self.op_count += sum(1 for n in gm.graph.nodes if n.op not in ("placeholder", "output"))
+        self.graphs.append(gm)
+        self.example_inputs.append(list(example_inputs))
+        return gm.forward
+
+    def targets(self, index=-1):
+        """The call targets of a graph (functions or method names), in order."""
+        return [n.target for n in self.graphs[index].graph.nodes if n.op.startswith("call")]
+
+
+def assert_same(actual, expected, **tol):
+    """Equal values, recursively through tuples, lists, dicts and namedtuples."""
+    if isinstance(expected, torch.Tensor):
+        assert isinstance(actual, torch.Tensor), f"expected a tensor, got {type(actual).__name__}"
+        torch.testing.assert_close(actual, expected, **tol)
+        assert actual.requires_grad == expected.requires_grad
+    elif isinstance(expected, (tuple, list)):
+        assert type(actual) is type(expected), f"{type(actual)} != {type(expected)}"
+        assert len(actual) == len(expected)
+        for a, e in zip(actual, expected):
+            assert_same(a, e, **tol)
+    elif isinstance(expected, dict):
+        assert type(actual) is type(expected) and list(actual) == list(expected)
+        for k in expected:
+            assert_same(actual[k], expected[k], **tol)
+    else:
+        assert actual == expected, f"{actual!r} != {expected!r}"
+
+
+def check(fn, *args, fullgraph=True, frames=1, ops=None, **kwargs):
+    """Compile ``fn``, compare one call with eager, check graph (and op) counts."""
+    cnt = CountingBackend()
+    compiled = framegraph.compile(fn, backend=cnt, fullgraph=fullgraph)
+    expected = fn(*args, **kwargs)
+    actual = compiled(*args, **kwargs)
+    assert_same(actual, expected)
+    assert cnt.frame_count == frames, f"{cnt.frame_count} graphs, expected {frames}"
+    if ops is not None:
+        assert cnt.op_count == ops, f"{cnt.op_count} ops, expected {ops}: {cnt.targets() if cnt.graphs else []}"
+    return cnt
+
+
+def assert_same_as_eager(fn, *args, backend="eager", fullgraph=True, **kwargs):
+    """Compiled ``fn`` returns what eager ``fn`` returns, on two calls."""
+    compiled = framegraph.compile(fn, backend=backend, fullgraph=fullgraph)
+    expected = fn(*args, **kwargs)
+    for _ in range(2):
+        assert_same(compiled(*args, **kwargs), expected)
+
+
+def opcodes_of(fn):
+    """The set of opcode names in ``fn``'s bytecode (to show a test covers one)."""
+    return {inst.opname for inst in dis.get_instructions(fn)}

@@ -1,0 +1,148 @@
+"""User functions are inlined into the caller's graph: helpers, closures, lambdas, *args."""
+import functools
+
+import torch
+
+import framegraph
+from helpers import CountingBackend, check
+
+SCALE = 3
+
+
+def level3(x):
+    return x.sin() * SCALE
+
+
+def level2(x, bias=1.0):
+    return level3(x) + bias
+
+
+def level1(x, *, power=2):
+    return level2(x) ** power
+
+
+def test_inlining_three_levels_deep_is_one_graph():
+    def f(x):
+        return level1(x) - 1
+
+    check(f, torch.randn(4), ops=5)
+
+
+def test_global_constant_is_guarded():
+    def f(x):
+        return x * SCALE
+
+    cnt = CountingBackend()
+    fn = framegraph.compile(f, backend=cnt)
+    x = torch.randn(3)
+    torch.testing.assert_close(fn(x), x * 3)
+    global SCALE
+    SCALE = 5
+    try:
+        torch.testing.assert_close(fn(x), x * 5)
+    finally:
+        SCALE = 3
+    assert cnt.frame_count == 2
+
+
+def test_closures_read_outer_values():
+    offset = torch.tensor(2.0)
+    factor = 4
+
+    def f(x):
+        return x * factor + offset
+
+    check(f, torch.randn(3), ops=2)
+
+
+def test_nested_def_and_lambda_capture_locals():
+    def f(x, n):
+        k = n + 1
+
+        def inner(y):
+            return y * k
+
+        square = lambda y: y * y  # noqa: E731
+        return square(inner(x)) + (lambda: k)()
+
+    check(f, torch.randn(3), 2)
+
+
+def test_closure_cell_written_by_the_frame():
+    def f(x):
+        total = x
+
+        def add(y):
+            nonlocal total
+            total = total + y
+
+        add(x)
+        add(x * 2)
+        return total
+
+    check(f, torch.randn(3))
+
+
+def test_defaults_kwargs_and_star_args():
+    def helper(a, b=2, *rest, c, d=4, **extra):
+        out = a * b + c * d
+        for r in rest:
+            out = out + r
+        for key in sorted(extra):
+            out = out - extra[key]
+        return out
+
+    def f(x, y):
+        return helper(x, 3, y, y, c=1), helper(x, c=y, z=x, w=2.0)
+
+    check(f, torch.randn(3), torch.randn(3))
+
+
+def test_frame_with_star_args_and_kwargs():
+    def f(x, *args, scale=1.0, **kwargs):
+        out = x * scale
+        for a in args:
+            out = out + a
+        return out * kwargs["k"]
+
+    check(f, torch.randn(2), torch.randn(2), torch.randn(2), scale=2.0, k=3)
+
+
+def test_call_function_ex_splats():
+    def helper(a, b, c=0):
+        return a + b + c
+
+    def f(x):
+        args = (x, x)
+        kw = {"c": 1}
+        return helper(*args, **kw), helper(*[x], **{"b": 2})
+
+    check(f, torch.randn(3))
+
+
+def test_recursion_unrolls_on_constants():
+    def power(x, n):
+        return x if n == 0 else x * power(x, n - 1)
+
+    def f(x):
+        return power(x, 4)
+
+    check(f, torch.randn(3), ops=4)
+
+
+def test_functools_reduce_and_map():
+    def f(xs):
+        return functools.reduce(lambda a, b: a + b, map(torch.relu, xs))
+
+    check(f, [torch.randn(2) for _ in range(3)])
+
+
+def test_compiled_function_called_with_keyword_arguments():
+    def f(x, y=None, *, alpha=1.0):
+        return x if y is None else x + alpha * y
+
+    cnt = CountingBackend()
+    fn = framegraph.compile(f, backend=cnt)
+    x, y = torch.randn(2), torch.randn(2)
+    torch.testing.assert_close(fn(x, y=y, alpha=2.0), f(x, y, alpha=2.0))
+    torch.testing.assert_close(fn(x), x)

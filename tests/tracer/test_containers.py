@@ -1,0 +1,133 @@
+"""Tuples, lists, dicts, sets, slices, ranges, iterators and comprehensions."""
+import collections
+
+import torch
+
+from helpers import check
+
+
+def test_list_of_tensors_loop_and_mutation():
+    def f(xs):
+        out = []
+        for x in xs:
+            out.append(x * 2)
+        out.extend([xs[0], xs[-1]])
+        out.insert(0, xs[1] + 1)
+        last = out.pop()
+        out[1] = out[1] - last
+        del out[2]
+        return out, len(out)
+
+    check(f, [torch.randn(2) for _ in range(4)])
+
+
+def test_loop_over_fifty_tensors_is_one_graph():
+    def f(xs):
+        total = xs[0]
+        for x in xs[1:]:
+            total = total + x.relu()
+        return total
+
+    check(f, [torch.randn(3) for _ in range(50)], ops=98)
+
+
+def test_tuple_unpacking_and_star_unpacking():
+    def f(pair, seq):
+        a, b = pair
+        first, *middle, last = seq
+        return a + b, first, middle, last, (*pair, *middle)
+
+    check(f, (torch.randn(2), torch.randn(2)), [1, 2, 3, 4, 5])
+
+
+def test_dicts_build_read_update_iterate():
+    def f(d, x):
+        out = {"double": x * 2, **d}
+        out.update(triple=x * 3)
+        out["keys"] = len(out)
+        total = x
+        for k, v in d.items():
+            total = total + v
+        return out, total, out.get("missing", 7), "double" in out, list(out.keys())
+
+    check(f, {"a": torch.randn(2), "b": torch.randn(2)}, torch.randn(2))
+
+
+def test_sets_and_membership():
+    def f(x, names):
+        seen = {1, 2}
+        seen.add(3)
+        both = seen & {2, 3, 4}
+        return x * len(both), 3 in seen, "b" in names, sorted(seen | {0})
+
+    check(f, torch.randn(2), ["a", "b"])
+
+
+def test_comprehensions_are_inlined():
+    def f(xs):
+        squares = [x * x for x in xs]
+        by_index = {i: x.sum() for i, x in enumerate(xs) if i % 2 == 0}
+        flags = {len(xs), 0}
+        return squares, by_index, flags, tuple(x + 1 for x in xs)
+
+    check(f, [torch.randn(2) for _ in range(3)])
+
+
+def test_iterators_enumerate_zip_reversed_map_filter():
+    def f(xs, ys):
+        pairs = [a * b for a, b in zip(xs, ys)]
+        backwards = [x for x in reversed(xs)]
+        evens = list(filter(lambda i: i % 2 == 0, range(6)))
+        plus = list(map(lambda a, b: a + b, xs, ys))
+        it = iter(ys)
+        first = next(it)
+        return pairs, backwards, evens, plus, first, [i for i, _ in enumerate(xs, start=1)]
+
+    xs = [torch.randn(2) for _ in range(3)]
+    check(f, xs, [torch.randn(2) for _ in range(3)])
+
+
+def test_builtins_over_constants_and_tensors():
+    def f(x, nums):
+        return (x * max(nums) + min(3, 4) + abs(-2) + sum(nums), all(n > 0 for n in nums),
+                any(n > 5 for n in nums), sorted(nums, reverse=True), sum([x, x]), round(2.567, 2),
+                int("7") + float(3) + bool(0), divmod(7, 2), isinstance(x, torch.Tensor),
+                isinstance(nums, (list, tuple)), str(5) + "!", len(range(2, 10, 3)))
+
+    check(f, torch.randn(2), [3, 1, 2])
+
+
+def test_slices_and_ranges():
+    def f(x, items):
+        r = range(1, 10, 2)
+        return x[1:3], x[::2], items[1:], items[::-1], r[2], list(r[1:3]), x[slice(0, 1)]
+
+    check(f, torch.randn(6), [1, 2, 3, 4])
+
+
+def test_namedtuples_in_and_out():
+    Point = collections.namedtuple("Point", ["x", "y"])
+
+    def f(p):
+        q = Point(p.x * 2, y=p.y + 1)
+        return q, q.x + q[1], p._fields
+
+    check(f, Point(torch.randn(2), torch.randn(2)))
+
+
+def test_f_strings_and_percent_formatting():
+    def f(x, name, n):
+        label = f"{name}-{n:03d}-{n!r}"
+        other = "%s=%d" % (name, n)
+        return x * len(label), label, other
+
+    check(f, torch.randn(2), "w", 7)
+
+
+def test_torch_size_and_dtype_values():
+    def f(x):
+        shape = x.shape
+        s = torch.Size([shape[0], 2])
+        return x.new_zeros(s), shape[-1], tuple(shape), x.to(torch.float16).dtype == torch.float16, x.device.type
+
+    check(f, torch.randn(3, 4))
