@@ -5,7 +5,7 @@
 import torch
 
 import framegraph
-from framegraph import _C
+from framegraph import cache
 from framegraph.bytecode import format_bytecode
 
 
@@ -36,25 +36,22 @@ def show_f():
     out = compiled(x)
     print("same as eager:", torch.equal(out, f(x)))
     print(format_bytecode("ORIGINAL BYTECODE", f.__code__))
-    entries = _C.cache_entries(f.__code__)
+    entries = cache.entries(f)
     if not entries:
         print("(not captured: see the warning above)")
         return
-    guard, code, hits = entries[0]
-    print(format_bytecode("MODIFIED BYTECODE", code))
+    print(format_bytecode("MODIFIED BYTECODE", entries[0].code))
     print(f"f.__code__ is untouched: {f.__code__.co_name} with {len(f.__code__.co_code)} bytes of bytecode")
     for gm in graphs:
         print("captured graph:")
         print(gm.code.strip())
-    lines = getattr(guard, "lines", None)
-    if lines:
-        print("guards:")
-        for line in lines:
-            print("  " + line)
+    print("guards:")
+    for line in entries[0].guard_lines:
+        print("  " + line)
     compiled(torch.randn(8))
-    print("cache hits after a second call:", _C.cache_entries(f.__code__)[0][2])
+    print("cache hits after a second call:", cache.entries(f)[0].hits)
     compiled(torch.randn(8, dtype=torch.float64))
-    print("entries after a float64 call (a recompile):", len(_C.cache_entries(f.__code__)))
+    print("entries after a float64 call (a recompile):", len(cache.entries(f)))
 
 
 def show_g():

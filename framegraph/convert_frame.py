@@ -19,6 +19,7 @@ import weakref
 from typing import Any, Callable, List, Optional
 
 from . import _C, logs, skip
+from .cache import arg_names, recompile_reasons, remember_guard
 from .config import config
 from .errors import InternalError, Unsupported
 
@@ -31,10 +32,6 @@ touched_codes = weakref.WeakSet()
 _locks = weakref.WeakKeyDictionary()
 _locks_guard = threading.Lock()
 _warned = set()
-# The C cache holds each entry's bare check function (a Python-level
-# __call__ would cost every call); its structured guard, which can say why
-# it failed, is kept here.
-_guard_objects = weakref.WeakKeyDictionary()
 # The last recompile reasons per code, for the recompile-limit warning.
 _last_reasons = weakref.WeakKeyDictionary()
 
@@ -72,13 +69,6 @@ class observing:
 def _notify(record):
     for fn in list(observers):
         fn(record)
-
-
-def arg_names(code):
-    """Names of the argument slots: positional, keyword-only, *args, **kwargs."""
-    n = code.co_argcount + code.co_kwonlyargcount
-    n += bool(code.co_flags & inspect.CO_VARARGS) + bool(code.co_flags & inspect.CO_VARKEYWORDS)
-    return code.co_varnames[:n]
 
 
 def as_positional(code):
@@ -174,9 +164,7 @@ class ConvertFrame:
             return self._fallback(code)
         record.compiled = compiled
         touched_codes.add(code)
-        check = getattr(compiled.guard, "fn", compiled.guard)
-        _guard_objects[check] = compiled.guard
-        return check, as_positional(compiled.code)
+        return remember_guard(compiled.guard), as_positional(compiled.code)
 
     @staticmethod
     def _fallback(code):
@@ -186,21 +174,6 @@ class ConvertFrame:
             return None
         touched_codes.add(code)
         return _C.SKIP
-
-
-def recompile_reasons(func, code, f_locals):
-    """For each cache entry of `code`, the guard that rejects these inputs, in words."""
-    slots = [f_locals.get(name) for name in arg_names(code)]
-    reasons = []
-    for check, _, _ in _C.cache_entries(code):
-        guard = _guard_objects.get(check, check)
-        explain = getattr(guard, "failure", None)
-        try:
-            reason = explain(func, *slots) if explain else None
-        except Exception as e:  # a diagnostic must never break the program
-            reason = f"(could not explain: {e!r})"
-        reasons.append(reason or "a guard failed")
-    return reasons
 
 
 def _safe_guard(guard, func, slots):
