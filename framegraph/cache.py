@@ -9,25 +9,25 @@ with guard lines and hit counts, and why given inputs would recompile.
 import dataclasses
 import inspect
 import types
-import weakref
 from typing import List
 
 from . import _C
 
-# check function -> structured guard (CompiledGuard); weak on the function.
-_guard_objects = weakref.WeakKeyDictionary()
-
-
 def remember_guard(guard):
-    """The bare check function for the C cache; `guard` stays reachable from it."""
+    """The bare check function for the C cache; the structured guard stays reachable from it.
+
+    A Python-level __call__ would cost every call, so C gets the function and
+    the function carries its CompiledGuard as `compiled_guard`.
+    """
     check = getattr(guard, "fn", guard)
-    _guard_objects[check] = guard
+    if check is not guard:
+        check.compiled_guard = guard
     return check
 
 
 def guard_of(check):
     """The structured guard behind a cached check function (or the function itself)."""
-    return _guard_objects.get(check, check)
+    return getattr(check, "compiled_guard", check)
 
 
 def arg_names(code):

@@ -164,6 +164,7 @@ class ConvertFrame:
             return self._fallback(code)
         record.compiled = compiled
         touched_codes.add(code)
+        _log_compiled(code, compiled)
         return remember_guard(compiled.guard), as_positional(compiled.code)
 
     @staticmethod
@@ -174,6 +175,21 @@ class ConvertFrame:
             return None
         touched_codes.add(code)
         return _C.SKIP
+
+
+def _log_compiled(code, compiled):
+    """The bytecode, graph and guards channels, for one newly compiled frame."""
+    from . import pretty
+
+    if logs.enabled("bytecode"):
+        logs.getLogger("bytecode").info("%s", pretty.format_code_change(code, compiled.code))
+    gm = getattr(compiled, "graph_module", None)
+    if gm is not None and logs.enabled("graph"):
+        logs.getLogger("graph").info("%s", pretty.format_graph(gm, f"GRAPH {code.co_name} "
+                                                                   f"({getattr(compiled, 'compiled_fn_name', '')})"))
+    if logs.enabled("guards"):
+        lines = getattr(compiled, "guard_lines", None) or getattr(compiled.guard, "lines", [])
+        logs.getLogger("guards").info("%s", pretty.format_guards(_where(code), lines))
 
 
 def _safe_guard(guard, func, slots):

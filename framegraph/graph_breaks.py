@@ -6,9 +6,10 @@ messages. Tracing code never raises a bare ``Unsupported``; it calls
 ``unsupported(id, context)``, which attaches the entry and the developer debug
 context (what the tracer saw, e.g. ``attempted to jump with TensorVariable()``).
 
-In this version every entry ends the trace (the frame runs unmodified, or the
-error reaches the user under ``fullgraph=True``); the graph-break issue turns
-them into breaks with resume functions.
+An entry raised while the root translator steps an instruction becomes a graph
+break there (``tracer/breaks.py``): the graph so far runs, the instruction runs
+in CPython and a resume function continues the frame. Under
+``fullgraph=True`` the first one reaches the user instead.
 """
 import dataclasses
 from typing import Dict
@@ -39,9 +40,9 @@ def _entry(id, title, explanation, hint):
 
 
 _entry("data_dependent_branch", "Data-dependent branching",
-       "Detected data-dependent branching (e.g. `if my_tensor.sum() > 0:`). The tracer does not "
-       "know the value of a tensor, so it cannot decide which way to jump.",
-       "Use `torch.where` or `torch.cond` to express dynamic control flow.")
+       "Detected data-dependent branching (e.g. `if my_tensor.sum() > 0:`). framegraph does not "
+       "support tracing dynamic control flow.",
+       "Use `torch.cond` to express dynamic control flow.")
 _entry("data_dependent_value", "Data-dependent Python value",
        "The code turns a tensor's value into a Python value (`.item()`, `.tolist()`, `int(t)`, "
        "`bool(t)`, an output whose shape depends on the data).",
@@ -59,8 +60,9 @@ _entry("unsupported_attribute", "Unsupported attribute access",
        "The tracer cannot read or write this attribute symbolically.",
        "Read the attribute outside the compiled function and pass the value in.")
 _entry("side_effect", "Side effect on a value from outside the frame",
-       "The code mutates an object, global or closure cell that exists outside the traced frame; "
-       "replaying such mutations after the graph is not supported yet.",
+       "The code mutates an object, global or closure cell that exists outside the traced frame "
+       "in a way the side-effect ledger cannot replay after the graph (lists, dicts, sets, "
+       "attributes of plain objects, globals and closure cells can be replayed).",
        "Return the new value instead of mutating the outer object.")
 _entry("exception", "Exception raised while tracing",
        "The traced code raises (or handles) a Python exception; exception handling is not "
@@ -86,6 +88,25 @@ _entry("operator_error", "Operation failed while tracing",
 _entry("dynamic_import", "Import inside compiled code",
        "`import` statements run module code with side effects and are not traced.",
        "Import at module level.")
+
+
+_entry("explicit_graph_break", "Explicit graph break",
+       "The code calls `framegraph.graph_break()`, which asks for the graph to end here.",
+       "Remove the call to capture the code before and after it in one graph.")
+_entry("disabled_function", "Call to a framegraph.disable()d function",
+       "The called function was wrapped with `framegraph.disable()`, so it always runs in "
+       "CPython, outside any graph.",
+       "Remove `framegraph.disable()` from the function if it should be captured.")
+_entry("side_effect_builtin", "Call to a builtin with side effects",
+       "`print`, `input`, `open` and similar builtins do I/O or change interpreter state; they "
+       "run in CPython, between two graphs.",
+       "Move the call outside the compiled function, or keep it: the graph breaks around it.")
+_entry("cannot_resume", "Graph break that cannot resume",
+       "The tracer stopped at an instruction it cannot model, and the state at that point (a "
+       "value on the stack or in a local, or the kind of instruction) cannot be handed to a "
+       "resume function, so the whole frame runs unmodified.",
+       "Simplify the code around the break (see the reason), or move it out of the compiled "
+       "function.")
 
 
 def unsupported(entry_id: str, context: str = "") -> "Unsupported":

@@ -120,7 +120,7 @@ def _not_in_globals(g, e, c):
 
 
 def _grad_mode(g, e, c):
-    return f"{c(torch.is_grad_enabled)}() is {g.value}", f"torch.is_grad_enabled() is {g.value}"
+    return f"{c(torch._C.is_grad_enabled)}() is {g.value}", f"torch.is_grad_enabled() is {g.value}"
 
 
 def _is_same(g, e, c):
@@ -134,14 +134,27 @@ def _tensor_parts(spec: TensorSpec, e: str, c) -> List[Tuple[str, str]]:
         device = f"{e}.is_cpu"
     else:
         device = f"{e}.device == {c(spec.device)}"
+    if spec.stride == _contiguous_strides(spec.size):
+        # same sizes + contiguous => same strides (up to size-1 dims, which index nothing)
+        stride = f"{e}.is_contiguous()"
+    else:
+        stride = f"{e}.stride() == {spec.stride!r}"
     return [
         (f"type({e}) is {c(spec.cls)}", f"type is {_qualname(spec.cls)}"),
         (f"{e}.dtype is {c(spec.dtype)}", f"dtype == {spec.dtype}"),
         (device, f"device == {spec.device}"),
         (f"{e}.size() == {spec.size!r}", f"size == {list(spec.size)}"),
-        (f"{e}.stride() == {spec.stride!r}", f"stride == {list(spec.stride)}"),
+        (stride, f"stride == {list(spec.stride)}"),
         (f"{e}.requires_grad is {spec.requires_grad}", f"requires_grad == {spec.requires_grad}"),
     ]
+
+
+def _contiguous_strides(size):
+    strides, step = [], 1
+    for n in reversed(size):
+        strides.append(step)
+        step *= max(n, 1)
+    return tuple(reversed(strides))
 
 
 def _tensor_match(g, e, c):
@@ -222,12 +235,14 @@ class CompiledGuard:
                            for g in self.guards)
         glob = f"        {GLOBALS} = {FUNC}.__globals__\n" if uses_globals else ""
         return (f"def __guard({params}):\n    try:\n{glob}"
-                f"        return bool({body})\n    except Exception:\n        return False\n")
+                f"        return {body}\n    except Exception:\n        return False\n")
 
     def _compile(self):
         ns = self.consts.namespace
         exec(compile(self.source_code, "<framegraph guard>", "exec"), ns)  # noqa: S102
-        return ns["__guard"]
+        fn = ns["__guard"]
+        fn.compiled_guard = self  # lines and failure() for diagnostics, from the bare function
+        return fn
 
     def __call__(self, fn, *slots) -> bool:
         return self.fn(fn, *slots)

@@ -110,16 +110,18 @@ class OutputGraph:
 
     # ---- recording operations
     def call_function(self, tx, fn, args, kwargs) -> VariableTracker:
-        return self._record("call_function", fn, args, kwargs)
+        return self._record("call_function", fn, args, kwargs, tx)
 
     def call_method(self, tx, name, args, kwargs) -> VariableTracker:
-        return self._record("call_method", name, args, kwargs)
+        return self._record("call_method", name, args, kwargs, tx)
 
-    def _record(self, kind, target, args, kwargs):
+    def _record(self, kind, target, args, kwargs, tx=None):
         node_args, fake_args = _lower(list(args))
         node_kwargs, fake_kwargs = _lower(dict(kwargs))
         fake = self._run_fake(kind, target, fake_args, fake_kwargs)
         node = self.graph.create_node(kind, target, tuple(node_args), node_kwargs)
+        if tx is not None:  # for the `graph` log: which user line made this node
+            node.meta["location"] = (tx.code.co_filename, tx.current_line())
         return self._wrap_result(node, fake)
 
     def _run_fake(self, kind, target, args, kwargs):

@@ -7,7 +7,10 @@ prefix that
 
   1. runs the prologue (COPY_FREE_VARS, MAKE_CELL, RESUME) the original had,
   2. pushes the live stack values, received as leading arguments
-     (``___stack0``, ...), and a NULL where the stack held one,
+     (``___stack0``, ...), and a NULL where the stack held one; an iterator
+     (a ``for`` loop's) arrives as a tuple of the items it had left and is
+     pushed as ``iter(tuple)`` (``ITER``), so tracing the resume function
+     unrolls the rest of the loop,
   3. jumps to the instruction after the break.
 
 The live locals are the remaining arguments, under their original names, so
@@ -19,12 +22,14 @@ hook sees the resume function as a new frame and traces it again.
 Resume codes are cached per (code, offset, stack layout, live names).
 """
 import inspect
+import re
 import weakref
 
 from . import bytecode
 
 NULL = "null"
 VALUE = "value"
+ITER = "iter"
 
 _cache = weakref.WeakKeyDictionary()  # code -> {key: resume code}
 _PROLOGUE = frozenset({"COPY_FREE_VARS", "MAKE_CELL", "RESUME"})
@@ -32,14 +37,14 @@ _PROLOGUE = frozenset({"COPY_FREE_VARS", "MAKE_CELL", "RESUME"})
 
 def stack_arg_names(layout):
     """Argument names for the stack slots of `layout` that hold values."""
-    return [f"___stack{i}" for i, kind in enumerate(layout) if kind == VALUE]
+    return [f"___stack{i}" for i, kind in enumerate(layout) if kind != NULL]
 
 
 def resume_code(code, offset, layout, live_locals):
     """The code object that continues `code` at the instruction at `offset`.
 
-    `layout` is the stack at that point, bottom first, one of `VALUE` or
-    `NULL` per slot; `live_locals` are the local names whose values the rest
+    `layout` is the stack at that point, bottom first, one of `VALUE`,
+    `ITER` or `NULL` per slot; `live_locals` are the local names whose values the rest
     of the function reads. The result takes the stack values, then the live
     locals, as positional arguments.
     """
@@ -64,13 +69,18 @@ def _build(code, offset, layout, live_locals):
     body = [_neutralise(i) for i in insts]
     varnames = args + [v for v in code.co_varnames if v not in args]
     line = target.positions.lineno if target.positions and target.positions.lineno else code.co_firstlineno
-    name = f"{code.co_name}_resume_at_{line}"
+    name = f"{_base_name(code.co_name)}_resume_at_{line}"
     return bytecode.assemble(
         prefix + body, code,
         co_varnames=tuple(varnames), co_argcount=len(args), co_posonlyargcount=0,
         co_kwonlyargcount=0, co_flags=code.co_flags & ~(inspect.CO_VARARGS | inspect.CO_VARKEYWORDS),
-        co_name=name, co_qualname=f"{code.co_qualname}_resume_at_{line}",
+        co_name=name, co_qualname=f"{_base_name(code.co_qualname)}_resume_at_{line}",
     )
+
+
+def _base_name(name):
+    """A resume function of a resume function is named after the original."""
+    return re.sub(r"_resume_at_\d+$", "", name)
 
 
 def _prologue(code):
@@ -92,6 +102,8 @@ def _push_stack(layout):
             out.append(bytecode.create_instruction("PUSH_NULL"))
         else:
             out.append(bytecode.create_load_fast(next(names)))
+            if kind == ITER:
+                out.append(bytecode.create_instruction("GET_ITER"))
     return out
 
 

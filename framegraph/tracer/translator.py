@@ -130,7 +130,13 @@ class TranslatorBase:
         except Unsupported as e:
             if not getattr(e, "where", None):
                 e.where = self.where()
+            # outermost first: a graph break reports the whole chain of inlined calls
+            e.user_frames = [(self.code, _line_of(self.instructions, self.ip - 1))] + getattr(e, "user_frames", [])
             raise
+
+    def current_line(self):
+        """The source line number of the instruction being run."""
+        return _line_of(self.instructions, self.ip - 1)
 
     def where(self) -> str:
         inst = self.current_instruction

@@ -18,12 +18,9 @@ identity (``a is b``) and de-duplication of graph inputs work.
 ``guard=False`` wraps without guards, for values whose stability is assumed
 (attributes of torch and the standard library).
 """
-import builtins
 import collections
 import enum
 import functools
-import math
-import operator
 import types
 from typing import Optional
 
@@ -38,7 +35,7 @@ from .builtins import BUILTINS, PURE, BuiltinVariable
 from .constant import CONSTANT_TYPES, ConstantVariable, wrap_constant
 from .ctx_managers import GRAD_MODE_CLASSES, GradModeClassVariable
 from .dicts import ConstDictVariable, SetVariable
-from .functions import UserFunctionVariable, UserMethodVariable
+from .functions import UserFunctionVariable
 from .lists import ListVariable, NamedTupleVariable, SizeVariable, TupleVariable
 from .nn_module import NNModuleVariable
 from .torch_fn import TRACE_TIME, TorchFunctionVariable, is_graph_callable
@@ -164,7 +161,7 @@ def _wrap_class(tx, value, source):
     _id_guard(tx, value, source)
     if value in GRAD_MODE_CLASSES:
         return GradModeClassVariable(value, source=source)
-    if value in BUILTINS or value.__module__ == "builtins":
+    if value in BUILTINS or value in PURE or value.__module__ == "builtins":
         return BuiltinVariable(value, source=source)
     return UserDefinedClassVariable(value, source=source)
 
@@ -246,6 +243,3 @@ def wrap_class_attribute(tx, obj, name):
 
     return lookup_attribute(tx, obj, name, lambda n: None)
 
-
-__all__ = ["wrap_value", "wrap_class_attribute", "PythonModuleVariable", "builtins", "math", "operator",
-           "UserMethodVariable"]

@@ -39,10 +39,11 @@ class BuiltinVariable(VariableTracker):
         model = BUILTINS.get(self.fn)
         if model is not None:
             return model(tx, *args, **kwargs)
-        if _is_pure(self.fn) and all(a.is_python_constant() for a in list(args) + list(kwargs.values())):
+        values = list(args) + list(kwargs.values())
+        if _is_pure(self.fn) and all(_is_constant_arg(a) for a in values):
             try:
-                value = self.fn(*(a.as_python_constant() for a in args),
-                                **{k: v.as_python_constant() for k, v in kwargs.items()})
+                value = self.fn(*(_constant_arg(a) for a in args),
+                                **{k: _constant_arg(v) for k, v in kwargs.items()})
             except Exception as e:
                 unsupported("operator_error", f"{_name(self.fn)}: {type(e).__name__}: {e}")
             return wrap_constant(value)
@@ -58,6 +59,19 @@ class BuiltinVariable(VariableTracker):
 
     def __repr__(self):
         return f"BuiltinVariable({_name(self.fn)})"
+
+
+def _is_constant_arg(v) -> bool:
+    if isinstance(v, ListVariable):
+        return all(_is_constant_arg(x) for x in v.items)
+    return v.is_python_constant()
+
+
+def _constant_arg(v):
+    """A constant argument of a pure builtin (lists of constants too: ``", ".join(names)``)."""
+    if isinstance(v, ListVariable):
+        return [_constant_arg(x) for x in v.items]
+    return v.as_python_constant()
 
 
 def _name(fn):
@@ -312,5 +326,5 @@ for _op, _fn in COMPARE_OPS.items():
 PURE = frozenset({
     builtins.round, builtins.divmod, builtins.pow, builtins.repr, builtins.ord, builtins.chr,
     builtins.hash, builtins.format, builtins.bin, builtins.hex, builtins.oct, builtins.complex,
-    builtins.bytes, builtins.id,
+    builtins.bytes, torch.device,
 })

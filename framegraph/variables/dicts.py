@@ -7,12 +7,10 @@ key (the constant value, or the identity of a non-constant key tracker) to a
 the same with keys only. Dicts and sets created during the trace are mutated
 in place; ones from outside the frame are read-only here (``side_effect``).
 """
-import collections
-
 from ..graph_breaks import unsupported
 from .base import VariableTracker
 from .constant import ConstantVariable
-from .lists import ListVariable, TupleVariable
+from .lists import TupleVariable
 
 
 def hash_key(key: VariableTracker):
@@ -218,6 +216,3 @@ class SetVariable(VariableTracker):
     def __repr__(self):
         return f"SetVariable({list(self.items)!r})"
 
-
-MAPPING_TYPES = (dict, collections.OrderedDict)
-__all__ = ["ConstDictVariable", "SetVariable", "ListVariable", "hash_key"]

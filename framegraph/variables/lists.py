@@ -141,7 +141,7 @@ class NamedTupleVariable(TupleVariable):
         return TupleVariable(items)
 
     def getattr(self, tx, name):
-        fields = self.cls._fields
+        fields = getattr(self.cls, "_fields", None) or getattr(self.cls, "__match_args__", ())
         if name in fields:
             return self.items[fields.index(name)]
         from .builder import wrap_class_attribute
@@ -151,7 +151,10 @@ class NamedTupleVariable(TupleVariable):
     def reconstruct(self, cg):
         if self.source is not None:
             return super().reconstruct(cg)
-        cg.call_const(self.cls, self.items)
+        # cls._make(items): runs collections' code (never traced), not a generated __new__;
+        # a structseq (torch.return_types.max) takes the tuple itself
+        make = getattr(self.cls, "_make", self.cls)
+        cg.call_const(make, [TupleVariable(self.items)])
 
 
 class ListVariable(BaseListVariable):

@@ -33,8 +33,12 @@ def _static(cls, name):
     return False, None
 
 
-def bind_class_attribute(tx, obj, attr, source):
-    """The value of class attribute ``attr`` read through instance ``obj``."""
+def bind_class_attribute(tx, obj, attr, source, guard=False):
+    """The value of class attribute ``attr`` read through instance ``obj``.
+
+    Plain class-level values (``factor = 2.0``) are guarded by value when
+    ``guard`` (user classes); functions are covered by the instance's type guard.
+    """
     from .builder import wrap_value
     from .functions import UserFunctionVariable, UserMethodVariable
 
@@ -50,7 +54,13 @@ def bind_class_attribute(tx, obj, attr, source):
         return UserMethodVariable(UserFunctionVariable(attr, source=source), obj)
     if hasattr(type(attr), "__get__") and not isinstance(attr, type):
         unsupported("unsupported_attribute", f"descriptor {type(attr).__name__}")
-    return wrap_value(tx, attr, source, guard=False)
+    return wrap_value(tx, attr, source, guard=guard)
+
+
+def _user_class(cls) -> bool:
+    from .builder import STABLE_MODULES
+
+    return (cls.__module__ or "").split(".")[0] not in STABLE_MODULES
 
 
 def lookup_attribute(tx, obj, name, instance_dict_lookup):
@@ -64,7 +74,7 @@ def lookup_attribute(tx, obj, name, instance_dict_lookup):
     if value is not None:
         return value
     if found:
-        return bind_class_attribute(tx, obj, attr, source)
+        return bind_class_attribute(tx, obj, attr, source, guard=_user_class(cls))
     if name == "__class__":
         from .builder import wrap_value
 
@@ -90,6 +100,8 @@ class UserDefinedClassVariable(VariableTracker):
     def getattr(self, tx, name):
         from .builder import wrap_value
 
+        if name in ("__name__", "__qualname__", "__module__", "__doc__"):
+            return ConstantVariable(getattr(self.cls, name))
         found, attr = _static(self.cls, name)
         if not found:
             unsupported("unsupported_attribute", f"{self.cls.__name__}.{name}")

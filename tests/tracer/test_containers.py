@@ -131,3 +131,12 @@ def test_torch_size_and_dtype_values():
         return x.new_zeros(s), shape[-1], tuple(shape), x.to(torch.float16).dtype == torch.float16, x.device.type
 
     check(f, torch.randn(3, 4))
+
+
+def test_string_methods_and_constructors_fold():
+    def f(x, names):
+        label = ", ".join(names).upper()
+        dev = torch.device("cpu")
+        return x.to(dev) * len(label), label, type(x).__name__, label.startswith("A")
+
+    check(f, torch.randn(2), ["a", "b"])

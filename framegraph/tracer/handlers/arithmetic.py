@@ -4,8 +4,6 @@ The operator semantics (tensor -> graph node, constants -> folded now,
 containers and user classes -> their slots) live in ``variables/ops.py``;
 the handlers only move operands.
 """
-import operator
-
 from ...variables.constant import ConstantVariable
 from ...variables.ops import NB_OPS, UNARY_OPS, binary_op, compare, contains_op, is_op, unary_op
 from ..registry import family_member, handler
@@ -70,5 +68,3 @@ def UNARY_NOT(tx, inst):
     # (value -- not value)
     tx.push(ConstantVariable(not tx.pop().truth(tx)))
 
-
-__all__ = ["operator"]

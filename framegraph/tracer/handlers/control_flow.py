@@ -6,7 +6,6 @@ branching (the brief's example: ``if x.sum() > 0``), catalogued
 ``data_dependent_branch``. Loops are unrolled: JUMP_BACKWARD simply jumps,
 and FOR_ITER advances the iterator tracker.
 """
-from ...variables.constant import ConstantVariable
 from ..registry import family_member, handler
 
 
@@ -93,5 +92,3 @@ def RETURN_VALUE(tx, inst):
     tx.return_value = tx.pop()
     tx.done = True
 
-
-__all__ = ["ConstantVariable"]

@@ -1,0 +1,227 @@
+"""Side effects: mutations of objects from outside the frame, replayed after the graph.
+
+A graph is a pure function of tensors. When traced code mutates something that
+existed before the frame started (``lst.append(y)``, ``d[k] = v``,
+``obj.attr = v``, ``global n; n = ...``, ``nonlocal c; c = ...``), the tracker
+of that object changes at trace time, so later reads in the trace see the
+change, and the object goes into this ledger. Nothing real is mutated while
+tracing: a trace that fails, or raises under ``fullgraph=True``, has changed
+nothing, and a trace restarted at a graph break starts a fresh ledger.
+
+After the graph runs, the generated code replays the ledger once, in the order
+the objects were first mutated, on the real objects:
+
+    list      ->  obj[:] = [final items]
+    dict, set ->  obj.clear(); obj.update(final contents)
+    object    ->  obj.attr = value      for every attribute written
+    global    ->  STORE_GLOBAL name     (``module_globals[name] = value`` elsewhere)
+    cell      ->  STORE_DEREF name      (``fn.__closure__[i].cell_contents = value``)
+
+Replaying final states, as torch.compile does, is exact for every object's
+final state and needs no replay model per method (``pop``, ``sort``,
+``insert`` all end as one slice assignment).
+
+Every value a replay writes, and every mutated object itself, is stored in a
+temporary *before* any replay runs (``prepare``): values read through sources
+such as ``L['lst'][0]`` mean the state before the frame's mutations.
+"""
+import dataclasses
+from typing import Any, Dict, List, Optional
+
+from .graph_breaks import unsupported
+from .sources import AttrSource, ClosureSource
+
+
+@dataclasses.dataclass(eq=False)
+class Mutation:
+    """One ledger entry: ``kind`` says how it is replayed."""
+
+    kind: str                # "list", "dict", "set", "object", "global", "cell"
+    target: Any              # the tracker; the globals dict; the CellVariable
+    name: str = ""           # global name
+    location: Any = None     # cell: where its contents were read from (a Source)
+    temps: Any = None        # filled by prepare(): the materialized values
+
+
+class SideEffects:
+    """The ledger of one trace (``output.side_effects``)."""
+
+    def __init__(self, root_globals: dict):
+        self.root_globals = root_globals
+        self.entries: List[Mutation] = []
+        self._keys: Dict[Any, Mutation] = {}
+        self._globals: Dict[Any, Any] = {}  # (id(globals dict), name) -> value tracker
+
+    def __len__(self):
+        return len(self.entries)
+
+    def _add(self, key, mutation: Mutation) -> Mutation:
+        if key not in self._keys:
+            self._keys[key] = mutation
+            self.entries.append(mutation)
+        return self._keys[key]
+
+    # ---- recording
+    def track_object(self, var, what: str):
+        kind = _object_kind(var)
+        if kind is None:
+            unsupported("side_effect", f"{what} on {var.source.name()}")
+        self._add(("object", id(var)), Mutation(kind, var))
+
+    def store_global(self, f_globals: dict, name: str, value):
+        self._globals[(id(f_globals), name)] = value
+        self._add(("global", id(f_globals), name), Mutation("global", f_globals, name))
+
+    def written_global(self, f_globals: dict, name: str):
+        return self._globals.get((id(f_globals), name))
+
+    def store_cell(self, output, cell, value):
+        entry = self._keys.get(("cell", id(cell)))
+        if entry is None:
+            location = getattr(cell.contents, "source", None)
+            if not isinstance(location, ClosureSource) and not _is_cell_contents(location):
+                unsupported("side_effect", "assigning to a closure variable that was empty "
+                            "or cannot be re-read")
+            entry = self._add(("cell", id(cell)), Mutation("cell", cell, location=location))
+        # Other trackers of the same cell (an inlined function's closure is
+        # wrapped again on each call) re-read it through this source.
+        output.by_source[entry.location] = value
+
+    # ---- code generation (cg is a tracer.rebuild.FrameCodegen)
+    def prepare(self, cg):
+        """Store every mutated object and every value to write in temporaries."""
+        for m in self.entries:
+            m.temps = _PREPARE[m.kind](self, cg, m)
+
+    def replay(self, cg):
+        """Emit the writes, in ledger order (after ``prepare``)."""
+        for m in self.entries:
+            _REPLAY[m.kind](self, cg, m)
+
+
+def _is_cell_contents(source) -> bool:
+    return isinstance(source, AttrSource) and source.member == "cell_contents"
+
+
+def _object_kind(var) -> Optional[str]:
+    from .variables.dicts import ConstDictVariable, SetVariable
+    from .variables.lists import ListVariable
+    from .variables.user_defined import UserDefinedObjectVariable
+
+    if isinstance(var, ListVariable):
+        return "list"
+    if isinstance(var, ConstDictVariable):
+        return "dict"
+    if isinstance(var, SetVariable) and var.py_type is set:
+        return "set"
+    if isinstance(var, UserDefinedObjectVariable) and var.value is not None:
+        return "object"
+    return None
+
+
+# ---- prepare: kind -> fn(ledger, cg, mutation) -> temporaries
+def _prepare_list(se, cg, m):
+    return cg.materialize(m.target), cg.materialize_items(m.target.items, list)
+
+
+def _prepare_dict(se, cg, m):
+    pairs = [x for pair in m.target.items.values() for x in pair]
+    return cg.materialize(m.target), cg.materialize_items(pairs, dict)
+
+
+def _prepare_set(se, cg, m):
+    return cg.materialize(m.target), cg.materialize_items(list(m.target.items.values()), set)
+
+
+def _prepare_object(se, cg, m):
+    return cg.materialize(m.target), {name: cg.materialize(v) for name, v in m.target.attrs.items()}
+
+
+def _prepare_global(se, cg, m):
+    return cg.materialize(se.written_global(m.target, m.name))
+
+
+def _prepare_cell(se, cg, m):
+    return cg.materialize(m.target.contents)
+
+
+# ---- replay: kind -> fn(ledger, cg, mutation)
+def _replay_list(se, cg, m):
+    obj, items = m.temps
+    cg.load_fast(items)
+    cg.load_fast(obj)
+    cg.load_const(slice(None))
+    cg.emit_op("STORE_SUBSCR")
+
+
+def _replay_clear_update(se, cg, m):
+    obj, contents = m.temps
+    cg.call_method_of(obj, "clear", [])
+    cg.call_method_of(obj, "update", [contents])
+
+
+def _replay_object(se, cg, m):
+    obj, values = m.temps
+    for name, value in values.items():
+        cg.load_fast(value)
+        cg.load_fast(obj)
+        cg.emit_op("STORE_ATTR", argval=name)
+
+
+def _replay_global(se, cg, m):
+    cg.load_fast(m.temps)
+    if m.target is se.root_globals:
+        cg.emit_op("STORE_GLOBAL", argval=m.name)
+        return
+    cg.load_const(m.target)  # another module's globals dict (an inlined function's)
+    cg.load_const(m.name)
+    cg.emit_op("STORE_SUBSCR")
+
+
+def _replay_cell(se, cg, m):
+    cg.load_fast(m.temps)
+    if isinstance(m.location, ClosureSource):  # a free variable of the traced frame itself
+        cg.emit_op("STORE_DEREF", argval=m.location.var_name)
+        return
+    m.location.base.reconstruct(cg)  # the cell object: fn.__closure__[i]
+    cg.emit_op("STORE_ATTR", argval="cell_contents")
+
+
+_PREPARE = {"list": _prepare_list, "dict": _prepare_dict, "set": _prepare_set,
+            "object": _prepare_object, "global": _prepare_global, "cell": _prepare_cell}
+_REPLAY = {"list": _replay_list, "dict": _replay_clear_update, "set": _replay_clear_update,
+           "object": _replay_object, "global": _replay_global, "cell": _replay_cell}
+
+
+# ---- the hooks trackers and handlers call while tracing
+def ledger(tx) -> Optional[SideEffects]:
+    """The side-effect ledger of the trace ``tx`` belongs to (None outside one)."""
+    return getattr(getattr(tx, "output", None), "side_effects", None)
+
+
+def record_mutation(tx, var, what: str):
+    """``var`` (from outside the frame) is about to be mutated in place."""
+    se = ledger(tx)
+    if se is None:
+        unsupported("side_effect", f"{what} on {var.source.name()}")
+    se.track_object(var, what)
+
+
+def store_global(tx, name: str, value):
+    se = ledger(tx)
+    if se is None:
+        unsupported("side_effect", f"assigning the global {name!r}")
+    se.store_global(tx.f_globals, name, value)
+
+
+def written_global(tx, name: str):
+    """The tracker last assigned to global ``name`` in this trace, or None."""
+    se = ledger(tx)
+    return se.written_global(tx.f_globals, name) if se is not None else None
+
+
+def store_cell(tx, cell, value):
+    se = ledger(tx)
+    if se is None:
+        unsupported("side_effect", "assigning to a closure variable of an outer function")
+    se.store_cell(tx.output, cell, value)

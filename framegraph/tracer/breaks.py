@@ -1,0 +1,265 @@
+"""Graph breaks: stop before an instruction the tracer cannot model, resume after it.
+
+The brief's graph-break paragraph, in three steps:
+
+1. **Find the break.** ``run_root`` steps the root translator. When stepping
+   root instruction number S raises ``Unsupported`` (also from deep inside an
+   inlined call: the break is then at the root's CALL), the trace restarts
+   from scratch and stops right *before* step S. Restarting instead of
+   rolling back keeps the state exact: trackers mutated in place by the
+   failed step, iterators it advanced, nodes it added, side effects it
+   recorded simply never happen in the second run. Tracing is deterministic,
+   so the second run reaches the same point. Dynamo restarts the same way.
+2. **Break-site code** (``emit_break``), after the graph call: rebuild every
+   value on the stack, in live locals and in the side-effect ledger into
+   temporaries (``rebuild.FrameCodegen``: once each, so identity holds),
+   replay the side effects, push the break instruction's inputs, run the
+   instruction itself in CPython, then for each successor (the next
+   instruction, and the target of a conditional jump) call the resume
+   function with the stack below, the instruction's outputs and the live
+   locals, and return what it returns.
+3. **Resume.** ``resume.resume_code`` builds the code that continues at the
+   successor; the hook sees it as a new frame and traces it again, so the
+   rest of the function becomes the next graph.
+
+Whatever cannot be handed over (an instruction whose stack shape is not in
+``_SHAPES``, a value that cannot be rebuilt) makes the whole frame
+``Unsupported`` with the ``cannot_resume`` entry: it then runs unmodified,
+and convert_frame logs why. Under ``fullgraph=True`` the first break raises
+``Unsupported`` with the catalogue text and the user's source line instead.
+"""
+import dataclasses
+import itertools
+import linecache
+import types
+from typing import List, Optional
+
+import torch
+
+from .. import bytecode, logs, resume, skip
+from ..errors import Unsupported
+from ..graph_breaks import CATALOGUE, Entry, unsupported
+from ..variables.base import NULL
+from ..variables.functions import CellVariable
+from ..variables.iterators import IteratorVariable
+from ..variables.lists import TupleVariable
+from .rebuild import remaining_items
+
+_resume_names = itertools.count(1)
+_logged = set()  # (file, line, entry id, context): each break site is logged once
+
+# Stack shapes of the instructions a break can happen at (3.11 names):
+# opname -> (values popped, {jumped: values pushed}).
+_SHAPES = {
+    **{name: (2, {False: 1}) for name in ("BINARY_OP", "COMPARE_OP", "BINARY_SUBSCR",
+                                          "CONTAINS_OP", "IS_OP")},
+    **{name: (1, {False: 1}) for name in ("UNARY_NEGATIVE", "UNARY_POSITIVE", "UNARY_INVERT",
+                                          "UNARY_NOT", "GET_ITER", "LOAD_ATTR")},
+    "STORE_ATTR": (2, {False: 0}), "STORE_SUBSCR": (3, {False: 0}), "DELETE_SUBSCR": (2, {False: 0}),
+    "JUMP_IF_TRUE_OR_POP": (1, {False: 0, True: 1}), "JUMP_IF_FALSE_OR_POP": (1, {False: 0, True: 1}),
+    **{f"POP_JUMP_{d}_IF_{c}": (1, {False: 0, True: 0})
+       for d in ("FORWARD", "BACKWARD") for c in ("TRUE", "FALSE", "NONE", "NOT_NONE")},
+}
+
+
+def _shape(inst):
+    if inst.opname == "CALL":
+        return inst.arg + 2, {False: 1}
+    if inst.opname == "CALL_FUNCTION_EX":
+        return 3 + (inst.arg & 1), {False: 1}
+    return _SHAPES.get(inst.opname)
+
+
+@dataclasses.dataclass
+class GraphBreak:
+    """One graph break: what the catalogue says, where it happened (outermost first)."""
+
+    entry: Entry
+    context: str
+    frames: list                 # [(code, line)] from the traced frame to the innermost call
+    instruction: object = None   # the root instruction the frame breaks at
+
+    @property
+    def user_stack(self) -> List[str]:
+        return [f"{code.co_filename}:{line} in {code.co_name}" for code, line in self.frames]
+
+    def render(self) -> str:
+        """The text of the graph_breaks log, and of the fullgraph=True error."""
+        code, line = self.frames[-1]
+        lines = [f"Graph break in user code at {code.co_filename}:{line}",
+                 f"Graph Break Reason: {self.entry.render(self.context)}",
+                 "User code traceback:"]
+        for code, line in self.frames:
+            lines.append(f'  File "{code.co_filename}", line {line}, in {code.co_name}')
+            source = linecache.getline(code.co_filename, line).strip() if isinstance(line, int) else ""
+            if source:
+                lines.append(f"    {source}")
+        return "\n".join(lines)
+
+    def log_once(self):
+        code, line = self.frames[-1]
+        key = (code.co_filename, line, self.entry.id, self.context)
+        if key not in _logged:
+            _logged.add(key)
+            logs.getLogger("graph_breaks").info("%s", self.render())
+
+
+def _describe(tx, error: Unsupported) -> GraphBreak:
+    from .translator import _line_of
+
+    entry = error.entry or CATALOGUE["unsupported_opcode"]
+    root = (tx.code, _line_of(tx.instructions, tx.ip - 1))
+    frames = [root] + list(getattr(error, "user_frames", []))
+    return GraphBreak(entry, error.context or str(error), frames)
+
+
+class _Restart(Exception):
+    def __init__(self, step: int, brk: GraphBreak):
+        super().__init__(step)
+        self.step, self.brk = step, brk
+
+
+def run_root(make_tx, options):
+    """Trace a frame: ``(tx, None)`` after RETURN_VALUE, or ``(tx, GraphBreak)``
+    with ``tx`` stopped right before the instruction to break at."""
+    stop, brk = None, None
+    while True:
+        tx = make_tx()
+        try:
+            _run(tx, stop, options)
+            return tx, brk
+        except _Restart as restart:
+            if stop is not None:  # the second run must stop before this point
+                raise Unsupported("the trace did not repeat itself after a graph break") from restart
+            stop, brk = restart.step, restart.brk
+        finally:
+            torch._C._set_grad_enabled(tx.output.initial_grad_mode)
+
+
+def _run(tx, stop: Optional[int], options):
+    for step in itertools.count():
+        if tx.done or step == stop:
+            return
+        inst = tx.instructions[tx.ip]
+        try:
+            tx.step()
+        except Unsupported as e:
+            brk = _describe(tx, e)
+            if options.fullgraph:
+                raise Unsupported(brk.render(), entry=brk.entry, context=brk.context) from e
+            if _shape(inst) is None:
+                e.where = getattr(e, "where", None) or tx.where()
+                raise
+            brk.instruction = inst
+            raise _Restart(step, brk) from e
+
+
+# ---- the code at the break site
+def emit_break(cg, tx, brk: GraphBreak, func, grad_mode: bool):
+    """Everything after the graph call: rebuild, replay, the instruction, resume calls."""
+    inst = tx.instructions[tx.ip]
+    assert inst is brk.instruction or inst.offset == brk.instruction.offset
+    popped, pushed = _shape(inst)
+    below, consumed = tx.stack[:len(tx.stack) - popped], tx.stack[len(tx.stack) - popped:]
+    below_slots = [_stack_slot(cg, v) for v in below]
+    consumed_slots = [(resume.NULL, None) if v is NULL else (resume.VALUE, cg.materialize(v))
+                      for v in consumed]
+    successors = [(tx.instructions[tx.ip + 1], pushed[False])]
+    if True in pushed:
+        successors.append((inst.target, pushed[True]))
+    lives = [_live_locals(tx, succ) for succ, _ in successors]
+    live_temps = {name: cg.materialize(var) for live in lives for name, var in live.items()}
+    tx.output.side_effects.prepare(cg)
+    cg.set_grad_mode(grad_mode)
+    tx.output.side_effects.replay(cg)
+    for kind, temp in consumed_slots:
+        cg.emit_op("PUSH_NULL") if kind == resume.NULL else cg.load_fast(temp)
+    blocks = [_resume_block(cg, tx, func, succ, n, below_slots, live, live_temps)
+              for (succ, n), live in zip(successors, lives)]
+    cg.emit(_copy_of(tx, inst, blocks[1][0] if len(blocks) > 1 else None))
+    for block in blocks:
+        cg.emit(block)
+
+
+def _stack_slot(cg, value):
+    """(layout kind, temporary) of a value below the break instruction's inputs."""
+    if value is NULL:
+        return resume.NULL, None
+    if isinstance(value, IteratorVariable):
+        # the resume function gets the rest as a tuple and iterates it
+        # (resume.ITER): its trace unrolls the rest of the loop
+        return resume.ITER, cg.materialize(TupleVariable(remaining_items(value)))
+    return resume.VALUE, cg.materialize(value)
+
+
+def _live_locals(tx, inst) -> dict:
+    """name -> tracker of the locals the code from ``inst`` on may read."""
+    live = {}
+    for name in sorted(bytecode.livevars_at(tx.instructions, inst)):
+        var = tx.symbolic_locals.get(name)
+        if name in tx.code.co_freevars or var is None:
+            continue  # free variables travel in the closure; unbound ones stay unbound
+        if isinstance(var, CellVariable):
+            if var.contents is None:
+                continue
+            var = var.contents  # the resume function's MAKE_CELL wraps it again
+        live[name] = var
+    return live
+
+
+def _copy_of(tx, inst, jump_block_start):
+    """The break instruction for CPython to run (CALL with its PRECALL and KW_NAMES)."""
+    if inst.opname == "CALL":
+        if tx.kw_names:
+            return bytecode.create_call_kw(inst.arg, tx.kw_names)
+        return bytecode.create_call(inst.arg)
+    if inst.target is not None:
+        return [bytecode.create_jump(inst.opname, jump_block_start)]
+    return [bytecode.create_instruction(inst.opname, arg=inst.arg, argval=inst.argval)]
+
+
+def _resume_block(cg, tx, func, succ, n_pushed, below_slots, live, live_temps):
+    """Store the instruction's outputs, call the resume function, return its result."""
+    block = type(cg)(cg.grad_mode)
+    block.temps = cg.temps
+    produced = [cg.new_temp() for _ in range(n_pushed)]
+    for temp in reversed(produced):
+        block.store_fast(temp)
+    layout = [kind for kind, _ in below_slots] + [resume.VALUE] * n_pushed
+    rcode = resume.resume_code(tx.code, succ.offset, layout, list(live))
+    skip.add_user_root(rcode)
+    _load_resume_function(block, func, tx.code, rcode)
+    args = [temp for kind, temp in below_slots if kind != resume.NULL] + produced
+    args += [live_temps[name] for name in live]
+    for temp in args:
+        block.load_fast(temp)
+    block.call(len(args))
+    block.emit_op("RETURN_VALUE")
+    return block.instructions
+
+
+def _load_resume_function(cg, func, code, rcode):
+    """Push NULL and the resume function: a global, or made here when it needs the closure."""
+    if not code.co_freevars:
+        name = f"__resume_{next(_resume_names)}_{rcode.co_name}"
+        func.__globals__[name] = types.FunctionType(rcode, func.__globals__, rcode.co_name)
+        cg.load_global(name, push_null=True)
+        return
+    cg.emit_op("PUSH_NULL")
+    for name in code.co_freevars:
+        cg.emit_op("LOAD_CLOSURE", argval=name)
+    cg.emit_op("BUILD_TUPLE", arg=len(code.co_freevars))
+    cg.load_const(rcode)
+    cg.emit_op("MAKE_FUNCTION", arg=0x08)
+
+
+def cannot_resume(brk: GraphBreak, error: Unsupported) -> Unsupported:
+    """The whole-frame error when a break's state cannot be handed over."""
+    code, line = brk.frames[-1]
+    context = (f"{brk.entry.title} at {code.co_filename}:{line} ({brk.context}); "
+               f"cannot resume: {error.context or error}")
+    try:
+        unsupported("cannot_resume", context)
+    except Unsupported as e:
+        e.where = f"{code.co_filename}:{line} in {code.co_name}"
+        return e

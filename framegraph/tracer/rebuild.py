@@ -1,0 +1,233 @@
+"""FrameCodegen: rebuild the trace's values after the graph ran, once each.
+
+At the end of a frame (a return, or a graph break) the replacement code must
+hand real objects to CPython: the return value, the values on the stack and
+in live locals at a break, and the values that side effects write. This
+code generator extends ``codegen.PyCodegen`` with what that needs:
+
+* **Graph outputs are chosen as it goes.** A tensor computed in the graph is
+  loaded as ``graph_out_0[i]``; the first time one is met it gets the next
+  index, and ``outputs`` lists them in order, so the graph is finished after
+  the code that reads it is generated.
+* **Identity.** A container or object made during the trace is rebuilt once
+  and kept in a temporary; every later reference loads that temporary, so a
+  list that is both on the stack and in a local is one list, as in CPython.
+* **More trackers.** Iterators (as ``iter(tuple(rest))``), bound methods,
+  objects created in the trace, grad-mode ``__exit__``s and trace-time
+  constants, each by a small rule in ``RULES``, without touching the
+  trackers themselves.
+
+``materialize(value)`` stores a value in a temporary and returns its name;
+the break and return code (``breaks.py``, ``finish.py``) materialize
+everything before side effects are replayed (see ``side_effects.py``).
+"""
+import itertools
+import types
+from typing import Dict, List
+
+import torch
+
+from .. import bytecode
+from ..codegen import GRAPH_OUT, PyCodegen
+from ..graph_breaks import unsupported
+from ..variables.base import BoundMethodVariable, VariableTracker
+from ..variables.constant import ConstantVariable
+from ..variables.ctx_managers import GradModeVariable, WithExitVariable
+from ..variables.functions import UserFunctionVariable, UserMethodVariable
+from ..variables.iterators import EnumerateVariable, IteratorVariable, ListIteratorVariable, ZipVariable
+from ..variables.lists import TupleVariable
+from ..variables.tensor import TensorMethodVariable, TensorVariable
+from ..variables.user_defined import UserDefinedObjectVariable
+
+_names = itertools.count()  # temporaries get process-unique names (readable in listings)
+
+
+class FrameCodegen(PyCodegen):
+    """PyCodegen with on-demand graph outputs, temporaries and object identity."""
+
+    def __init__(self, grad_mode: bool):
+        super().__init__({})
+        self.outputs: List[TensorVariable] = []
+        self.temps: Dict[int, str] = {}
+        self._alive: List[VariableTracker] = []  # keeps ids in `temps` unique
+        self._building = set()
+        self.grad_mode = grad_mode  # the real grad mode at this point of the generated code
+
+    # ---- small emitters
+    def emit_op(self, opname, **kwargs):
+        self.emit(bytecode.create_instruction(opname, **kwargs))
+
+    def new_temp(self) -> str:
+        return f"___tmp{next(_names)}"
+
+    def call_method_of(self, temp: str, name: str, arg_temps):
+        """``temp.name(*arg_temps)``, result dropped."""
+        self.emit_op("PUSH_NULL")
+        self.load_fast(temp)
+        self.load_attr(name)
+        for arg in arg_temps:
+            self.load_fast(arg)
+        self.call(len(arg_temps))
+        self.emit_op("POP_TOP")
+
+    def call_constant(self, fn, *consts):
+        """Push ``fn(*consts)`` for Python objects ``fn`` and ``consts``."""
+        self.emit_op("PUSH_NULL")
+        self.load_const(fn)
+        for c in consts:
+            self.load_const(c)
+        self.call(len(consts))
+
+    def set_grad_mode(self, mode: bool):
+        if mode != self.grad_mode:
+            self.call_constant(torch._C._set_grad_enabled, mode)
+            self.emit_op("POP_TOP")
+            self.grad_mode = mode
+
+    # ---- values
+    def materialize(self, value: VariableTracker) -> str:
+        """Rebuild ``value`` (once) into a temporary; returns its name."""
+        name = self.temps.get(id(value))
+        if name is None:
+            self(value)
+            name = self._remember(value)
+        return name
+
+    def materialize_items(self, items, kind) -> str:
+        """A new ``kind`` (list, set; dict from flat key/value items) in a temporary."""
+        for item in items:
+            self(item)
+        self.build(kind, len(items) // 2 if kind is dict else len(items))
+        name = self.new_temp()
+        self.store_fast(name)
+        return name
+
+    def _remember(self, value) -> str:
+        name = self.new_temp()
+        self.store_fast(name)
+        self.temps[id(value)] = name
+        self._alive.append(value)
+        return name
+
+    def __call__(self, value: VariableTracker):
+        name = self.temps.get(id(value))
+        if name is not None:
+            self.load_fast(name)
+            return
+        if isinstance(value, TensorVariable) and value.source is None:
+            self._graph_output(value)
+            return
+        if id(value) in self._building:
+            unsupported("graph_output", f"{value} contains itself")
+        self._building.add(id(value))
+        try:
+            rule = next((fn for kind, fn in RULES if isinstance(value, kind)), None)
+            (rule or _default)(self, value)
+        finally:
+            self._building.discard(id(value))
+        if _keeps_identity(value):
+            self.emit(bytecode.create_dup_top())
+            self._remember(value)
+
+    def _graph_output(self, value: TensorVariable):
+        key = id(value.node)
+        if key not in self.graph_outputs:
+            self.graph_outputs[key] = len(self.outputs)
+            self.outputs.append(value)
+        self.load_fast(GRAPH_OUT)
+        self.load_const(self.graph_outputs[key])
+        self.binary_subscr()
+
+
+def _keeps_identity(value) -> bool:
+    """Made in the trace and not a constant: rebuild once, share by temporary."""
+    return value.source is None and not isinstance(value, (ConstantVariable, TensorVariable))
+
+
+def _default(cg, value):
+    """The tracker's own ``reconstruct``; a source-less constant as LOAD_CONST."""
+    if value.source is None and type(value).reconstruct is VariableTracker.reconstruct:
+        if value.is_python_constant():
+            constant = value.as_python_constant()
+            if type(constant) not in (list, dict, set):
+                cg.load_const(constant)
+                return
+    value.reconstruct(cg)
+
+
+def remaining_items(it) -> List[VariableTracker]:
+    """What iterating ``it`` to the end would produce, without advancing it."""
+    if type(it) is ListIteratorVariable:
+        return list(it.items[it.index:])
+    if type(it) is EnumerateVariable:
+        rest = remaining_items(it.inner)
+        return [TupleVariable([ConstantVariable(it.count + i), x]) for i, x in enumerate(rest)]
+    if type(it) is ZipVariable and not it.strict:
+        return [TupleVariable(list(t)) for t in zip(*(remaining_items(i) for i in it.inners))]
+    unsupported("cannot_resume", f"the iterator {it} cannot be rebuilt")
+
+
+def _iterator(cg, it):
+    cg.emit_op("PUSH_NULL")
+    cg.load_global("iter")
+    cg(TupleVariable(remaining_items(it)))
+    cg.call(1)
+
+
+def _user_method(cg, method):
+    if not isinstance(method.fn_var, UserFunctionVariable):
+        unsupported("graph_output", f"rebuilding {method}")
+    cg.emit_op("PUSH_NULL")
+    cg.load_const(types.MethodType)
+    cg(method.fn_var)
+    cg(method.obj)
+    cg.call(2)
+
+
+def _attribute_of(owner_attr):
+    def rule(cg, value):
+        cg(getattr(value, owner_attr))
+        cg.load_attr(value.name)
+    return rule
+
+
+def _new_object(cg, obj):
+    """An object created in the trace: ``object.__new__(cls)``, then its attributes."""
+    if obj.source is not None or obj.value is not None:
+        return obj.reconstruct(cg)
+    temp = cg.new_temp()
+    cg.call_constant(object.__new__, obj.cls)
+    cg.store_fast(temp)
+    cg.temps[id(obj)] = temp  # attributes may refer back to the object
+    cg._alive.append(obj)
+    for name, value in obj.attrs.items():
+        cg(value)
+        cg.load_fast(temp)
+        cg.emit_op("STORE_ATTR", argval=name)
+    cg.load_fast(temp)
+
+
+def _with_exit(cg, exit_var):
+    """A grad-mode ``__exit__`` on the stack, as a real context's ``__exit__``.
+
+    ``torch.set_grad_enabled(mode)`` switches the mode when built and records
+    the mode it found, which its ``__exit__`` restores: so set the mode found
+    on entry to the ``with`` first, then build it.
+    """
+    ctx = exit_var.ctx
+    if not isinstance(ctx, GradModeVariable) or ctx.previous is None or exit_var.name != "__exit__":
+        unsupported("cannot_resume", f"the context manager {ctx} is active")
+    cg.set_grad_mode(ctx.previous)
+    cg.call_constant(torch.set_grad_enabled, ctx.mode)
+    cg.grad_mode = ctx.mode
+    cg.load_attr("__exit__")
+
+
+RULES = (
+    (IteratorVariable, _iterator),
+    (UserMethodVariable, _user_method),
+    (TensorMethodVariable, _attribute_of("tensor")),
+    (UserDefinedObjectVariable, _new_object),
+    (WithExitVariable, _with_exit),
+    (BoundMethodVariable, _attribute_of("obj")),
+)

@@ -1,0 +1,161 @@
+"""Guards: structured, readable, cheap first, sound, and never holding arguments."""
+import gc
+import weakref
+
+import pytest
+import torch
+
+import framegraph
+from framegraph.config import CompileOptions
+from framegraph.guards import CompiledGuard, Guard, TensorSpec
+from framegraph.sources import AttrSource, GlobalSource, LocalSource
+from framegraph.tracer import trace_frame
+from helpers import CountingBackend
+
+THRESHOLD = 2
+
+
+@pytest.fixture(autouse=True)
+def _fresh():
+    framegraph.reset()
+    yield
+    framegraph.reset()
+
+
+def trace(fn, **f_locals):
+    return trace_frame(fn, fn.__code__, f_locals, CompileOptions(backend=CountingBackend(), backend_name="c"))
+
+
+def f_scaled(x, n):
+    return torch.relu(x) * n * THRESHOLD
+
+
+def test_guard_lines_are_readable():
+    frame = trace(f_scaled, x=torch.randn(8), n=3)
+    assert frame.guard_lines == [
+        "torch.is_grad_enabled() is True",
+        f"id(G['torch']) == {id(torch)}  # module torch",
+        "L['n'] == 3",
+        "G['THRESHOLD'] == 2",
+        "L['x']: Tensor(dtype=torch.float32, device=cpu, size=[8], stride=[1], requires_grad=False)",
+    ]
+
+
+def test_guard_accepts_same_and_rejects_changed_inputs_with_a_reason():
+    x = torch.randn(8)
+    frame = trace(f_scaled, x=x, n=3)
+    g = frame.guards
+    assert g(f_scaled, torch.randn(8), 3)
+    assert not g(f_scaled, x.double(), 3)
+    assert not g(f_scaled, torch.randn(9), 3)
+    assert not g(f_scaled, x, 4)
+    assert not g(f_scaled, x, 3.0)  # 3.0 == 3 but is not an int
+    assert not g(f_scaled, x.t() if x.dim() > 1 else x.requires_grad_(True), 3)
+    x.requires_grad_(False)
+    assert g.failure(f_scaled, x.double(), 3) == "TENSOR_MATCH: L['x']: expected dtype == torch.float32"
+    assert g.failure(f_scaled, x, 4) == "CONSTANT_MATCH: L['n'] == 3"
+    assert g.failure(f_scaled, x, 3) is None
+
+
+def test_guard_never_raises():
+    frame = trace(f_scaled, x=torch.randn(8), n=3)
+    assert frame.guard(f_scaled, object(), None) is False
+    assert frame.guard(f_scaled, "not a tensor", 3) is False
+
+
+def test_guard_does_not_keep_arguments_alive():
+    x = torch.randn(8)
+    ref = weakref.ref(x)
+    frame = trace(f_scaled, x=x, n=3)
+    del x
+    gc.collect()
+    assert ref() is None
+    assert frame.guard is not None
+
+
+def test_cheap_guards_come_first():
+    frame = trace(f_scaled, x=torch.randn(8), n=3)
+    kinds = [g.kind for g in frame.guards.guards]
+    assert kinds.index("GRAD_MODE") < kinds.index("CONSTANT_MATCH") < kinds.index("TENSOR_MATCH")
+
+
+def test_global_change_and_dtype_change_make_new_cache_entries():
+    global THRESHOLD
+    cnt = CountingBackend()
+    fn = framegraph.compile(f_scaled, backend=cnt)
+    x = torch.randn(8)
+    torch.testing.assert_close(fn(x, 3), f_scaled(x, 3))
+    torch.testing.assert_close(fn(x.double(), 3), f_scaled(x.double(), 3))
+    assert cnt.frame_count == 2
+    THRESHOLD = 5
+    try:
+        torch.testing.assert_close(fn(x, 3), f_scaled(x, 3))
+    finally:
+        THRESHOLD = 2
+    assert cnt.frame_count == 3
+    torch.testing.assert_close(fn(x, 3), f_scaled(x, 3))
+    assert cnt.frame_count == 3  # back to the first entry
+
+
+def helper(x):
+    return x + 1
+
+
+def f_helper(x):
+    return helper(x)
+
+
+def test_replaced_global_function_is_caught():
+    global helper
+    cnt = CountingBackend()
+    fn = framegraph.compile(f_helper, backend=cnt)
+    x = torch.zeros(2)
+    torch.testing.assert_close(fn(x), x + 1)
+    original = helper
+    helper = lambda x: x - 1  # noqa: E731
+    try:
+        torch.testing.assert_close(fn(x), x - 1)
+    finally:
+        helper = original
+    assert cnt.frame_count == 2
+
+
+def test_unused_tensor_argument_is_not_guarded():
+    def f(x, unused):
+        return x + 1
+
+    frame = trace(f, x=torch.randn(2), unused=torch.randn(3))
+    assert not any("unused" in line for line in frame.guard_lines)
+
+
+def test_aliased_inputs_are_guarded_by_identity():
+    def f(a, b):
+        return a + b
+
+    x = torch.randn(2)
+    frame = trace(f, a=x, b=x)
+    assert "L['b'] is L['a']" in frame.guard_lines
+    assert frame.guard(f, x, x)
+    assert not frame.guard(f, x, torch.randn(2))
+
+
+def test_compiled_guard_from_structured_data():
+    spec = TensorSpec(torch.Tensor, torch.float32, torch.device("cpu"), (2,), (1,), False)
+    g = CompiledGuard([
+        Guard("TENSOR_MATCH", LocalSource("x"), spec),
+        Guard("CONSTANT_MATCH", AttrSource(LocalSource("cfg"), "n"), 4),
+        Guard("NOT_IN_GLOBALS", None, "len"),
+        Guard("TYPE_MATCH", GlobalSource("Thing"), type),
+    ], ("x", "cfg"))
+
+    class Cfg:
+        n = 4
+
+    def fn():
+        pass
+
+    fn.__globals__["Thing"] = int
+    assert g(fn, torch.zeros(2), Cfg())
+    Cfg.n = 5
+    assert not g(fn, torch.zeros(2), Cfg())
+    assert "L['cfg'].n == 4" in g.lines

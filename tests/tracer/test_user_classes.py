@@ -1,0 +1,194 @@
+"""User classes: attributes, methods, properties, super(), dataclasses, dunder methods."""
+import dataclasses
+
+import pytest
+import torch
+
+import framegraph
+from framegraph.errors import Unsupported
+from helpers import CountingBackend, check
+
+
+class Scaler:
+    factor = 2.0
+
+    def __init__(self, bias):
+        self.bias = bias
+
+    @property
+    def doubled_bias(self):
+        return self.bias * 2
+
+    def apply(self, x):
+        return x * self.factor + self.doubled_bias
+
+    @staticmethod
+    def twice(x):
+        return x + x
+
+    @classmethod
+    def make(cls, bias):
+        return cls(bias)
+
+
+class ShiftedScaler(Scaler):
+    def apply(self, x):
+        return super().apply(x) - 1
+
+
+def test_object_from_outside_methods_properties():
+    def f(x, s):
+        return s.apply(x), Scaler.twice(x), s.twice(x), s.factor
+
+    check(f, torch.randn(3), Scaler(torch.randn(3)))
+
+
+def test_object_created_inside_and_super():
+    def f(x):
+        s = ShiftedScaler(1.5)
+        t = Scaler.make(0.5)
+        return s.apply(x) + t.apply(x)
+
+    check(f, torch.randn(3))
+
+
+def test_attribute_change_on_an_input_object_recompiles():
+    s = Scaler(1.0)
+    cnt = CountingBackend()
+
+    def f(x, s):
+        return s.apply(x)
+
+    fn = framegraph.compile(f, backend=cnt)
+    x = torch.randn(2)
+    torch.testing.assert_close(fn(x, s), f(x, s))
+    s.bias = 3.0
+    torch.testing.assert_close(fn(x, s), f(x, s))
+    assert cnt.frame_count == 2
+
+
+@dataclasses.dataclass
+class Config:
+    width: int
+    scale: float = 0.5
+    names: tuple = ("a", "b")
+
+
+def test_dataclasses_in_and_created():
+    def f(x, cfg):
+        local = Config(width=cfg.width * 2)
+        return x * cfg.scale * local.width + local.scale, dataclasses.is_dataclass(cfg), len(cfg.names)
+
+    check(f, torch.randn(2), Config(3))
+
+
+class Vec:
+    def __init__(self, t):
+        self.t = t
+
+    def __add__(self, other):
+        return Vec(self.t + other.t)
+
+    def __mul__(self, k):
+        return Vec(self.t * k)
+
+    def __len__(self):
+        return self.t.shape[0]
+
+    def __getitem__(self, i):
+        return self.t[i]
+
+
+def test_dunder_methods_are_inlined():
+    def f(x):
+        v = (Vec(x) + Vec(x)) * 3
+        return v.t, len(v), v[0]
+
+    check(f, torch.randn(4))
+
+
+def test_hasattr_getattr_setattr_on_local_objects():
+    def f(x, s):
+        obj = Scaler(0.0)
+        setattr(obj, "extra", x + 1)
+        return (getattr(obj, "extra"), getattr(obj, "missing", 5), hasattr(obj, "extra"),
+                hasattr(s, "nope"), type(s) is Scaler, isinstance(obj, Scaler))
+
+    check(f, torch.randn(2), Scaler(1.0))
+
+
+def test_mutating_an_input_object_is_unsupported_for_now():
+    def f(x, s):
+        s.bias = x
+        return x + 1
+
+    with pytest.raises(Unsupported, match="Side effect"):
+        framegraph.compile(f, backend=CountingBackend(), fullgraph=True)(torch.randn(2), Scaler(1.0))
+
+
+def test_grad_mode_context_managers_become_graph_state_changes():
+    def f(x):
+        with torch.no_grad():
+            a = x * 2
+        with torch.enable_grad():
+            b = x * 3
+        with torch.set_grad_enabled(False):
+            c = x * 4
+        return a, b, c, torch.is_grad_enabled()
+
+    x = torch.randn(2, requires_grad=True)
+    cnt = check(f, x)
+    assert torch._C._set_grad_enabled in cnt.targets()
+    assert torch.is_grad_enabled()
+
+
+def test_grad_mode_at_call_time_is_guarded():
+    cnt = CountingBackend()
+
+    def f(x):
+        return x * 2
+
+    fn = framegraph.compile(f, backend=cnt)
+    x = torch.randn(2, requires_grad=True)
+    assert fn(x).requires_grad
+    with torch.no_grad():
+        assert not fn(x).requires_grad
+    assert cnt.frame_count == 2
+
+
+def test_assert_on_trace_time_values():
+    def f(x, n):
+        assert n > 0, "n must be positive"
+        assert x.dim() == 1
+        return x * n
+
+    check(f, torch.randn(3), 2)
+
+
+def test_class_attribute_change_recompiles():
+    class Holder:
+        factor = 2
+
+        def __init__(self):
+            self.unused = None
+
+    def f(x, h):
+        return x * h.factor
+
+    cnt = CountingBackend()
+    fn = framegraph.compile(f, backend=cnt)
+    h, x = Holder(), torch.ones(2)
+    torch.testing.assert_close(fn(x, h), x * 2)
+    Holder.factor = 5
+    torch.testing.assert_close(fn(x, h), x * 5)
+    assert cnt.frame_count == 2
+
+
+def test_set_grad_enabled_as_a_function():
+    def f(x):
+        torch.set_grad_enabled(False)
+        y = x * 2
+        torch.set_grad_enabled(True)
+        return y, x * 3
+
+    check(f, torch.randn(2, requires_grad=True))
