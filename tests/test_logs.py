@@ -35,3 +35,57 @@ def test_bad_environment_variable_is_a_clear_error():
     proc = subprocess.run([sys.executable, "-c", "import framegraph"], capture_output=True, text=True,
                           env={"FRAMEGRAPH_LOGS": "graph,bogus", "PATH": ""})
     assert proc.returncode != 0 and "unknown framegraph log channel 'bogus'" in proc.stderr
+
+
+class Capture(logging.Handler):
+    def __init__(self):
+        super().__init__()
+        self.records = []
+
+    def emit(self, record):
+        self.records.append(record)
+
+    def text(self, channel):
+        return "\n".join(r.getMessage() for r in self.records if r.name == f"framegraph.{channel}")
+
+
+@pytest.fixture
+def captured():
+    handler = Capture()
+    root = logging.getLogger("framegraph")
+    root.addHandler(handler)
+    framegraph.set_logs(bytecode=True, graph=True, guards=True, recompiles=True, trace=True)
+    yield handler
+    framegraph.set_logs(all=False)
+    root.removeHandler(handler)
+
+
+def test_channels_show_what_the_compiler_did(captured):
+    import torch
+
+    def f(x):
+        return torch.sin(x) + 1
+
+    compiled = framegraph.compile(f, backend="eager")
+    compiled(torch.randn(8))
+    compiled(torch.randn(16))
+
+    bytecode = captured.text("bytecode")
+    assert "ORIGINAL BYTECODE f" in bytecode and "MODIFIED BYTECODE f" in bytecode
+    assert "LOAD_GLOBAL" in bytecode and "(NULL + __compiled_fn_" in bytecode
+    assert "graph_out_0 = __compiled_fn_" in bytecode and "return graph_out_0[0]" in bytecode
+    graph = captured.text("graph")
+    assert "sin = torch.sin(l_x)  # f32[8]" in graph and "return torch.sin(x) + 1" in graph
+    assert "L['x']" in captured.text("guards")
+    assert "Recompiling f" in captured.text("recompiles") and "L['x']" in captured.text("recompiles")
+    assert "LOAD_METHOD 'sin'" in captured.text("trace")  # torch is a closure cell here
+
+
+def test_logging_off_prints_nothing(capsys):
+    import torch
+
+    def h(x):
+        return x * 2
+
+    framegraph.compile(h, backend="eager")(torch.ones(2))
+    assert capsys.readouterr().err == ""

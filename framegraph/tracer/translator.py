@@ -18,10 +18,11 @@ the stack by ``dis.stack_effect``.
 translator that runs an inlined user function on the same OutputGraph.
 """
 import builtins
+import logging
 import types
 from typing import Dict, List, Optional
 
-from .. import bytecode, pyver
+from .. import bytecode, logs, pyver
 from ..config import config
 from ..errors import InternalError, Unsupported
 from ..graph_breaks import unsupported
@@ -33,6 +34,15 @@ from . import handlers  # noqa: F401  (registers every handler)
 from .registry import dispatch_table
 
 DISPATCH = dispatch_table()
+_TRACE_LOG = logs.getLogger("trace")
+
+
+def _log_step(tx, inst):
+    """The `trace` channel: one line per instruction, with the stack before it."""
+    arg = "" if inst.argval is None else f" {inst.argval!r}"[:60]
+    stack = ", ".join(type(v).__name__ for v in tx.stack)
+    _TRACE_LOG.info("%s%s:%s %s%s  [%s]", "  " * tx.depth, tx.code.co_name, tx.current_line(),
+                    inst.opname, arg, stack)
 # Steps whose work the tracer does in the following CALL.
 _DEFERRED_CHECKS = frozenset({"PRECALL", "KW_NAMES"})
 
@@ -98,6 +108,8 @@ class TranslatorBase:
         fn = DISPATCH[inst.opcode]
         if fn is None:
             unsupported("unsupported_opcode", inst.opname)
+        if _TRACE_LOG.isEnabledFor(logging.INFO):
+            _log_step(self, inst)
         if not config.debug_stack_effect:
             fn(self, inst)
             return
