@@ -15,6 +15,10 @@ __version__ = "0.1.0"
 
 _configure_logs()
 
+from . import trace_log as _trace_log  # noqa: E402
+
+_trace_log.configure_from_env()
+
 __all__ = [
     "compile", "disable", "reset", "explain", "ExplainOutput", "is_compiling", "set_logs", "list_backends", "register_backend", "config",
     "Unsupported", "FramegraphError", "InternalError", "BackendError", "OptimizedModule",

@@ -146,3 +146,64 @@ def _guard_lines(compiled) -> Optional[List[str]]:
     if lines is None:
         lines = getattr(compiled.guard, "lines", [])
     return lines
+
+
+def explain_script(path, function=None, argv=()):
+    """Run the script at `path` as __main__ with its functions compiled; explain what happened.
+
+    Every function defined in the script's own file is traced (or only the
+    one named `function`, and the resume functions of its graph breaks);
+    library frames follow the usual quick filter.
+    """
+    import os
+    import runpy
+    import sys
+
+    from . import _C
+    from .backends import lookup_backend
+    from .config import CompileOptions
+    from .convert_frame import ConvertFrame
+    from .hook import reset
+
+    path = os.path.abspath(path)
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"no such script: {path}")
+    graphs, records = [], []
+
+    def recording_backend(gm, example_inputs):
+        graphs.append(gm)
+        return gm.forward
+
+    backend, name = lookup_backend(recording_backend)
+    callback = _ScriptCallback(CompileOptions(backend=backend, backend_name=name), path, function)
+    reset()
+    saved_argv = sys.argv
+    sys.argv = [path] + list(argv)
+    prior = _C.set_callback(callback)
+    try:
+        with observing(records.append):
+            runpy.run_path(path, run_name="__main__")
+    finally:
+        _C.set_callback(prior)
+        sys.argv = saved_argv
+    return _summarise(graphs, records, None)
+
+
+class _ScriptCallback:
+    """ConvertFrame restricted to one script's functions (SKIP for everything else)."""
+
+    def __init__(self, options, path, function):
+        from .convert_frame import ConvertFrame
+
+        self.convert = ConvertFrame(options)
+        self.path, self.function = path, function
+
+    def __call__(self, func, code, f_locals):
+        from . import _C
+
+        if code.co_filename != self.path:
+            return _C.SKIP
+        base = code.co_name.split("_resume_at_")[0]
+        if self.function is not None and base != self.function:
+            return _C.SKIP
+        return self.convert(func, code, f_locals)

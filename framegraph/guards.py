@@ -110,9 +110,9 @@ def _length(g, e, c):
 
 
 def _dict_keys(g, e, c):
-    keys = list(g.value)
-    return (f"(type({e}) is dict and list({e}) == {c(keys)})",
-            f"list({g.source.name()}.keys()) == {keys!r}")
+    kind, keys = g.value
+    return (f"(type({e}) is {c(kind)} and list({e}) == {c(list(keys))})",
+            f"list({g.source.name()}.keys()) == {list(keys)!r}")
 
 
 def _not_in_globals(g, e, c):

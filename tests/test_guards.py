@@ -159,3 +159,16 @@ def test_compiled_guard_from_structured_data():
     Cfg.n = 5
     assert not g(fn, torch.zeros(2), Cfg())
     assert "L['cfg'].n == 4" in g.lines
+
+
+def test_dict_keys_guard_keeps_the_dict_type():
+    import collections
+
+    def f(x, d):
+        return x + len(d)
+
+    d = collections.OrderedDict(a=1)
+    frame = trace(f, x=torch.randn(2), d=d)
+    assert frame.guard(f, torch.randn(2), collections.OrderedDict(a=1))
+    assert not frame.guard(f, torch.randn(2), collections.OrderedDict(a=1, b=2))
+    assert not frame.guard(f, torch.randn(2), {"a": 1})

@@ -119,7 +119,7 @@ def _wrap_sequence(tx, value, source):
 def _wrap_dict(tx, value, source):
     if not all(isinstance(k, (str, int, float, bool, type(None), enum.Enum)) for k in value):
         unsupported("unsupported_value", "dict with keys that are not constants")
-    _guard(tx, "DICT_KEYS", source, tuple(value))
+    _guard(tx, "DICT_KEYS", source, (type(value), tuple(value)))
     pairs = [(ConstantVariable(k), wrap_value(tx, v, _item_source(source, k))) for k, v in value.items()]
     return ConstDictVariable(pairs, py_type=type(value), source=source)
 
