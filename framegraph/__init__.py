@@ -7,6 +7,7 @@ from .backends import list_backends, register_backend
 from .config import config
 from .errors import BackendError, FramegraphError, InternalError, Unsupported
 from .explain import ExplainOutput, explain
+from .graph_break_api import graph_break
 from .hook import OptimizedModule, compile, disable, is_compiling, reset
 from .logs import configure_from_env as _configure_logs
 from .logs import set_logs
@@ -22,4 +23,5 @@ _trace_log.configure_from_env()
 __all__ = [
     "compile", "disable", "reset", "explain", "ExplainOutput", "is_compiling", "set_logs", "list_backends", "register_backend", "config",
     "Unsupported", "FramegraphError", "InternalError", "BackendError", "OptimizedModule",
+    "graph_break",
 ]

@@ -20,7 +20,16 @@ reference to any argument value (identity is checked by ``id``).
 
 Each guard also renders one readable line (``L['x'].dtype == torch.float32``
 style) for logs and for ``CompiledGuard.failure``, which names the first
-guard that rejects a given call: the reason of a recompile.
+guard that rejects a given call in words (guard_explain.py): the reason of a
+recompile.
+
+Tensor checks are the per-call cost users notice, so all TENSOR_MATCH guards
+of an entry are checked by one call of torch's C++ ``TensorGuards`` (type,
+dispatch keys, dtype, device, sizes, strides, requires_grad; no reference to
+the tensors), built from a template tensor of each spec. A tensor whose spec
+no template reproduces (an unusual subclass or dispatch key) keeps the
+Python checks. Dynamic dimensions (dynamic.py) are None in a spec; the shape
+relations the trace relied on are one SHAPE_ENV guard checked last.
 """
 import dataclasses
 import itertools
@@ -31,6 +40,8 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 import torch
 
 from .sources import FUNC, GLOBALS, Source
+
+_dispatch_keys = torch._C._dispatch_keys
 
 
 @dataclasses.dataclass(frozen=True)
@@ -44,18 +55,52 @@ class Guard:
 
 @dataclasses.dataclass(frozen=True)
 class TensorSpec:
-    """What TENSOR_MATCH checks of a tensor (the real tensor is not kept)."""
+    """What TENSOR_MATCH checks of a tensor (the real tensor is not kept).
+
+    A size or stride of None is dynamic: any value, constrained only by the
+    SHAPE_ENV guard. ``keys`` is the raw dispatch key set (None: whatever a
+    fresh tensor of this spec has).
+    """
 
     cls: type
     dtype: torch.dtype
     device: torch.device
-    size: Tuple[int, ...]
-    stride: Tuple[int, ...]
+    size: Tuple[Optional[int], ...]
+    stride: Tuple[Optional[int], ...]
     requires_grad: bool
+    keys: Optional[int] = None
 
     @classmethod
-    def of(cls, t: torch.Tensor) -> "TensorSpec":
-        return cls(type(t), t.dtype, t.device, tuple(t.size()), tuple(t.stride()), t.requires_grad)
+    def of(cls, t: torch.Tensor, fake=None) -> "TensorSpec":
+        """The spec of ``t``; dims symbolic in its FakeTensor ``fake`` become None."""
+        size, stride = tuple(t.size()), tuple(t.stride())
+        if fake is not None:
+            size = tuple(None if _symbolic(f) else n for n, f in zip(size, fake.size()))
+            stride = tuple(None if _symbolic(f) else n for n, f in zip(stride, fake.stride()))
+        return cls(type(t), t.dtype, t.device, size, stride, t.requires_grad,
+                   _dispatch_keys(t).raw_repr())
+
+    @property
+    def is_dynamic(self) -> bool:
+        return None in self.size or None in self.stride
+
+    def template(self) -> Optional[torch.Tensor]:
+        """A tensor that TensorGuards accepts exactly when this spec does, or None."""
+        size = [2 if n is None else n for n in self.size]
+        try:
+            t = torch.empty_strided(size, _contiguous_strides(size), dtype=self.dtype, device=self.device)
+            if self.cls is torch.nn.Parameter:
+                t = torch.nn.Parameter(t, requires_grad=self.requires_grad)
+            else:
+                t.requires_grad_(self.requires_grad)
+        except Exception:  # an unusual dtype/device: keep the Python checks
+            return None
+        same_keys = self.keys is None or _dispatch_keys(t).raw_repr() == self.keys
+        return t if type(t) is self.cls and same_keys else None
+
+
+def _symbolic(n) -> bool:
+    return isinstance(n, torch.SymInt) and not n.node.is_constant()
 
 
 class _Consts:
@@ -129,24 +174,35 @@ def _is_same(g, e, c):
 
 
 def _tensor_parts(spec: TensorSpec, e: str, c) -> List[Tuple[str, str]]:
-    """TENSOR_MATCH split into checks, each with the fact it verifies."""
+    """TENSOR_MATCH split into Python checks, each with the fact it verifies."""
     if spec.device.type == "cpu":
         device = f"{e}.is_cpu"
     else:
         device = f"{e}.device == {c(spec.device)}"
-    if spec.stride == _contiguous_strides(spec.size):
-        # same sizes + contiguous => same strides (up to size-1 dims, which index nothing)
-        stride = f"{e}.is_contiguous()"
-    else:
-        stride = f"{e}.stride() == {spec.stride!r}"
-    return [
+    parts = [
         (f"type({e}) is {c(spec.cls)}", f"type is {_qualname(spec.cls)}"),
         (f"{e}.dtype is {c(spec.dtype)}", f"dtype == {spec.dtype}"),
         (device, f"device == {spec.device}"),
-        (f"{e}.size() == {spec.size!r}", f"size == {list(spec.size)}"),
-        (stride, f"stride == {list(spec.stride)}"),
-        (f"{e}.requires_grad is {spec.requires_grad}", f"requires_grad == {spec.requires_grad}"),
+        (f"{e}.dim() == {len(spec.size)}", f"dim == {len(spec.size)}"),
     ]
+    if None not in spec.size:
+        parts.append((f"{e}.size() == {spec.size!r}", f"size == {list(spec.size)}"))
+    else:
+        parts += [(f"{e}.size({i}) == {n}", f"size({i}) == {n}") for i, n in enumerate(spec.size) if n is not None]
+    parts += _stride_parts(spec, e)
+    parts.append((f"{e}.requires_grad is {spec.requires_grad}", f"requires_grad == {spec.requires_grad}"))
+    if spec.keys is not None:
+        parts.append((f"{c(_dispatch_keys)}({e}).raw_repr() == {spec.keys}", "dispatch keys unchanged"))
+    return parts
+
+
+def _stride_parts(spec: TensorSpec, e: str) -> List[Tuple[str, str]]:
+    if None in spec.stride:  # only contiguous tensors get dynamic dims (dynamic.py)
+        return [(f"{e}.is_contiguous()", "contiguous")]
+    if None not in spec.size and spec.stride == _contiguous_strides(spec.size):
+        # same sizes + contiguous => same strides (up to size-1 dims, which index nothing)
+        return [(f"{e}.is_contiguous()", f"stride == {list(spec.stride)}")]
+    return [(f"{e}.stride() == {spec.stride!r}", f"stride == {list(spec.stride)}")]
 
 
 def _contiguous_strides(size):
@@ -157,18 +213,47 @@ def _contiguous_strides(size):
     return tuple(reversed(strides))
 
 
+def _dims(values) -> str:
+    return "[" + ", ".join("*" if v is None else str(v) for v in values) + "]"
+
+
 def _tensor_match(g, e, c):
     parts = _tensor_parts(g.value, e, c)
     code = "(" + " and ".join(p for p, _ in parts) + ")"
     spec = g.value
     line = (f"{g.source.name()}: {_qualname(spec.cls)}(dtype={spec.dtype}, device={spec.device}, "
-            f"size={list(spec.size)}, stride={list(spec.stride)}, requires_grad={spec.requires_grad})")
+            f"size={_dims(spec.size)}, stride={_dims(spec.stride)}, requires_grad={spec.requires_grad})")
     return code, line
+
+
+def _global_state(g, e, c):
+    """Global torch state a graph depends on, besides grad mode: one call each."""
+    state = g.value
+    parts = [(f"{c(getter)}() is {c(value)}", f"{label} is {value}")
+             for label, getter, value in zip(GLOBAL_STATE_LABELS, GLOBAL_STATE_GETTERS, state)]
+    return "(" + " and ".join(p for p, _ in parts) + ")", "; ".join(line for _, line in parts)
+
+
+def _shape_env(g, e, c):
+    """The shape relations of a dynamic-shape trace (see dynamic.ShapeGuards)."""
+    return g.value.code(), g.value.readable()
+
+
+GLOBAL_STATE_LABELS = ("torch.get_default_dtype()", "torch.are_deterministic_algorithms_enabled()",
+                       "autocast enabled")
+GLOBAL_STATE_GETTERS = (torch.get_default_dtype, torch._C._get_deterministic_algorithms,
+                        torch._C._is_any_autocast_enabled)
+
+
+def global_state() -> Tuple[Any, ...]:
+    """The values GLOBAL_STATE guards, now."""
+    return tuple(getter() for getter in GLOBAL_STATE_GETTERS)
 
 
 # kind -> (priority: cheaper first, render function)
 KINDS: Dict[str, Tuple[int, Callable]] = {
     "GRAD_MODE": (0, _grad_mode),
+    "GLOBAL_STATE": (0, _global_state),
     "NOT_IN_GLOBALS": (1, _not_in_globals),
     "TYPE_MATCH": (2, _type_match),
     "ID_MATCH": (2, _id_match),
@@ -177,6 +262,7 @@ KINDS: Dict[str, Tuple[int, Callable]] = {
     "DICT_KEYS": (4, _dict_keys),
     "IS_SAME": (4, _is_same),
     "TENSOR_MATCH": (5, _tensor_match),
+    "SHAPE_ENV": (6, _shape_env),
 }
 
 
@@ -219,20 +305,42 @@ class CompiledGuard:
         self.consts = _Consts()
         self.parts: List[Tuple[str, str]] = []
         cache = _ExprCache()
+        batch = _TensorBatch()
         for g in self.guards:
+            if g.kind == "TENSOR_MATCH" and batch.add(g, cache.fill(g.source, _HOLE)):
+                self.parts.extend(batch.extra_parts(g, cache, self.consts))
+                continue
             code, line = KINDS[g.kind][1](g, _HOLE, self.consts)
             if g.source is not None:
                 code = cache.fill(g.source, code)
             self.parts.append((code, line))
-        self.lines = [line for _, line in self.parts]
+        if batch.exprs:
+            # one C++ call checks every batched tensor; it runs where the first
+            # tensor check would have (after cheaper guards, before SHAPE_ENV)
+            at = next((i for i, g in enumerate(self._unbatched_order(batch)) if g is None), len(self.parts))
+            self.parts.insert(at, (batch.code(self.consts), "tensors: " + ", ".join(batch.names)))
+        self.lines = [_line(g) for g in self.guards]
         self.source_code = self._render()
         self.fn = self._compile()
+
+    def _unbatched_order(self, batch):
+        """Guards in part order, with None where the batch call belongs."""
+        order, placed = [], False
+        for g in self.guards:
+            if g in batch.guards:
+                if not placed:
+                    order.append(None)
+                    placed = True
+                order.extend([g] * len(batch.extras.get(g, ())))
+            else:
+                order.append(g)
+        return order
 
     def _render(self) -> str:
         params = ", ".join((FUNC,) + self.argnames)
         body = " and ".join(code for code, _ in self.parts) or "True"
         uses_globals = any(g.source is not None and g.source.uses_globals() or g.kind == "NOT_IN_GLOBALS"
-                           for g in self.guards)
+                           or g.kind == "SHAPE_ENV" and g.value.uses_globals() for g in self.guards)
         glob = f"        {GLOBALS} = {FUNC}.__globals__\n" if uses_globals else ""
         return (f"def __guard({params}):\n    try:\n{glob}"
                 f"        return {body}\n    except Exception:\n        return False\n")
@@ -248,31 +356,59 @@ class CompiledGuard:
         return self.fn(fn, *slots)
 
     def failure(self, fn, *slots) -> Optional[str]:
-        """The readable line of the first guard that rejects this call, or None."""
+        """Why the first guard that rejects this call does so, in words; None if all pass."""
+        from .guard_explain import explain
+
         for g in self.guards:
             if not CompiledGuard([g], self.argnames).fn(fn, *slots):
-                return _explain(g, self.argnames, fn, slots)
+                return explain(g, self.argnames, fn, slots)
         return None
 
     def __repr__(self):
         return "CompiledGuard(\n  " + "\n  ".join(self.lines) + "\n)"
 
 
-def _explain(g: Guard, argnames, fn, slots) -> str:
-    """Name the failing guard; for a tensor, name the property that changed."""
-    line = KINDS[g.kind][1](g, "_", _Consts())[1]
-    if g.kind != "TENSOR_MATCH":
-        return f"{g.kind}: {line}"
-    scope = dict(zip(argnames, slots), **{GLOBALS: fn.__globals__, FUNC: fn})
-    try:
-        value = eval(g.source.expr(), {}, scope)  # noqa: S307  (our own generated expression)
-    except Exception as e:
-        return f"TENSOR_MATCH: {g.source.name()} cannot be read ({type(e).__name__}: {e})"
-    consts = _Consts()
-    for part, fact in _tensor_parts(g.value, "___v", consts):
-        if not eval(part, dict(consts.namespace, ___v=value)):  # noqa: S307
-            return f"TENSOR_MATCH: {g.source.name()}: expected {fact}"
-    return f"TENSOR_MATCH: {line}"
+def _line(g: Guard) -> str:
+    return KINDS[g.kind][1](g, "_", _Consts())[1]
+
+
+class _TensorBatch:
+    """TENSOR_MATCH guards checked together by one C++ ``TensorGuards``."""
+
+    def __init__(self):
+        self.guards: Dict[Guard, None] = {}
+        self.exprs: List[str] = []
+        self.names: List[str] = []
+        self.templates: List[torch.Tensor] = []
+        self.extras: Dict[Guard, List[Tuple[str, str]]] = {}
+
+    def add(self, g: Guard, expr: str) -> bool:
+        template = g.value.template()
+        if template is None:
+            return False
+        self.guards[g] = None
+        self.exprs.append(expr)
+        self.names.append(g.source.name())
+        self.templates.append(template)
+        return True
+
+    def extra_parts(self, g: Guard, cache, consts) -> List[Tuple[str, str]]:
+        """Checks TensorGuards does not make: contiguity of dynamic tensors."""
+        spec = g.value
+        extra = []
+        if None in spec.stride:
+            extra = [(cache.fill(g.source, f"{_HOLE}.is_contiguous()"), f"{g.source.name()} is contiguous")]
+        self.extras[g] = extra
+        return extra
+
+    def code(self, consts) -> str:
+        from torch._C._dynamo.guards import TensorGuards  # torch's C++ check, not the Python frontend
+
+        specs = [g.value for g in self.guards]
+        check = TensorGuards(*self.templates, dynamic_dims_sizes=[list(s.size) for s in specs],
+                             dynamic_dims_strides=[list(s.stride) for s in specs]).check
+        self.templates.clear()  # the check keeps metadata only
+        return f"{consts(check)}({', '.join(self.exprs)})"
 
 
 def function_guard_values(obj) -> Tuple[int, str]:

@@ -31,7 +31,7 @@ from torch._subclasses.fake_tensor import (
 
 from .errors import BackendError
 from .graph_breaks import unsupported
-from .guards import Guard, TensorSpec
+from .guards import Guard, TensorSpec, global_state
 from .variables.base import VariableTracker
 from .variables.constant import ConstantVariable, is_constant_value, wrap_constant
 from .variables.lists import BaseListVariable, NamedTupleVariable, SizeVariable, TupleVariable
@@ -80,6 +80,7 @@ class OutputGraph:
         self.root_globals: dict = {}
         self.initial_grad_mode = self.grad_mode = torch.is_grad_enabled()
         self.add_guard("GRAD_MODE", None, self.initial_grad_mode)
+        self.add_guard("GLOBAL_STATE", None, global_state())  # default dtype, determinism, autocast
 
     # ---- guards and inputs
     def add_guard(self, kind: str, source, value=None) -> None:

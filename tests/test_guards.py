@@ -34,6 +34,8 @@ def test_guard_lines_are_readable():
     frame = trace(f_scaled, x=torch.randn(8), n=3)
     assert frame.guard_lines == [
         "torch.is_grad_enabled() is True",
+        "torch.get_default_dtype() is torch.float32; torch.are_deterministic_algorithms_enabled() is False; "
+        "autocast enabled is False",
         f"id(G['torch']) == {id(torch)}  # module torch",
         "L['n'] == 3",
         "G['THRESHOLD'] == 2",
@@ -52,8 +54,8 @@ def test_guard_accepts_same_and_rejects_changed_inputs_with_a_reason():
     assert not g(f_scaled, x, 3.0)  # 3.0 == 3 but is not an int
     assert not g(f_scaled, x.t() if x.dim() > 1 else x.requires_grad_(True), 3)
     x.requires_grad_(False)
-    assert g.failure(f_scaled, x.double(), 3) == "TENSOR_MATCH: L['x']: expected dtype == torch.float32"
-    assert g.failure(f_scaled, x, 4) == "CONSTANT_MATCH: L['n'] == 3"
+    assert g.failure(f_scaled, x.double(), 3) == "dtype of L['x'] changed from torch.float32 to torch.float64"
+    assert g.failure(f_scaled, x, 4).startswith("L['n'] changed from 3 to 4 (a Python int")
     assert g.failure(f_scaled, x, 3) is None
 
 

@@ -17,7 +17,8 @@ import itertools
 
 import torch
 
-from ..codegen import PyCodegen, assemble_frame_code, graph_call
+from .. import codegen
+from ..codegen import PyCodegen, graph_call
 from ..errors import Unsupported
 from ..guards import CompiledGuard
 from .breaks import cannot_resume, emit_break
@@ -44,7 +45,7 @@ def finish_frame(func, code, tx, brk):
     else:
         name = None
     body.emit(cg.instructions)
-    new_code = assemble_frame_code(code, body.instructions, tx.arg_names, _line(tx, code))
+    new_code = codegen.assemble_frame_code(code, body.instructions, tx.arg_names, _line(tx, code))
     guard = CompiledGuard(list(output.guards), tx.arg_names)
     op_count = sum(1 for n in gm.graph.nodes if n.op not in ("placeholder", "output")) if gm else 0
     frame = CompiledFrame(guard.fn, guard, new_code, code, gm, name, op_count, guard.lines, compiled)

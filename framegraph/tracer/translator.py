@@ -26,6 +26,7 @@ from .. import bytecode, logs, pyver
 from ..config import config
 from ..errors import InternalError, Unsupported
 from ..graph_breaks import unsupported
+from ..side_effects import written_global
 from ..sources import BuiltinSource, ClosureSource, GetItemSource, GlobalSource, LocalSource
 from ..variables.base import VariableTracker
 from ..variables.builder import STABLE_MODULES, wrap_value
@@ -170,6 +171,9 @@ class TranslatorBase:
         return GetItemSource(AttrSource(fn_source, "__globals__"), name)
 
     def load_global(self, name) -> VariableTracker:
+        written = written_global(self, name)  # assigned earlier in this trace
+        if written is not None:
+            return written
         if name in self.f_globals:
             value = self.f_globals[name]
             source = self.global_source(name)

@@ -16,8 +16,8 @@ overridden where a type has a cheaper or more precise model.
 A tracker built from a value outside the frame has a ``source``; one created
 during the trace (a new list, a graph result) has none and may be mutated in
 place (``mutable``). Mutating a tracker that has a source is a side effect on
-the caller's object, which this version does not replay: it raises
-``side_effect``.
+the caller's object: ``check_mutable`` records it in the side-effect ledger
+(``side_effects.py``), which replays it after the graph.
 """
 import collections
 from typing import Any, Dict, List, Optional
@@ -50,9 +50,13 @@ class VariableTracker:
         """True when the value was created during the trace (mutations stay local)."""
         return self.source is None
 
-    def check_mutable(self, what: str):
+    def check_mutable(self, what: str, tx=None):
+        """Called before mutating in place: an object from outside the frame goes
+        into the side-effect ledger (replayed after the graph), when ``tx`` is given."""
         if not self.mutable:
-            unsupported("side_effect", f"{what} on {self.source.name()}")
+            from ..side_effects import record_mutation
+
+            record_mutation(tx, self, what)
 
     # ---- CPython slots
     def getattr(self, tx, name: str) -> "VariableTracker":

@@ -27,6 +27,7 @@ from typing import Optional
 import torch
 from torch import nn
 
+from .. import _C
 from ..graph_breaks import unsupported
 from ..guards import function_guard_values
 from ..sources import GetItemSource, Source
@@ -40,6 +41,7 @@ from .lists import ListVariable, NamedTupleVariable, SizeVariable, TupleVariable
 from .nn_module import NNModuleVariable
 from .torch_fn import TRACE_TIME, TorchFunctionVariable, is_graph_callable
 from .user_defined import UserDefinedClassVariable, UserDefinedObjectVariable, bind_class_attribute
+from .wrappers import grad_mode_exit, is_grad_mode_exit, wrap_framegraph_wrapper
 
 # Modules whose attributes are assumed stable (not guarded).
 STABLE_MODULES = ("torch", "math", "operator", "functools", "itertools", "collections", "builtins",
@@ -141,6 +143,8 @@ def _wrap_function(tx, value, source):
 def _wrap_method(tx, value, source):
     from ..sources import AttrSource
 
+    if is_grad_mode_exit(value):  # left on the stack by a graph break in a `with`
+        return grad_mode_exit(tx, value, source)
     obj = wrap_value(tx, value.__self__, AttrSource(source, "__self__") if source else None)
     if not isinstance(value.__func__, types.FunctionType):
         unsupported("unsupported_call", f"bound method of {type(value.__func__).__name__}")
@@ -199,6 +203,7 @@ EXACT = {
     types.ModuleType: _wrap_pymodule, types.BuiltinFunctionType: _wrap_builtin,
     types.MethodDescriptorType: _wrap_builtin, types.WrapperDescriptorType: _wrap_builtin,
     types.MethodWrapperType: _wrap_builtin, types.ClassMethodDescriptorType: _wrap_builtin,
+    _C.Wrapper: wrap_framegraph_wrapper,
 }
 BY_BASE = (
     (torch.Tensor, _wrap_tensor),

@@ -276,7 +276,14 @@ def _super(tx, *args):
 
 
 def _print(tx, *args, **kwargs):
-    unsupported("unsupported_call", "print() has a side effect")
+    unsupported("side_effect_builtin", "print() writes to a stream")
+
+
+def _side_effecting(fn):
+    """I/O and interpreter-state builtins: a graph break, the call runs in CPython."""
+    def model(tx, *args, **kwargs):
+        unsupported("side_effect_builtin", f"{fn.__name__}() has side effects")
+    return model
 
 
 def _functools_reduce(tx, fn, iterable, initial=None):
@@ -323,6 +330,9 @@ for _op, _fn in COMPARE_OPS.items():
     BUILTINS[_fn] = _compare_fn(_op)
 
 # Builtins that are pure functions of constant arguments.
+for _fn in (input, open, breakpoint, exec, eval, compile, globals, locals, vars, delattr, __import__):
+    BUILTINS[_fn] = _side_effecting(_fn)
+
 PURE = frozenset({
     builtins.round, builtins.divmod, builtins.pow, builtins.repr, builtins.ord, builtins.chr,
     builtins.hash, builtins.format, builtins.bin, builtins.hex, builtins.oct, builtins.complex,

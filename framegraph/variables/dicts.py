@@ -5,7 +5,8 @@ key (the constant value, or the identity of a non-constant key tracker) to a
 ``(key tracker, value tracker)`` pair, so ``d['a']``, ``d.items()``,
 ``**kwargs`` and ``dict(...)`` behave like CPython's dict. ``SetVariable`` is
 the same with keys only. Dicts and sets created during the trace are mutated
-in place; ones from outside the frame are read-only here (``side_effect``).
+in place; mutating ones from outside the frame records them in the side-effect
+ledger (``side_effects.py``), which replays their final contents after the graph.
 """
 from ..graph_breaks import unsupported
 from .base import VariableTracker
@@ -79,11 +80,11 @@ class ConstDictVariable(VariableTracker):
             unsupported("operator_error", f"KeyError: {key}")
 
     def setitem(self, tx, key, value):
-        self.check_mutable("dict item assignment")
+        self.check_mutable("dict item assignment", tx)
         self.items[hash_key(key)] = (key, value)
 
     def delitem(self, tx, key):
-        self.check_mutable("del dict item")
+        self.check_mutable("del dict item", tx)
         self.items.pop(hash_key(key))
 
     def call_method(self, tx, name, args, kwargs):
@@ -91,7 +92,7 @@ class ConstDictVariable(VariableTracker):
         if method is None:
             unsupported("unsupported_call", f"dict.{name}")
         if name in _MUTATING:
-            self.check_mutable(f"dict.{name}")
+            self.check_mutable(f"dict.{name}", tx)
         result = method(self, tx, *args, **kwargs)
         return ConstantVariable(None) if result is None else result
 
@@ -186,7 +187,7 @@ class SetVariable(VariableTracker):
 
     def call_method(self, tx, name, args, kwargs):
         if name in ("add", "discard", "remove", "update", "clear", "pop"):
-            self.check_mutable(f"set.{name}")
+            self.check_mutable(f"set.{name}", tx)
         if name == "add":
             self.items[hash_key(args[0])] = args[0]
         elif name in ("discard", "remove"):

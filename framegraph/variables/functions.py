@@ -37,9 +37,11 @@ class CellVariable(VariableTracker):
             unsupported("exception", f"free variable {name!r} referenced before assignment")
         return self.contents
 
-    def store(self, value):
-        if self.pre_existing:
-            unsupported("side_effect", "assigning to a closure variable of an outer function")
+    def store(self, value, tx=None):
+        if self.pre_existing:  # a cell from outside the frame: a side effect, replayed
+            from ..side_effects import store_cell
+
+            store_cell(tx, self, value)
         self.contents = value
 
     def __repr__(self):

@@ -4,7 +4,8 @@ A sequence tracker holds a Python list of item trackers. Tuples (and Size,
 namedtuples) are immutable; a list created during the trace is mutated in
 place by its methods (``append``, ``extend``, ``pop``, ``l[i] = v``...),
 exactly as CPython would, so later reads see the change. A list that came
-from outside the frame has a source, and mutating it raises ``side_effect``.
+from outside the frame has a source; mutating it records it in the side-effect
+ledger (``side_effects.py``), which replays the final items after the graph.
 """
 import operator
 
@@ -62,7 +63,7 @@ class BaseListVariable(VariableTracker):
         """+ and * of sequences (nb_add / sq_concat, sq_repeat)."""
         if fn in (operator.add, operator.iadd) and type(other) is type(self) and not reflected:
             if fn is operator.iadd and isinstance(self, ListVariable):
-                self.check_mutable("+=")
+                self.check_mutable("+=", tx)
                 self.items.extend(other.items)
                 return self
             return self.similar(self.items + other.items)
@@ -164,7 +165,7 @@ class ListVariable(BaseListVariable):
         unsupported("unsupported_value", "a list is not a trace-time constant")
 
     def setitem(self, tx, key, value):
-        self.check_mutable("list item assignment")
+        self.check_mutable("list item assignment", tx)
         index = _index(key)
         if isinstance(index, slice):
             self.items[index] = value.unpack(tx)
@@ -172,14 +173,14 @@ class ListVariable(BaseListVariable):
             self.items[index] = value
 
     def delitem(self, tx, key):
-        self.check_mutable("del list item")
+        self.check_mutable("del list item", tx)
         del self.items[_index(key)]
 
     def call_method(self, tx, name, args, kwargs):
         handler = _LIST_METHODS.get(name)
         if handler is None or kwargs and name != "sort":
             return super().call_method(tx, name, args, kwargs)
-        self.check_mutable(f"list.{name}")
+        self.check_mutable(f"list.{name}", tx)
         return handler(self, tx, *args, **kwargs) or ConstantVariable(None)
 
 

@@ -165,7 +165,7 @@ class UserDefinedObjectVariable(VariableTracker):
         return self.value is None
 
     def _instance_attr(self, tx, name):
-        if self.value is None:
+        if self.value is None or name in self.attrs:  # attrs: written in this trace
             return self.attrs.get(name)
         d = getattr(self.value, "__dict__", None)
         if d is None or name not in d:
@@ -183,7 +183,7 @@ class UserDefinedObjectVariable(VariableTracker):
         return name in self.attrs or _static(self.cls, name)[0]
 
     def setattr(self, tx, name, value):
-        self.check_mutable(f"setting .{name}")
+        self.check_mutable(f"setting .{name}", tx)
         found, attr = _static(self.cls, name)
         if found and isinstance(attr, property):
             if attr.fset is None:

@@ -5,11 +5,13 @@ there as ``CellVariable``s: MAKE_CELL creates the cell (wrapping an
 argument's current value), LOAD_CLOSURE pushes the cell itself (for
 MAKE_FUNCTION), LOAD_DEREF/STORE_DEREF read and write its contents.
 Writing a global, or a cell of an enclosing frame that exists outside the
-trace, is a side effect on the caller's state (catalogued ``side_effect``).
+trace, is a side effect on the caller's state: it goes into the side-effect
+ledger and is replayed after the graph (``side_effects.py``).
 """
 import sys
 
 from ...graph_breaks import unsupported
+from ...side_effects import store_global
 from ...variables.builder import wrap_value
 from ...variables.constant import wrap_constant
 from ...variables.functions import CellVariable
@@ -59,8 +61,8 @@ def LOAD_GLOBAL(tx, inst):
 @handler("STORE_GLOBAL")
 def STORE_GLOBAL(tx, inst):
     # https://docs.python.org/3.11/library/dis.html#opcode-STORE_GLOBAL
-    # (value -- )
-    unsupported("side_effect", f"assigning the global {inst.argval!r}")
+    # (value -- )   a side effect on the module, replayed after the graph
+    store_global(tx, inst.argval, tx.pop())
 
 
 @handler("DELETE_GLOBAL")
@@ -112,7 +114,7 @@ def LOAD_CLASSDEREF(tx, inst):
 def STORE_DEREF(tx, inst):
     # https://docs.python.org/3.11/library/dis.html#opcode-STORE_DEREF
     # (value -- )
-    tx.cell(inst.argval).store(tx.pop())
+    tx.cell(inst.argval).store(tx.pop(), tx)
 
 
 @handler("DELETE_DEREF")

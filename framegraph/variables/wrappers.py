@@ -1,0 +1,75 @@
+"""Trackers for framegraph's own callables, and for values a graph break leaves.
+
+``compile()`` and ``disable()`` return ``_C.Wrapper`` objects (the callback
+to set around the call, and the wrapped callable):
+
+* a compiled function called from compiled code is inlined: its
+  ``_framegraph_fn`` is traced like any user function;
+* a disabled function (no callback) never runs in a graph: calling it is a
+  graph break (``disabled_function``), and so is ``framegraph.graph_break()``
+  (``explicit_graph_break``), which is a disabled no-op.
+
+A graph break inside ``with torch.no_grad():`` hands the resume function the
+bound ``__exit__`` of a ``torch.set_grad_enabled(mode)`` object (see
+``tracer/rebuild.py``); ``grad_mode_exit`` wraps it back into the same
+``WithExitVariable`` the tracer had, so the rest of the block traces on.
+"""
+import torch
+
+from ..graph_breaks import unsupported
+from ..sources import AttrSource
+from .base import VariableTracker
+from .ctx_managers import GradModeVariable, WithExitVariable
+
+
+class DisabledFunctionVariable(VariableTracker):
+    """A callable that must run in CPython: calling it breaks the graph."""
+
+    def __init__(self, wrapper, entry: str, **kwargs):
+        super().__init__(**kwargs)
+        self.wrapper, self.entry = wrapper, entry
+
+    def python_type(self):
+        return type(self.wrapper)
+
+    def as_python_constant(self):
+        return self.wrapper
+
+    def call(self, tx, args, kwargs):
+        name = getattr(self.wrapper, "__qualname__", None) or repr(self.wrapper)
+        unsupported(self.entry, f"call to {name}()")
+
+    def __repr__(self):
+        return f"DisabledFunctionVariable({getattr(self.wrapper, '__qualname__', '?')})"
+
+
+def wrap_framegraph_wrapper(tx, wrapper, source):
+    """builder rule for ``_C.Wrapper``: guard by identity, then inline or break."""
+    from ..graph_break_api import graph_break
+    from .builder import _id_guard, wrap_value
+
+    _id_guard(tx, wrapper, source)
+    if wrapper is graph_break:
+        return DisabledFunctionVariable(wrapper, "explicit_graph_break")
+    if wrapper._framegraph_callback is None:
+        return DisabledFunctionVariable(wrapper, "disabled_function")
+    # the wrapper's identity (guarded) fixes the function it wraps
+    return wrap_value(tx, wrapper._framegraph_fn)
+
+
+def is_grad_mode_exit(method) -> bool:
+    """Is ``method`` the bound ``__exit__`` of a ``torch.set_grad_enabled`` object?"""
+    return type(method.__self__) is torch.set_grad_enabled and method.__func__.__name__ == "__exit__"
+
+
+def grad_mode_exit(tx, method, source):
+    """The ``with`` block's exit, guarded on the modes the object switches between."""
+    ctx = method.__self__
+    ctx_source = AttrSource(source, "__self__") if source is not None else None
+    if ctx_source is not None:
+        tx.output.add_guard("TYPE_MATCH", ctx_source, type(ctx))
+        for attr in ("mode", "prev"):
+            tx.output.add_guard("CONSTANT_MATCH", AttrSource(ctx_source, attr), getattr(ctx, attr))
+    var = GradModeVariable(bool(ctx.mode))
+    var.previous = bool(ctx.prev)
+    return WithExitVariable(var, source=source)
