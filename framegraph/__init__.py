@@ -5,6 +5,7 @@ Public API only; see README.md and the design map in shared/design.md.
 from . import _C  # noqa: F401  (the frame hook; fails loudly on unsupported Pythons)
 from .backends import list_backends, register_backend
 from .config import config
+from .dynamic import mark_dynamic
 from .errors import BackendError, FramegraphError, InternalError, Unsupported
 from .explain import ExplainOutput, explain
 from .graph_break_api import graph_break
@@ -23,5 +24,5 @@ _trace_log.configure_from_env()
 __all__ = [
     "compile", "disable", "reset", "explain", "ExplainOutput", "is_compiling", "set_logs", "list_backends", "register_backend", "config",
     "Unsupported", "FramegraphError", "InternalError", "BackendError", "OptimizedModule",
-    "graph_break",
+    "graph_break", "mark_dynamic",
 ]

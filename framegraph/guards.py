@@ -236,6 +236,7 @@ def _global_state(g, e, c):
 
 def _shape_env(g, e, c):
     """The shape relations of a dynamic-shape trace (see dynamic.ShapeGuards)."""
+    c.namespace.update(math=math, torch=torch)  # the printer writes math.inf, torch.sym_float
     return g.value.code(), g.value.readable()
 
 

@@ -145,6 +145,9 @@ def reset():
             _C.reset(code)
     touched_codes.clear()
     skip._path_cache.clear()
+    from .dynamic import forget
+
+    forget()  # sizes recorded for automatic dynamic shapes
 
 
 def is_compiling():

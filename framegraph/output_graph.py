@@ -7,7 +7,8 @@ It owns:
   the Source they are re-read from on every call (arguments, globals, module
   parameters and buffers, closure cells), so parameters updated in place
   between calls are seen by the graph: they are inputs, never constants.
-* ``fake_mode``: a FakeTensorMode with static shapes. Every op is run once on
+* ``fake_mode``: a FakeTensorMode, static shapes unless dynamic.py makes
+  some input dimensions symbolic (``shapes``, a ShapeContext). Every op is run once on
   FakeTensors while tracing, which gives each node its ``example_value``
   (shape, dtype, device) and rejects ops that would fail or need data.
 * ``guards``: the Guard records collected during the trace (guards.py).
@@ -22,19 +23,21 @@ import re
 from typing import Any, Dict, List, Optional
 
 import torch
+import torch._guards
 import torch.fx
 from torch._subclasses.fake_tensor import (
     DataDependentOutputException,
     DynamicOutputShapeException,
-    FakeTensorMode,
 )
 
 from .errors import BackendError
 from .graph_breaks import unsupported
+from .dynamic import ShapeContext
 from .guards import Guard, TensorSpec, global_state
 from .variables.base import VariableTracker
 from .variables.constant import ConstantVariable, is_constant_value, wrap_constant
 from .variables.lists import BaseListVariable, NamedTupleVariable, SizeVariable, TupleVariable
+from .variables.symint import SYM_TYPES, SymNodeVariable, has_symbols, wrap_sym
 from .variables.tensor import TensorVariable
 
 _GRAD_TOGGLE = torch._C._set_grad_enabled
@@ -69,7 +72,8 @@ class OutputGraph:
     def __init__(self, options):
         self.options = options
         self.graph = torch.fx.Graph()
-        self.fake_mode = FakeTensorMode(static_shapes=True)
+        self.shapes = ShapeContext(options)  # ShapeEnv + FakeTensorMode; static unless dynamic.py says
+        self.fake_mode = self.shapes.fake_mode
         self.guards: Dict[Guard, None] = {}
         self.inputs: List[TensorVariable] = []
         self.example_inputs: List[torch.Tensor] = []
@@ -99,9 +103,9 @@ class OutputGraph:
         with ctx:
             node = self.graph.placeholder(_placeholder_name(source))
         self._last_placeholder = node
-        fake = self.fake_mode.from_tensor(tensor, static_shapes=True)
+        fake = self.shapes.fakeify(tensor, source)
         var = TensorVariable(node, fake, cls=type(tensor), source=source)
-        guard = Guard("TENSOR_MATCH", source, TensorSpec.of(tensor))
+        guard = Guard("TENSOR_MATCH", source, TensorSpec.of(tensor, fake))
         self.guards[guard] = None
         self.input_guards[id(node)] = guard
         self.inputs.append(var)
@@ -151,6 +155,8 @@ class OutputGraph:
             if type(fake) is tuple:
                 return TupleVariable(items)
             return NamedTupleVariable(items, type(fake))
+        if isinstance(fake, SYM_TYPES):
+            return wrap_sym(node, fake)
         if isinstance(fake, torch.Size) or is_constant_value(fake):
             if not node.users and not _is_impure(node):
                 self.graph.erase_node(node)
@@ -163,17 +169,27 @@ class OutputGraph:
         self.graph.output(tuple(t.node for t in outputs))
         self.graph.eliminate_dead_code(is_impure_node=_is_impure)
         self._prune_inputs()
+        self._add_shape_guard()
         if not self._has_work(outputs):
             return None, None
         gm = torch.fx.GraphModule(torch.nn.Module(), self.graph, class_name=name)
         examples = [self.example_inputs[self.inputs.index(v)] for v in self.inputs]
         try:
-            compiled = self.options.backend(gm, examples)
+            # the TracingContext gives backends (Inductor) the ShapeEnv of symbolic inputs
+            with torch._guards.tracing(torch._guards.TracingContext(self.fake_mode)):
+                compiled = self.options.backend(gm, examples)
+            self._add_shape_guard()  # a backend may have added shape guards
         except Exception as e:
             raise BackendError(f"backend {self.options.backend_name!r} failed: {type(e).__name__}: {e}") from e
         finally:
             self.example_inputs.clear()
         return compiled, gm
+
+    def _add_shape_guard(self):
+        shape_guard = self.shapes.guard({v.source for v in self.inputs})
+        self.guards = {g: None for g in self.guards if g.kind != "SHAPE_ENV"}
+        if shape_guard is not None:
+            self.add_guard("SHAPE_ENV", None, shape_guard)
 
     def _prune_inputs(self):
         """Drop placeholders nothing used (for instance items of an input list)."""
@@ -209,15 +225,15 @@ def _target_name(target) -> str:
 
 def _lower(value):
     """(FX argument, fake argument) of a tracker, or of a list/tuple/dict of trackers."""
-    if isinstance(value, TensorVariable):
-        return value.node, value.fake
+    if isinstance(value, (TensorVariable, SymNodeVariable)):
+        return value.node, value.fake if isinstance(value, TensorVariable) else value.value
     if isinstance(value, (list, tuple)) and not isinstance(value, VariableTracker):
         pairs = [_lower(v) for v in value]
         return type(value)(p[0] for p in pairs), type(value)(p[1] for p in pairs)
     if isinstance(value, dict):
         pairs = {k: _lower(v) for k, v in value.items()}
         return {k: p[0] for k, p in pairs.items()}, {k: p[1] for k, p in pairs.items()}
-    if isinstance(value, SizeVariable) or isinstance(value, ConstantVariable):
+    if isinstance(value, SizeVariable) and not has_symbols(value) or isinstance(value, ConstantVariable):
         const = value.as_python_constant()
         return const, const
     if isinstance(value, BaseListVariable):

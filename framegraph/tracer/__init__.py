@@ -57,6 +57,7 @@ def trace_frame(func, code, f_locals, options) -> CompiledFrame:
 
     def make_translator():
         output = OutputGraph(options)
+        output.shapes.bind(code)  # sizes seen by earlier traces of this code (automatic dynamic)
         output.side_effects = SideEffects(func.__globals__)
         return InstructionTranslator(output, func, code, f_locals)
 

@@ -36,7 +36,7 @@ from typing import List, Optional
 
 import torch
 
-from .. import bytecode, logs, resume, skip
+from .. import _C, bytecode, logs, resume, skip
 from ..errors import Unsupported
 from ..graph_breaks import CATALOGUE, Entry, unsupported
 from ..variables.base import NULL
@@ -155,30 +155,61 @@ def _run(tx, stop: Optional[int], options):
 
 
 # ---- the code at the break site
+@dataclasses.dataclass
+class _Successor:
+    """Where execution may go after the break instruction, and what it hands over."""
+
+    inst: object           # the instruction the resume function starts at
+    pushed: int            # values the break instruction leaves on the stack for it
+    depth: int             # how many of the values below the inputs it keeps
+    handler: bool = False  # an exception handler: the stack holds [lasti] exc
+
+
 def emit_break(cg, tx, brk: GraphBreak, func, grad_mode: bool):
     """Everything after the graph call: rebuild, replay, the instruction, resume calls."""
     inst = tx.instructions[tx.ip]
     assert inst is brk.instruction or inst.offset == brk.instruction.offset
     popped, pushed = _shape(inst)
     below, consumed = tx.stack[:len(tx.stack) - popped], tx.stack[len(tx.stack) - popped:]
+    successors = _successors(tx, inst, pushed, len(below))
     below_slots = [_stack_slot(cg, v) for v in below]
     consumed_slots = [(resume.NULL, None) if v is NULL else (resume.VALUE, cg.materialize(v))
                       for v in consumed]
-    successors = [(tx.instructions[tx.ip + 1], pushed[False])]
-    if True in pushed:
-        successors.append((inst.target, pushed[True]))
-    lives = [_live_locals(tx, succ) for succ, _ in successors]
+    lives = [_live_locals(tx, succ.inst) for succ in successors]
     live_temps = {name: cg.materialize(var) for live in lives for name, var in live.items()}
     tx.output.side_effects.prepare(cg)
     cg.set_grad_mode(grad_mode)
     tx.output.side_effects.replay(cg)
     for kind, temp in consumed_slots:
         cg.emit_op("PUSH_NULL") if kind == resume.NULL else cg.load_fast(temp)
-    blocks = [_resume_block(cg, tx, func, succ, n, below_slots, live, live_temps)
-              for (succ, n), live in zip(successors, lives)]
-    cg.emit(_copy_of(tx, inst, blocks[1][0] if len(blocks) > 1 else None))
+    blocks = [_resume_block(cg, tx, func, inst, succ, below_slots, live, live_temps)
+              for succ, live in zip(successors, lives)]
+    jump_block = next((b for s, b in zip(successors, blocks) if s.inst is inst.target), None)
+    copy = _copy_of(tx, inst, jump_block[0] if jump_block else None)
+    if successors[-1].handler:
+        _catch(copy, blocks[-1][0], inst.exn_entry)
+    cg.emit(copy)
     for block in blocks:
         cg.emit(block)
+
+
+def _successors(tx, inst, pushed, n_below):
+    out = [_Successor(tx.instructions[tx.ip + 1], pushed[False], n_below)]
+    if True in pushed:
+        out.append(_Successor(inst.target, pushed[True], n_below))
+    entry = inst.exn_entry
+    if entry is not None:  # inside try/with: if the instruction raises, the handler runs
+        if entry.depth > n_below:
+            unsupported("cannot_resume", "an exception handler keeps the instruction's inputs")
+        out.append(_Successor(entry.target, int(entry.lasti) + 1, entry.depth, handler=True))
+    return out
+
+
+def _catch(copy, handler_start, entry):
+    """Route exceptions of the copied instruction to the handler block."""
+    caught = bytecode.ExceptionTableEntry(copy[0], copy[-1], handler_start, 0, entry.lasti)
+    for inst in copy:
+        inst.exn_entry = caught
 
 
 def _stack_slot(cg, value):
@@ -218,22 +249,35 @@ def _copy_of(tx, inst, jump_block_start):
     return [bytecode.create_instruction(inst.opname, arg=inst.arg, argval=inst.argval)]
 
 
-def _resume_block(cg, tx, func, succ, n_pushed, below_slots, live, live_temps):
-    """Store the instruction's outputs, call the resume function, return its result."""
+def _resume_block(cg, tx, func, inst, succ, below_slots, live, live_temps):
+    """Store what the instruction left, call the resume function, return its result.
+
+    At a handler the stack holds ``[lasti] exc``; ``lasti`` (where the frame
+    raised, for tracebacks) is replaced by the break instruction's offset in
+    the resume code, which is the original's shifted by the resume prefix.
+    """
     block = type(cg)(cg.grad_mode)
-    block.temps = cg.temps
-    produced = [cg.new_temp() for _ in range(n_pushed)]
+    produced = [cg.new_temp() for _ in range(succ.pushed)]
     for temp in reversed(produced):
         block.store_fast(temp)
-    layout = [kind for kind, _ in below_slots] + [resume.VALUE] * n_pushed
-    rcode = resume.resume_code(tx.code, succ.offset, layout, list(live))
-    skip.add_user_root(rcode)
+    kept = below_slots[:succ.depth]
+    layout = [kind for kind, _ in kept] + [resume.VALUE] * succ.pushed
+    rcode = resume.resume_code(tx.code, succ.inst.offset, layout, list(live))
+    if succ.handler:  # starts with PUSH_EXC_INFO: never traced, so never tried
+        _C.mark_skip(rcode)
+    else:
+        skip.add_user_root(rcode)
     _load_resume_function(block, func, tx.code, rcode)
-    args = [temp for kind, temp in below_slots if kind != resume.NULL] + produced
-    args += [live_temps[name] for name in live]
-    for temp in args:
+    for temp in [temp for kind, temp in kept if kind != resume.NULL]:
         block.load_fast(temp)
-    block.call(len(args))
+    for i, temp in enumerate(produced):
+        if succ.handler and i == 0 and succ.pushed == 2:
+            block.load_const((inst.offset + len(rcode.co_code) - len(tx.code.co_code)) // 2)
+        else:
+            block.load_fast(temp)
+    for name in live:
+        block.load_fast(live_temps[name])
+    block.call(len(kept) - kept.count((resume.NULL, None)) + succ.pushed + len(live))
     block.emit_op("RETURN_VALUE")
     return block.instructions
 

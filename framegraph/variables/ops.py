@@ -15,6 +15,7 @@ import operator
 from ..graph_breaks import unsupported
 from .base import VariableTracker
 from .constant import ConstantVariable, wrap_constant
+from .symint import SymNodeVariable, sym_operands
 from .tensor import TensorVariable
 
 # BINARY_OP's argument indexes this table (dis._nb_ops order; in-place after 13).
@@ -58,7 +59,7 @@ def _immutable_const(v):
 
 
 def binary_op(tx, fn, a: VariableTracker, b: VariableTracker) -> VariableTracker:
-    if _is_tensor(a) or _is_tensor(b):
+    if _is_tensor(a) or _is_tensor(b) or sym_operands(a, b):  # sizes stay symbolic (symint.py)
         return tx.output.call_function(tx, fn, [a, b], {})
     if _immutable_const(a) and _immutable_const(b):
         return _fold(_NOT_INPLACE.get(fn, fn), a.as_python_constant(), b.as_python_constant())
@@ -140,7 +141,7 @@ UNARY_OPS = {
 
 
 def unary_op(tx, fn, a: VariableTracker) -> VariableTracker:
-    if _is_tensor(a):
+    if _is_tensor(a) or isinstance(a, SymNodeVariable):
         return tx.output.call_function(tx, fn, [a], {})
     if a.is_python_constant():
         return _fold(fn, a.as_python_constant())

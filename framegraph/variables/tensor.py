@@ -17,6 +17,7 @@ import torch
 from ..graph_breaks import unsupported
 from .base import VariableTracker
 from .constant import ConstantVariable, wrap_constant
+from .symint import symbolic_meta
 
 # Attributes answered from the FakeTensor at trace time (static, guarded).
 META_ATTRS = frozenset({
@@ -62,7 +63,7 @@ class TensorVariable(VariableTracker):
 
     def getattr(self, tx, name):
         if name in ("shape",):
-            return wrap_constant(self.fake.shape)
+            return symbolic_meta(tx, self, "size", [], self.fake.shape) or wrap_constant(self.fake.shape)
         if name in META_ATTRS:
             return wrap_constant(getattr(self.fake, name))
         if name in GRAPH_ATTRS:
@@ -87,7 +88,12 @@ class TensorVariable(VariableTracker):
             from .torch_fn import lower_constants
 
             cargs, ckwargs = lower_constants(args, kwargs)
-            return wrap_constant(getattr(self.fake, name)(*cargs, **ckwargs))
+            value = getattr(self.fake, name)(*cargs, **ckwargs)
+            if not ckwargs:  # a symbolic size/stride/numel stays a graph value (symint.py)
+                symbolic = symbolic_meta(tx, self, name, cargs, value)
+                if symbolic is not None:
+                    return symbolic
+            return wrap_constant(value)
         if name in DATA_METHODS:
             unsupported("data_dependent_value", f"Tensor.{name}() needs the tensor's data")
         if name == "type" and not args and not kwargs:
@@ -102,7 +108,7 @@ class TensorVariable(VariableTracker):
     def length(self, tx):
         if self.fake.dim() == 0:
             unsupported("operator_error", "len() of a 0-d tensor")
-        return self.fake.shape[0]
+        return int(self.fake.shape[0])  # a symbolic size is specialised (guarded) here
 
     def unpack(self, tx):
         return [self.getitem(tx, ConstantVariable(i)) for i in range(self.length(tx))]

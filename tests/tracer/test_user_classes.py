@@ -117,13 +117,16 @@ def test_hasattr_getattr_setattr_on_local_objects():
     check(f, torch.randn(2), Scaler(1.0))
 
 
-def test_mutating_an_input_object_is_unsupported_for_now():
+def test_mutating_an_input_object_is_replayed_after_the_graph():
     def f(x, s):
         s.bias = x
         return x + 1
 
-    with pytest.raises(Unsupported, match="Side effect"):
-        framegraph.compile(f, backend=CountingBackend(), fullgraph=True)(torch.randn(2), Scaler(1.0))
+    x, eager_obj, compiled_obj = torch.randn(2), Scaler(1.0), Scaler(1.0)
+    cnt = CountingBackend()
+    out = framegraph.compile(f, backend=cnt, fullgraph=True)(x, compiled_obj)
+    assert torch.equal(out, f(x, eager_obj)) and cnt.frame_count == 1
+    assert compiled_obj.bias is x and eager_obj.bias is x
 
 
 def test_grad_mode_context_managers_become_graph_state_changes():
