@@ -42,110 +42,68 @@ def decompile(code: types.CodeType) -> str:
     return "\n".join(lines + (body or ["    pass"]))
 
 
+class _State:
+    """Where one straight-line walk is: stack of expressions, output lines, indent."""
+
+    def __init__(self, stack, depth):
+        self.stack, self.out, self.pad, self.kw = list(stack), [], "    " * depth, None
+
+    def pop(self, n=None):
+        if n is None:
+            return self.stack.pop()
+        items = [self.stack.pop() for _ in range(n)]
+        return items[::-1]
+
+    def push(self, value):
+        self.stack.append(value)
+
+    def line(self, text):
+        self.out.append(self.pad + text)
+
+
+_SKIPPED = frozenset({"RESUME", "NOP", "PRECALL", "COPY_FREE_VARS", "MAKE_CELL", "EXTENDED_ARG", "CACHE"})
+_HANDLERS = {}
+
+
+def _op(*names):
+    def register(fn):
+        for name in names:
+            _HANDLERS[name] = fn
+        return fn
+    return register
+
+
 class _Block:
     def __init__(self, insts, index):
         self.insts, self.index = insts, index
 
     def run(self, k, stack, depth, stop=None):
-        out, pad, kw = [], "    " * depth, None
-        stack = list(stack)
+        """Lines for the instructions from index `k` until a return (or `stop`)."""
+        st = _State(stack, depth)
         while k < len(self.insts) and k != stop:
             inst = self.insts[k]
             k += 1
-            op, val = inst.opname, inst.argval
-            if op in ("RESUME", "NOP", "PRECALL", "COPY_FREE_VARS", "MAKE_CELL", "EXTENDED_ARG", "CACHE"):
+            op = inst.opname
+            if op in _SKIPPED:
                 continue
-            if op == "KW_NAMES":
-                kw = val
-            elif op == "PUSH_NULL":
-                stack.append(_NULL)
-            elif op == "LOAD_GLOBAL":
-                if inst.arg & 1:
-                    stack.append(_NULL)
-                stack.append(val)
-            elif op in ("LOAD_FAST", "LOAD_DEREF", "LOAD_CLOSURE", "LOAD_NAME"):
-                stack.append(val)
-            elif op == "LOAD_CONST":
-                stack.append(_const(val))
-            elif op in ("LOAD_ATTR", "LOAD_METHOD"):
-                obj = stack.pop()
-                if op == "LOAD_METHOD":
-                    stack.append(_NULL)
-                stack.append(f"{obj}.{val}")
-            elif op in ("STORE_FAST", "STORE_DEREF", "STORE_GLOBAL", "STORE_NAME"):
-                out.append(f"{pad}{val} = {stack.pop()}")
-            elif op == "STORE_ATTR":
-                obj, value = stack.pop(), stack.pop()
-                out.append(f"{pad}{obj}.{val} = {value}")
-            elif op == "STORE_SUBSCR":
-                key, obj, value = stack.pop(), stack.pop(), stack.pop()
-                out.append(f"{pad}{obj}[{key}] = {value}")
-            elif op in ("DELETE_FAST", "DELETE_GLOBAL", "DELETE_DEREF"):
-                out.append(f"{pad}del {val}")
-            elif op == "CALL":
-                stack.append(_call(stack, inst.arg, kw))
-                kw = None
-            elif op == "CALL_FUNCTION_EX":
-                kwargs = stack.pop() if inst.arg & 1 else None
-                posargs, fn = stack.pop(), stack.pop()
-                if stack and stack[-1] is _NULL:
-                    stack.pop()
-                extra = f", **{kwargs}" if kwargs else ""
-                stack.append(f"{fn}(*{posargs}{extra})")
-            elif op == "BINARY_SUBSCR":
-                key, obj = stack.pop(), stack.pop()
-                stack.append(f"{obj}[{key}]")
-            elif op == "BINARY_OP":
-                rhs, lhs = stack.pop(), stack.pop()
-                stack.append(f"({lhs} {dis._nb_ops[inst.arg][1]} {rhs})")
-            elif op in ("COMPARE_OP", "IS_OP", "CONTAINS_OP"):
-                rhs, lhs = stack.pop(), stack.pop()
-                sym = val if op == "COMPARE_OP" else {
-                    "IS_OP": ("is", "is not"), "CONTAINS_OP": ("in", "not in")}[op][inst.arg]
-                stack.append(f"({lhs} {sym} {rhs})")
-            elif op in _UNARY:
-                stack.append(f"({_UNARY[op]}{stack.pop()})")
-            elif op.startswith("BUILD_") and op in _BUILDERS:
-                stack.append(_BUILDERS[op](stack, inst.arg, val))
-            elif op in _MERGES:
-                item = stack.pop()
-                stack[-inst.arg] = _MERGES[op].format(stack[-inst.arg], item)
-            elif op == "LIST_TO_TUPLE":
-                stack.append(f"tuple({stack.pop()})")
-            elif op == "UNPACK_SEQUENCE":
-                seq = stack.pop()
-                stack.extend(f"{seq}[{i}]" for i in reversed(range(inst.arg)))
-            elif op == "POP_TOP":
-                value = stack.pop()
-                if "(" in str(value):
-                    out.append(f"{pad}{value}")
-            elif op == "COPY":
-                stack.append(stack[-inst.arg])
-            elif op == "SWAP":
-                stack[-1], stack[-inst.arg] = stack[-inst.arg], stack[-1]
-            elif op == "RETURN_VALUE":
-                out.append(f"{pad}return {stack.pop()}")
-                return out
-            elif op == "MAKE_FUNCTION":
-                code_expr = stack.pop()
-                for bit in (0x08, 0x04, 0x02, 0x01):
-                    if inst.arg & bit:
-                        stack.pop()
-                stack.append(f"<function from {code_expr}>")
-            elif inst.is_jump() and op.startswith(("POP_JUMP", "JUMP_IF")):
-                return out + self._branch(inst, k, stack, depth, stop)
-            elif op == "JUMP_FORWARD":
+            if inst.is_jump() and op.startswith(("POP_JUMP", "JUMP_IF")):
+                return st.out + self._branch(inst, k, st.stack, depth, stop)
+            if op == "JUMP_FORWARD":
                 k = self.index[id(inst.target)]
             elif op.startswith("JUMP_BACKWARD"):  # a loop: beyond what generated code does
-                out.append(f"{pad}# {op}: loop not decompiled")
-                return out
+                st.line(f"# {op}: loop not decompiled")
+                return st.out
+            elif op in _HANDLERS:
+                if _HANDLERS[op](st, inst) == "return":
+                    return st.out
             else:
-                out.append(f"{pad}# {op} {'' if val is None else val!r} (not decompiled)")
-                stack.append(f"<{op}>")
-        return out
+                st.line(f"# {op} {'' if inst.argval is None else repr(inst.argval)} (not decompiled)")
+                st.push(f"<{op}>")
+        return st.out
 
     def _branch(self, inst, k, stack, depth, stop):
         pad, op = "    " * depth, inst.opname
+        stack = list(stack)
         cond = stack.pop()
         keep = op.startswith("JUMP_IF")  # the value stays on the stack on the jump side
         test = {"FALSE": f"not {cond}", "TRUE": f"{cond}", "NONE": f"{cond} is None",
@@ -153,6 +111,158 @@ class _Block:
         jumped = self.run(self.index[id(inst.target)], stack + ([cond] if keep else []), depth + 1, stop)
         fall = self.run(k, stack, depth + 1, stop)
         return [f"{pad}if {test}:"] + (jumped or [pad + "    pass"]) + [f"{pad}else:"] + (fall or [pad + "    pass"])
+
+
+@_op("KW_NAMES")
+def _kw_names(st, inst):
+    st.kw = inst.argval
+
+
+@_op("PUSH_NULL")
+def _push_null(st, inst):
+    st.push(_NULL)
+
+
+@_op("LOAD_GLOBAL")
+def _load_global(st, inst):
+    if inst.arg & 1:
+        st.push(_NULL)
+    st.push(inst.argval)
+
+
+@_op("LOAD_FAST", "LOAD_DEREF", "LOAD_CLOSURE", "LOAD_NAME")
+def _load_name(st, inst):
+    st.push(inst.argval)
+
+
+@_op("LOAD_CONST")
+def _load_const(st, inst):
+    st.push(_const(inst.argval))
+
+
+@_op("LOAD_ATTR", "LOAD_METHOD")
+def _load_attr(st, inst):
+    obj = st.pop()
+    if inst.opname == "LOAD_METHOD":
+        st.push(_NULL)
+    st.push(f"{obj}.{inst.argval}")
+
+
+@_op("STORE_FAST", "STORE_DEREF", "STORE_GLOBAL", "STORE_NAME")
+def _store_name(st, inst):
+    st.line(f"{inst.argval} = {st.pop()}")
+
+
+@_op("STORE_ATTR")
+def _store_attr(st, inst):
+    obj, value = st.pop(), st.pop()
+    st.line(f"{obj}.{inst.argval} = {value}")
+
+
+@_op("STORE_SUBSCR")
+def _store_subscr(st, inst):
+    key, obj, value = st.pop(), st.pop(), st.pop()
+    st.line(f"{obj}[{key}] = {value}")
+
+
+@_op("DELETE_FAST", "DELETE_GLOBAL", "DELETE_DEREF")
+def _delete(st, inst):
+    st.line(f"del {inst.argval}")
+
+
+@_op("CALL")
+def _call_op(st, inst):
+    st.push(_call(st.stack, inst.arg, st.kw))
+    st.kw = None
+
+
+@_op("CALL_FUNCTION_EX")
+def _call_ex(st, inst):
+    kwargs = st.pop() if inst.arg & 1 else None
+    posargs, fn = st.pop(), st.pop()
+    if st.stack and st.stack[-1] is _NULL:
+        st.pop()
+    st.push(f"{fn}(*{posargs}{f', **{kwargs}' if kwargs else ''})")
+
+
+@_op("BINARY_SUBSCR")
+def _subscr(st, inst):
+    key, obj = st.pop(), st.pop()
+    st.push(f"{obj}[{key}]")
+
+
+@_op("BINARY_OP")
+def _binary(st, inst):
+    rhs, lhs = st.pop(), st.pop()
+    st.push(f"({lhs} {dis._nb_ops[inst.arg][1]} {rhs})")
+
+
+@_op("COMPARE_OP", "IS_OP", "CONTAINS_OP")
+def _compare(st, inst):
+    rhs, lhs = st.pop(), st.pop()
+    sym = inst.argval if inst.opname == "COMPARE_OP" else {
+        "IS_OP": ("is", "is not"), "CONTAINS_OP": ("in", "not in")}[inst.opname][inst.arg]
+    st.push(f"({lhs} {sym} {rhs})")
+
+
+@_op(*_UNARY)
+def _unary(st, inst):
+    st.push(f"({_UNARY[inst.opname]}{st.pop()})")
+
+
+@_op("BUILD_TUPLE", "BUILD_LIST", "BUILD_SET", "BUILD_MAP", "BUILD_CONST_KEY_MAP", "BUILD_SLICE",
+     "BUILD_STRING")
+def _build(st, inst):
+    st.push(_BUILDERS[inst.opname](st.stack, inst.arg, inst.argval))
+
+
+@_op("LIST_EXTEND", "LIST_APPEND", "SET_UPDATE", "DICT_UPDATE", "DICT_MERGE")
+def _merge(st, inst):
+    item = st.pop()
+    st.stack[-inst.arg] = _MERGES[inst.opname].format(st.stack[-inst.arg], item)
+
+
+@_op("LIST_TO_TUPLE")
+def _list_to_tuple(st, inst):
+    st.push(f"tuple({st.pop()})")
+
+
+@_op("UNPACK_SEQUENCE")
+def _unpack(st, inst):
+    seq = st.pop()
+    st.stack.extend(f"{seq}[{i}]" for i in reversed(range(inst.arg)))
+
+
+@_op("POP_TOP")
+def _pop_top(st, inst):
+    value = st.pop()
+    if "(" in str(value):  # a call whose result is dropped is still a statement
+        st.line(str(value))
+
+
+@_op("COPY")
+def _copy(st, inst):
+    st.push(st.stack[-inst.arg])
+
+
+@_op("SWAP")
+def _swap(st, inst):
+    st.stack[-1], st.stack[-inst.arg] = st.stack[-inst.arg], st.stack[-1]
+
+
+@_op("RETURN_VALUE")
+def _return(st, inst):
+    st.line(f"return {st.pop()}")
+    return "return"
+
+
+@_op("MAKE_FUNCTION")
+def _make_function(st, inst):
+    code_expr = st.pop()
+    for bit in (0x08, 0x04, 0x02, 0x01):
+        if inst.arg & bit:
+            st.pop()
+    st.push(f"<function from {code_expr}>")
 
 
 def _const(value):
