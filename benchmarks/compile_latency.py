@@ -3,7 +3,10 @@
     python benchmarks/compile_latency.py [--workloads f,mlp,...] [--calls 2000]
 
 Workloads (issue 3): the brief's ``f``, a 3-layer MLP, a loop over a list of
-50 tensors, a chain of 20 helper functions and a transformer block.
+50 tensors, a chain of 20 helper functions and a transformer block. Issue 4
+adds graph breaks: the brief's ``g`` (two graphs, one break), ``breaks5`` (six
+graphs, five breaks) and ``train`` (forward, loss, ``backward()``: a break at
+the backward call), which run with grad mode on.
 
 * **first call**: each (workload, compiler) runs in a fresh process, with the
   compiler and torch already imported and the inputs built; the time of the
@@ -23,7 +26,8 @@ import subprocess
 import sys
 import timeit
 
-WORKLOADS = ("f", "mlp", "loop50", "chain20", "transformer")
+WORKLOADS = ("f", "mlp", "loop50", "chain20", "transformer", "g", "breaks5", "train")
+WITH_GRAD = ("train",)
 
 
 def build(name):
@@ -51,7 +55,42 @@ def build(name):
     if name == "transformer":
         layer = nn.TransformerEncoderLayer(64, 4, 128, dropout=0.0, batch_first=True).eval()
         return layer, (torch.randn(2, 16, 64),)
+    return _with_breaks(name)
+
+
+def _with_breaks(name):
+    """The graph-break workloads of issue 4."""
+    import torch
+    from torch import nn
+
+    if name == "g":
+        def g(x):
+            if x.sum() > 0:
+                return x * 2
+            return x + 1
+        return g, (torch.randn(8),)
+    if name == "breaks5":
+        def breaks5(x):
+            for _ in range(5):
+                x = torch.sin(x) * 2
+                print(end="")  # a graph break
+            return x + 1
+        return breaks5, (torch.randn(8),)
+    if name == "train":
+        model = nn.Sequential(nn.Linear(32, 64), nn.ReLU(), nn.Linear(64, 1))
+
+        def step(x, y):
+            loss = nn.functional.mse_loss(model(x), y)
+            loss.backward()
+            return loss.detach()
+        return step, (torch.randn(16, 32), torch.randn(16, 1))
     raise ValueError(name)
+
+
+def _grad_mode(workload):
+    import torch
+
+    return torch.enable_grad() if workload in WITH_GRAD else torch.no_grad()
 
 
 def _chain(n):
@@ -96,7 +135,7 @@ def first_call(workload, kind):
     _import_compiler(kind)
     fn, args = build(workload)
     compiled = compile_fn(fn)
-    with torch.no_grad():
+    with _grad_mode(workload):
         start = time.perf_counter()
         compiled(*args)
         return time.perf_counter() - start
@@ -124,7 +163,7 @@ def per_call(workload, kind, calls):
     compile_fn, graphs = compiler(kind)
     fn, args = build(workload)
     compiled = compile_fn(fn)
-    with torch.no_grad():
+    with _grad_mode(workload):
         compiled(*args)
         t_call = min(timeit.repeat(lambda: compiled(*args), number=calls, repeat=5)) / calls
         if len(graphs) != 1:

@@ -103,8 +103,25 @@ def _warn_once(code, message):
 class ConvertFrame:
     """The per-`compile()` callback: `cb(func, code, f_locals) -> None | SKIP | (guard, code)`."""
 
+    _shared = weakref.WeakValueDictionary()
+
     def __init__(self, options):
         self.options = options
+
+    @classmethod
+    def for_options(cls, options):
+        """One callback per distinct options, so compiling a function twice the same way
+        shares its cache entries (the C cache keeps entries per callback)."""
+        try:
+            key = (options.backend, options.fullgraph, options.dynamic, options.mode,
+                   None if options.options is None else frozenset(options.options.items()))
+            hash(key)
+        except TypeError:  # unhashable options: a callback of its own
+            return cls(options)
+        callback = cls._shared.get(key)
+        if callback is None:
+            callback = cls._shared[key] = cls(options)
+        return callback
 
     def __repr__(self):
         return f"<framegraph callback backend={self.options.backend_name!r}>"

@@ -25,6 +25,11 @@ Only plain, contiguous tensors get symbolic dimensions (their strides then
 follow from the sizes, and ``is_contiguous()`` is checked); parameters,
 subclasses and strided views stay static, like Dynamo's
 ``force_parameter_static_shapes``.
+
+Python ints follow the same policy: an int argument (or global, attribute)
+seen with two values becomes a graph input with a symbolic value on the
+recompile (``dynamic=True``: from the start), guarded by its type only. Where
+Python needs its value (``range(n)``) it is specialised by a shape guard.
 """
 import dataclasses
 import math
@@ -95,7 +100,7 @@ class ShapeContext:
         self.shape_env = ShapeEnv(duck_shape=False, allow_scalar_outputs=False,
                                   allow_dynamic_output_shape_ops=False)
         self.fake_mode = FakeTensorMode(shape_env=self.shape_env, static_shapes=False)
-        self.symbols: Dict[sympy.Symbol, Tuple[Source, int]] = {}
+        self.symbols: Dict[sympy.Symbol, Tuple[Source, Optional[int]]] = {}  # dim None: an int input
         self.sizes: Dict[Source, list] = {}
 
     def bind(self, code) -> None:
@@ -119,6 +124,20 @@ class ShapeContext:
         if self.dynamic is False:
             return marked
         return marked | {i for i, n in enumerate(seen) if n is None}
+
+    def dynamic_int(self, value: int, source: Source) -> bool:
+        """Should int input ``value`` be a graph input with a symbolic value? (records it too)"""
+        seen = self.sizes.setdefault(source, [value])
+        if seen[0] != value:
+            seen[0] = None  # changed between traces
+        return self.dynamic is True or self.dynamic is None and seen[0] is None
+
+    def symint(self, value: int, source: Source):
+        """A SymInt for int input ``value`` (any value: ints are not 0/1-specialised)."""
+        sym = self.shape_env.create_symbol(value, _DimSource(source.name()), dynamic_dim=DimDynamic.DYNAMIC,
+                                           positive=None, do_not_specialize_zero_one=True)
+        self.symbols[sym] = (source, None)
+        return self.shape_env.create_symintnode(sym, hint=value)
 
     def fakeify(self, t: torch.Tensor, source: Source):
         """A FakeTensor for input ``t``: symbolic in its dynamic dims, else static."""
@@ -159,8 +178,15 @@ class ShapeContext:
         for g in env.guards:
             if g.expr.free_symbols <= set(symbols) and g.expr not in exprs:
                 exprs.append(g.expr)
+        if not exprs:  # e.g. a symbolic int with no constraint: its TYPE_MATCH is enough
+            return None
         table = tuple((s, src, dim) for s, (src, dim) in symbols.items())
         return ShapeGuards(tuple(exprs), table)
+
+
+def _read(expr: str, dim: Optional[int]) -> str:
+    """Python that reads a symbol's value: a size of a tensor, or an int input itself."""
+    return expr if dim is None else f"{expr}.size({dim})"
 
 
 class _Printer(PythonPrinter):
@@ -182,7 +208,7 @@ class ShapeGuards:
     symbols: Tuple[Tuple[sympy.Symbol, Source, int], ...]
 
     def _print(self, expr, readable: bool) -> str:
-        names = {s: f"{src.name() if readable else src.expr()}.size({dim})" for s, src, dim in self.symbols}
+        names = {s: _read(src.name() if readable else src.expr(), dim) for s, src, dim in self.symbols}
         return _Printer(names).doprint(expr)
 
     def code(self) -> str:
@@ -210,8 +236,9 @@ class ShapeGuards:
         out = []
         for s, src, dim in self.symbols:
             if s in expr.free_symbols:
-                value = eval(f"{src.expr()}.size({dim})", {}, scope)  # noqa: S307
-                out.append(f"size of {src.name()} dim {dim} is {value}")
+                value = eval(_read(src.expr(), dim), {}, scope)  # noqa: S307
+                out.append(f"size of {src.name()} dim {dim} is {value}" if dim is not None
+                           else f"{src.name()} is {value}")
         note = "; sizes 0 and 1 are specialised" if any(
             isinstance(e, sympy.Ge) and e.rhs == 2 for e in [expr]) else ""
         return ", ".join(out) + note

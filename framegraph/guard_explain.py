@@ -18,8 +18,10 @@ import torch
 
 from .sources import FUNC, GLOBALS, LocalSource
 
-_SIZE_HINT = ("with dynamic=None framegraph makes this dimension dynamic now, so later sizes reuse "
-              "one graph; framegraph.mark_dynamic({arg}, {dim}) makes it dynamic from the first call")
+_SIZE_HINT = ("unless compiled with dynamic=False, this recompile makes the dimension dynamic, so "
+              "later sizes reuse one graph; framegraph.mark_dynamic({arg}, {dim}) makes it dynamic "
+              "from the first call")
+_SMALL_SIZE_HINT = "sizes 0 and 1 are specialised: each gets its own graph"
 
 
 def explain(g, argnames, fn, slots) -> str:
@@ -57,7 +59,8 @@ def _tensor(g, value) -> str:
     for dim, (old, new) in enumerate(zip(spec.size, value.size())):
         if old is not None and old != new:
             arg = g.source.local_name if isinstance(g.source, LocalSource) else name
-            return f"size of {name} dim {dim} changed from {old} to {new} ({_SIZE_HINT.format(arg=arg, dim=dim)})"
+            hint = _SMALL_SIZE_HINT if new in (0, 1) else _SIZE_HINT.format(arg=arg, dim=dim)
+            return f"size of {name} dim {dim} changed from {old} to {new} ({hint})"
     return _tensor_layout(name, spec, value)
 
 
@@ -87,8 +90,8 @@ def _constant(g, value) -> str:
 
 _CONSTANT_HINTS = {
     float: " (a Python float: pass a tensor to avoid recompiling)",
-    int: " (a Python int: each value the trace relied on compiles its own graph; pass a tensor "
-         "to avoid recompiling)",
+    int: " (a Python int: unless compiled with dynamic=False, this recompile makes it a symbolic graph "
+         "input; where Python needs its value, as in range(n), each value still gets its own graph)",
     bool: " (a Python bool: each value compiles its own graph)",
     str: " (a Python str: each value compiles its own graph)",
 }

@@ -148,6 +148,13 @@ def _constant_match(g, e, c):
     return (f"(type({e}) is {c(type(value))} and {e} == {c(value)})", f"{name} == {value!r}")
 
 
+def _set_match(g, e, c):
+    """A set or frozenset of constants: value is (type, frozenset of items), hashable."""
+    kind, items = g.value
+    return (f"(type({e}) is {c(kind)} and {e} == {c(items)})",
+            f"{g.source.name()} == {kind.__name__}({sorted(items, key=repr)!r})")
+
+
 def _length(g, e, c):
     kind, n = g.value
     return (f"(type({e}) is {c(kind)} and len({e}) == {n})",
@@ -259,6 +266,7 @@ KINDS: Dict[str, Tuple[int, Callable]] = {
     "TYPE_MATCH": (2, _type_match),
     "ID_MATCH": (2, _id_match),
     "CONSTANT_MATCH": (3, _constant_match),
+    "SET_MATCH": (3, _set_match),
     "LENGTH": (3, _length),
     "DICT_KEYS": (4, _dict_keys),
     "IS_SAME": (4, _is_same),

@@ -42,7 +42,7 @@ def compile(model=None, *, backend="inductor", fullgraph=False, dynamic=None, mo
         warnings.warn(f"sys.getrecursionlimit() is {sys.getrecursionlimit()}; with framegraph's frame "
                       f"hook, recursion deeper than about {_SAFE_RECURSION_LIMIT * 2} frames may "
                       "overflow the C stack", RuntimeWarning, stacklevel=2)
-    callback = ConvertFrame(opts)
+    callback = ConvertFrame.for_options(opts)
     if isinstance(model, torch.nn.Module):
         return OptimizedModule(model, callback)
     _register_roots(model)

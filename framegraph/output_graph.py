@@ -113,6 +113,20 @@ class OutputGraph:
         self._by_id[id(tensor)] = var
         return var
 
+    def add_int_input(self, value: int, source) -> VariableTracker:
+        """An int from outside the frame made symbolic (dynamic.py): a placeholder, guarded by type."""
+        with self.graph.inserting_after(self._last_placeholder) if self._last_placeholder else \
+                self.graph.inserting_before(next(iter(self.graph.nodes), None)):
+            node = self.graph.placeholder(_placeholder_name(source))
+        self._last_placeholder = node
+        var = SymNodeVariable(node, self.shapes.symint(value, source), source=source)
+        var.used = True  # never pruned: its shape guards name it
+        node.meta["example_value"] = var.value
+        self.add_guard("TYPE_MATCH", source, int)
+        self.inputs.append(var)
+        self.example_inputs.append(value)
+        return var
+
     # ---- recording operations
     def call_function(self, tx, fn, args, kwargs) -> VariableTracker:
         return self._record("call_function", fn, args, kwargs, tx)

@@ -51,6 +51,7 @@ class SideEffects:
         self.entries: List[Mutation] = []
         self._keys: Dict[Any, Mutation] = {}
         self._globals: Dict[Any, Any] = {}  # (id(globals dict), name) -> value tracker
+        self.objects: Dict[int, Any] = {}  # id(mutable object) -> (object, its tracker)
 
     def __len__(self):
         return len(self.entries)
@@ -76,7 +77,7 @@ class SideEffects:
         return self._globals.get((id(f_globals), name))
 
     def store_cell(self, output, cell, value):
-        entry = self._keys.get(("cell", id(cell)))
+        entry = self._keys.get(("cell", id(cell))) or self._cell_holding(cell.contents)
         if entry is None:
             location = getattr(cell.contents, "source", None)
             if not isinstance(location, ClosureSource) and not _is_cell_contents(location):
@@ -86,6 +87,12 @@ class SideEffects:
         # Other trackers of the same cell (an inlined function's closure is
         # wrapped again on each call) re-read it through this source.
         output.by_source[entry.location] = value
+        self._keys[("cell", id(cell))] = entry
+        entry.target = cell
+
+    def _cell_holding(self, contents):
+        """The entry of a cell whose stored value a fresh tracker of it holds."""
+        return next((m for m in self.entries if m.kind == "cell" and m.target.contents is contents), None)
 
     # ---- code generation (cg is a tracer.rebuild.FrameCodegen)
     def prepare(self, cg):
@@ -150,7 +157,9 @@ def _replay_list(se, cg, m):
     obj, items = m.temps
     cg.load_fast(items)
     cg.load_fast(obj)
-    cg.load_const(slice(None))
+    cg.load_const(None)
+    cg.load_const(None)
+    cg.emit_op("BUILD_SLICE", arg=2)  # [:] (slices are not hashable constants in 3.11)
     cg.emit_op("STORE_SUBSCR")
 
 
@@ -191,6 +200,33 @@ _PREPARE = {"list": _prepare_list, "dict": _prepare_dict, "set": _prepare_set,
             "object": _prepare_object, "global": _prepare_global, "cell": _prepare_cell}
 _REPLAY = {"list": _replay_list, "dict": _replay_clear_update, "set": _replay_clear_update,
            "object": _replay_object, "global": _replay_global, "cell": _replay_cell}
+
+
+# ---- one tracker per mutable object
+# The builder makes one tracker per source. A list reached through two
+# sources (``f(a, a)``, ``self.items`` and ``items``) must still be one
+# tracker, or a mutation through one would be invisible through the other,
+# and the replays would overwrite each other. The aliasing is guarded.
+def _identity_matters(var) -> bool:
+    return _object_kind(var) is not None
+
+
+def same_object(tx, value, source):
+    """The tracker already made for mutable object ``value``, or None."""
+    se = ledger(tx)
+    found = se.objects.get(id(value)) if se is not None and source is not None else None
+    if found is None or found[0] is not value:
+        return None
+    var = found[1]
+    tx.output.add_guard("IS_SAME", source, var.source)
+    tx.output.by_source[source] = var
+    return var
+
+
+def remember_object(tx, value, var):
+    se = ledger(tx)
+    if se is not None and _identity_matters(var):
+        se.objects[id(value)] = (value, var)
 
 
 # ---- the hooks trackers and handlers call while tracing

@@ -78,3 +78,41 @@ def assert_same_as_eager(fn, *args, backend="eager", fullgraph=True, **kwargs):
 def opcodes_of(fn):
     """The set of opcode names in ``fn``'s bytecode (to show a test covers one)."""
     return {inst.opname for inst in dis.get_instructions(fn)}
+
+
+def run_counted(fn, *args, fullgraph=False, **kwargs):
+    """One compiled call: (result, CountingBackend, graph breaks, frame errors).
+
+    Breaks and errors are read from every trace attempt (resume functions
+    included), through convert_frame's observers.
+    """
+    from framegraph.convert_frame import observing
+
+    cnt, breaks, errors = CountingBackend(), [], []
+
+    def observe(record):
+        if record.compiled is not None:
+            breaks.extend(record.compiled.breaks)
+        if record.error is not None:
+            errors.append(record.error)
+
+    with observing(observe):
+        result = framegraph.compile(fn, backend=cnt, fullgraph=fullgraph)(*args, **kwargs)
+    return result, cnt, breaks, errors
+
+
+def check_breaks(fn, make_args, graphs, breaks, calls=1):
+    """Compiled ``fn`` matches eager in result and in the final state of its
+    arguments (built fresh by ``make_args()`` for each side); asserts the
+    graph and break counts of the first call and that nothing fell back."""
+    expected_args = make_args()
+    expected = fn(*expected_args)
+    for call in range(calls):
+        args = make_args()
+        result, cnt, found, errors = run_counted(fn, *args)
+        assert_same(result, expected)
+        assert_same(list(args), list(expected_args))
+        if call == 0:
+            assert not errors, errors
+            assert (cnt.frame_count, len(found)) == (graphs, breaks), (cnt.frame_count, found)
+    return found

@@ -55,6 +55,7 @@ _SHAPES = {
                                           "CONTAINS_OP", "IS_OP")},
     **{name: (1, {False: 1}) for name in ("UNARY_NEGATIVE", "UNARY_POSITIVE", "UNARY_INVERT",
                                           "UNARY_NOT", "GET_ITER", "LOAD_ATTR")},
+    "LOAD_METHOD": (1, {False: 1}),  # run as LOAD_ATTR: the resume function gets NULL, attr
     "STORE_ATTR": (2, {False: 0}), "STORE_SUBSCR": (3, {False: 0}), "DELETE_SUBSCR": (2, {False: 0}),
     "JUMP_IF_TRUE_OR_POP": (1, {False: 0, True: 1}), "JUMP_IF_FALSE_OR_POP": (1, {False: 0, True: 1}),
     **{f"POP_JUMP_{d}_IF_{c}": (1, {False: 0, True: 0})
@@ -163,6 +164,7 @@ class _Successor:
     pushed: int            # values the break instruction leaves on the stack for it
     depth: int             # how many of the values below the inputs it keeps
     handler: bool = False  # an exception handler: the stack holds [lasti] exc
+    null: bool = False     # a NULL goes below the pushed values (LOAD_METHOD)
 
 
 def emit_break(cg, tx, brk: GraphBreak, func, grad_mode: bool):
@@ -194,7 +196,8 @@ def emit_break(cg, tx, brk: GraphBreak, func, grad_mode: bool):
 
 
 def _successors(tx, inst, pushed, n_below):
-    out = [_Successor(tx.instructions[tx.ip + 1], pushed[False], n_below)]
+    out = [_Successor(tx.instructions[tx.ip + 1], pushed[False], n_below,
+                      null=inst.opname == "LOAD_METHOD")]
     if True in pushed:
         out.append(_Successor(inst.target, pushed[True], n_below))
     entry = inst.exn_entry
@@ -246,6 +249,8 @@ def _copy_of(tx, inst, jump_block_start):
         return bytecode.create_call(inst.arg)
     if inst.target is not None:
         return [bytecode.create_jump(inst.opname, jump_block_start)]
+    if inst.opname == "LOAD_METHOD":  # always (NULL, attr) for the resume function
+        return [bytecode.create_load_attr(inst.argval)]
     return [bytecode.create_instruction(inst.opname, arg=inst.arg, argval=inst.argval)]
 
 
@@ -261,7 +266,7 @@ def _resume_block(cg, tx, func, inst, succ, below_slots, live, live_temps):
     for temp in reversed(produced):
         block.store_fast(temp)
     kept = below_slots[:succ.depth]
-    layout = [kind for kind, _ in kept] + [resume.VALUE] * succ.pushed
+    layout = [kind for kind, _ in kept] + [resume.NULL] * succ.null + [resume.VALUE] * succ.pushed
     rcode = resume.resume_code(tx.code, succ.inst.offset, layout, list(live))
     if succ.handler:  # starts with PUSH_EXC_INFO: never traced, so never tried
         _C.mark_skip(rcode)

@@ -32,6 +32,8 @@ from ..variables.base import VariableTracker
 from ..variables.builder import STABLE_MODULES, wrap_value
 from ..variables.functions import CellVariable
 from . import handlers  # noqa: F401  (registers every handler)
+from ..variables.exceptions import TracedException
+from .exceptions import unwind
 from .registry import dispatch_table
 
 DISPATCH = dispatch_table()
@@ -78,6 +80,7 @@ class TranslatorBase:
         self.kw_names: Optional[tuple] = None
         self.return_value: Optional[VariableTracker] = None
         self.done = False
+        self.exc_stack: List[VariableTracker] = []  # exceptions being handled (PUSH_EXC_INFO)
         self._expected_depth: Optional[int] = 0
 
     # ---- the value stack
@@ -112,12 +115,18 @@ class TranslatorBase:
         if _TRACE_LOG.isEnabledFor(logging.INFO):
             _log_step(self, inst)
         if not config.debug_stack_effect:
-            fn(self, inst)
+            self._dispatch(fn, inst)
             return
         next_ip = self.ip
-        fn(self, inst)
+        self._dispatch(fn, inst)
         if not self.done:
             self._check_stack_effect(inst, jumped=self.ip != next_ip)
+
+    def _dispatch(self, fn, inst):
+        try:
+            fn(self, inst)
+        except TracedException as error:  # a `raise` in traced code: find its handler
+            unwind(self, inst, error)
 
     def _check_stack_effect(self, inst, jumped):
         """Debug mode: the stack depth is what the dis.stack_effect of each step adds up to.

@@ -21,6 +21,7 @@ identity (``a is b``) and de-duplication of graph inputs work.
 import collections
 import enum
 import functools
+import os
 import types
 from typing import Optional
 
@@ -30,6 +31,7 @@ from torch import nn
 from .. import _C
 from ..graph_breaks import unsupported
 from ..guards import function_guard_values
+from ..side_effects import remember_object, same_object
 from ..sources import GetItemSource, Source
 from .base import VariableTracker
 from .builtins import BUILTINS, PURE, BuiltinVariable
@@ -41,7 +43,10 @@ from .lists import ListVariable, NamedTupleVariable, SizeVariable, TupleVariable
 from .nn_module import NNModuleVariable
 from .torch_fn import TRACE_TIME, TorchFunctionVariable, is_graph_callable
 from .user_defined import UserDefinedClassVariable, UserDefinedObjectVariable, bind_class_attribute
-from .wrappers import grad_mode_exit, is_grad_mode_exit, wrap_framegraph_wrapper
+from .copying import COPY_MODELS
+from .trace_time import PURE_CALLS, EnvironVariable, ModelledCallVariable, PureCallVariable
+from .user_dict import is_user_dict_class, wrap_user_dict
+from .wrappers import BreakingCallVariable, grad_mode_exit, is_grad_mode_exit, wrap_framegraph_wrapper
 
 # Modules whose attributes are assumed stable (not guarded).
 STABLE_MODULES = ("torch", "math", "operator", "functools", "itertools", "collections", "builtins",
@@ -102,6 +107,8 @@ def _wrap_tensor(tx, value, source):
 
 
 def _wrap_constant(tx, value, source):
+    if type(value) is int and source is not None and tx.output.shapes.dynamic_int(value, source):
+        return tx.output.add_int_input(value, source)  # symbolic, not guarded by value (dynamic.py)
     _guard(tx, "CONSTANT_MATCH", source, value)
     var = wrap_constant(value)
     var.source = source
@@ -119,6 +126,8 @@ def _wrap_sequence(tx, value, source):
 
 
 def _wrap_dict(tx, value, source):
+    if is_user_dict_class(type(value)):
+        return wrap_user_dict(tx, value, source)
     if not all(isinstance(k, (str, int, float, bool, type(None), enum.Enum)) for k in value):
         unsupported("unsupported_value", "dict with keys that are not constants")
     _guard(tx, "DICT_KEYS", source, (type(value), tuple(value)))
@@ -129,12 +138,16 @@ def _wrap_dict(tx, value, source):
 def _wrap_set(tx, value, source):
     if not all(isinstance(k, CONSTANT_TYPES) for k in value):
         unsupported("unsupported_value", "set of values that are not constants")
-    _guard(tx, "CONSTANT_MATCH", source, frozenset(value) if type(value) is frozenset else value)
+    _guard(tx, "SET_MATCH", source, (type(value), frozenset(value)))  # a set is not hashable
     return SetVariable([ConstantVariable(v) for v in value], py_type=type(value), source=source)
 
 
 def _wrap_function(tx, value, source):
     _id_guard(tx, value, source)
+    if value in PURE_CALLS:
+        return PureCallVariable(value, source=source)
+    if value in COPY_MODELS:
+        return ModelledCallVariable(value, COPY_MODELS[value], source=source)
     if value in TRACE_TIME or is_graph_callable(value):
         return TorchFunctionVariable(value, source=source)
     return UserFunctionVariable(value, source=source)
@@ -163,6 +176,8 @@ def _wrap_pymodule(tx, value, source):
 
 def _wrap_class(tx, value, source):
     _id_guard(tx, value, source)
+    if value in PURE_CALLS:
+        return PureCallVariable(value, source=source)
     if value in GRAD_MODE_CLASSES:
         return GradModeClassVariable(value, source=source)
     if value in BUILTINS or value in PURE or value.__module__ == "builtins":
@@ -171,13 +186,18 @@ def _wrap_class(tx, value, source):
 
 
 def _wrap_builtin(tx, value, source):
+    if value in PURE_CALLS:
+        return PureCallVariable(value, source=source)
     if value in TRACE_TIME or is_graph_callable(value):
         return TorchFunctionVariable(value, source=source)
     if value in BUILTINS or value in PURE or getattr(value, "__module__", None) in ("math", "_operator"):
         return BuiltinVariable(value, source=source)
+    # no model: a value like any other, but calling it is a graph break (wrappers.py)
+    _id_guard(tx, value, source)
     if value.__self__ is not None and not isinstance(value.__self__, types.ModuleType):
-        unsupported("unsupported_call", f"method {value.__qualname__} of a {type(value.__self__).__name__}")
-    unsupported("unsupported_call", f"C function {getattr(value, '__qualname__', value)}")
+        return BreakingCallVariable(value, "unsupported_call",
+                                    f"method {value.__qualname__} of a {type(value.__self__).__name__}")
+    return BreakingCallVariable(value, "unsupported_call", f"C function {getattr(value, '__qualname__', value)}")
 
 
 def _wrap_enum(tx, value, source):
@@ -204,6 +224,7 @@ EXACT = {
     types.MethodDescriptorType: _wrap_builtin, types.WrapperDescriptorType: _wrap_builtin,
     types.MethodWrapperType: _wrap_builtin, types.ClassMethodDescriptorType: _wrap_builtin,
     _C.Wrapper: wrap_framegraph_wrapper,
+    os._Environ: lambda tx, value, source: EnvironVariable(source=source),
 }
 BY_BASE = (
     (torch.Tensor, _wrap_tensor),
@@ -222,6 +243,9 @@ def wrap_value(tx, value, source: Optional[Source] = None, guard: bool = True) -
     cache = tx.output.by_source
     if source is not None and source in cache:
         return cache[source]
+    alias = same_object(tx, value, source)  # a mutable object met before, through another source
+    if alias is not None:
+        return alias
     guard_source = source if guard else None
     kind = EXACT.get(type(value))
     if kind is None:
@@ -235,6 +259,7 @@ def wrap_value(tx, value, source: Optional[Source] = None, guard: bool = True) -
         var.source = source
     if source is not None:
         cache[source] = var
+        remember_object(tx, value, var)
     return var
 
 

@@ -18,6 +18,7 @@ from ..graph_breaks import unsupported
 from .base import VariableTracker
 from .constant import ConstantVariable, wrap_constant
 from .dicts import ConstDictVariable, SetVariable
+from .exceptions import is_exception_class, make_exception
 from .iterators import EnumerateVariable, FilterVariable, ListIteratorVariable, MapVariable, ZipVariable
 from .lists import ListVariable, SizeVariable, SliceVariable, TupleVariable
 from .ops import COMPARE_OPS, binary_op, compare, contains_op, is_op, unary_op
@@ -39,6 +40,8 @@ class BuiltinVariable(VariableTracker):
         model = BUILTINS.get(self.fn)
         if model is not None:
             return model(tx, *args, **kwargs)
+        if is_exception_class(self.fn):
+            return make_exception(self.fn, args, kwargs)
         values = list(args) + list(kwargs.values())
         if _is_pure(self.fn) and all(_is_constant_arg(a) for a in values):
             try:
@@ -332,6 +335,17 @@ for _op, _fn in COMPARE_OPS.items():
 # Builtins that are pure functions of constant arguments.
 for _fn in (input, open, breakpoint, exec, eval, compile, globals, locals, vars, delattr, __import__):
     BUILTINS[_fn] = _side_effecting(_fn)
+BUILTINS[delattr] = lambda tx, obj, name: _delattr(tx, obj, name.as_python_constant())
+
+
+def _delattr(tx, obj, name):
+    """``delattr`` on an object made in the trace (its attributes are trackers)."""
+    attrs = getattr(obj, "attrs", None)
+    if attrs is None or not obj.mutable or name not in attrs:
+        unsupported("side_effect", f"delattr({obj}, {name!r})")
+    del attrs[name]
+    return ConstantVariable(None)
+
 
 PURE = frozenset({
     builtins.round, builtins.divmod, builtins.pow, builtins.repr, builtins.ord, builtins.chr,

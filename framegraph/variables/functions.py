@@ -138,12 +138,25 @@ class UserFunctionVariable(BaseUserFunctionVariable):
         return bind_args(self.get_code(), self.fn.__name__, defaults, kwdefaults, args, kwargs)
 
     def getattr(self, tx, name):
-        if name in ("__name__", "__qualname__", "__module__", "__doc__"):
-            return ConstantVariable(getattr(self.fn, name))
+        from .builder import wrap_value
+
+        if name in _FUNCTION_CONSTANTS:  # fixed by the function's identity (ID_MATCH)
+            return wrap_value(tx, getattr(self.fn, name))
+        if name in self.fn.__dict__:  # __wrapped__, attributes set by decorators
+            source = AttrSource(self.source, name) if self.source is not None else None
+            return wrap_value(tx, self.fn.__dict__[name], source)
         return super().getattr(tx, name)
+
+    def hasattr(self, tx, name):
+        return hasattr(self.fn, name)
 
     def __repr__(self):
         return f"UserFunctionVariable({self.fn.__qualname__})"
+
+
+# Function attributes that cannot change without changing the function's identity
+# in practice (code and names); read as trace-time constants.
+_FUNCTION_CONSTANTS = frozenset({"__name__", "__qualname__", "__module__", "__doc__", "__code__"})
 
 
 def _item(base, key):

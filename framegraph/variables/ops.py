@@ -60,6 +60,8 @@ def _immutable_const(v):
 
 def binary_op(tx, fn, a: VariableTracker, b: VariableTracker) -> VariableTracker:
     if _is_tensor(a) or _is_tensor(b) or sym_operands(a, b):  # sizes stay symbolic (symint.py)
+        if not _is_tensor(a):  # `n += t` with n not a tensor: int.__iadd__ does not exist, add
+            fn = _NOT_INPLACE.get(fn, fn)
         return tx.output.call_function(tx, fn, [a, b], {})
     if _immutable_const(a) and _immutable_const(b):
         return _fold(_NOT_INPLACE.get(fn, fn), a.as_python_constant(), b.as_python_constant())

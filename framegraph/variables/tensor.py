@@ -80,6 +80,10 @@ class TensorVariable(VariableTracker):
             return TensorMethodVariable(self, name)
         unsupported("unsupported_attribute", f"Tensor.{name}")
 
+    def hasattr(self, tx, name):
+        """Attributes of the tensor type (a tensor's own ``__dict__`` is not modelled)."""
+        return hasattr(torch.Tensor, name) or name in META_ATTRS or name == "shape"
+
     def setattr(self, tx, name, value):
         unsupported("unsupported_attribute", f"setting tensor.{name}")
 

@@ -63,9 +63,16 @@ def _user_class(cls) -> bool:
     return (cls.__module__ or "").split(".")[0] not in STABLE_MODULES
 
 
+_C_DESCRIPTORS = (types.GetSetDescriptorType, types.MemberDescriptorType)
+
+
 def lookup_attribute(tx, obj, name, instance_dict_lookup):
     """Generic attribute lookup; ``instance_dict_lookup(name)`` -> tracker or None."""
     cls = obj.python_type()
+    if name == "__class__":  # the type is fixed by the tracker (and guarded by TYPE_MATCH)
+        from .builder import wrap_value
+
+        return wrap_value(tx, cls)
     found, attr = _static(cls, name)
     source = AttrSource(TypeSource(obj.source), name) if obj.source is not None and found else None
     if found and isinstance(attr, property):
@@ -73,12 +80,19 @@ def lookup_attribute(tx, obj, name, instance_dict_lookup):
     value = instance_dict_lookup(name)
     if value is not None:
         return value
-    if found:
-        return bind_class_attribute(tx, obj, attr, source, guard=_user_class(cls))
-    if name == "__class__":
+    if found and isinstance(attr, _C_DESCRIPTORS):  # __slots__ members, __dict__ of a C type
+        real = getattr(obj, "value", None)
+        if name == "__dict__" and hasattr(obj, "attrs") and (real is None or obj.attrs):
+            if real is not None:
+                unsupported("unsupported_attribute", f"__dict__ of a {cls.__name__} written in the trace")
+            return InstanceDictVariable(obj)
+        if real is None or name == "__dict__" and obj.source is None:
+            unsupported("unsupported_attribute", f"{cls.__name__}.{name} ({type(attr).__name__})")
         from .builder import wrap_value
 
-        return wrap_value(tx, cls)
+        return wrap_value(tx, getattr(real, name), AttrSource(obj.source, name) if obj.source else None)
+    if found:
+        return bind_class_attribute(tx, obj, attr, source, guard=_user_class(cls))
     found, getattr_fn = _static(cls, "__getattr__")
     if found and getattr_fn is not nn.Module.__getattr__:
         return bind_class_attribute(tx, obj, getattr_fn, None).call(tx, [ConstantVariable(name)], {})
@@ -128,9 +142,19 @@ class UserDefinedClassVariable(VariableTracker):
             items = [v if isinstance(v, VariableTracker) else wrap_value(tx, v)
                      for v in bound.arguments.values()]
             return NamedTupleVariable(items, cls)
-        if issubclass(cls, nn.Module) or issubclass(cls, BaseException):
+        if issubclass(cls, BaseException):
+            from .exceptions import make_exception
+
+            return make_exception(cls, args, kwargs)
+        if issubclass(cls, nn.Module):
             unsupported("unsupported_call", f"creating a {cls.__name__} inside compiled code")
-        if cls.__new__ is not object.__new__ or type(cls) is not type or "__slots__" in cls.__dict__:
+        if type(type(cls)).__call__ is not type.__call__ or type(cls).__call__ is not type.__call__:
+            unsupported("unsupported_call", f"creating a {cls.__name__} (its metaclass defines __call__)")
+        from .user_dict import is_user_dict_class, new_user_dict
+
+        if is_user_dict_class(cls):
+            return new_user_dict(tx, cls, args, kwargs)
+        if cls.__new__ is not object.__new__ or "__slots__" in cls.__dict__:
             unsupported("unsupported_call", f"creating a {cls.__name__} (custom __new__/metaclass/slots)")
         obj = UserDefinedObjectVariable(None, cls)
         found, init = _static(cls, "__init__")
@@ -175,6 +199,13 @@ class UserDefinedObjectVariable(VariableTracker):
         return wrap_value(tx, d[name], AttrSource(self.source, name) if self.source else None)
 
     def getattr(self, tx, name):
+        user = _static(self.cls, "__getattribute__")[1]
+        if isinstance(user, types.FunctionType):  # e.g. configs mapping attribute aliases
+            return bind_class_attribute(tx, self, user, None).call(tx, [ConstantVariable(name)], {})
+        return self.generic_getattr(tx, name)
+
+    def generic_getattr(self, tx, name):
+        """``object.__getattribute__(self, name)``: the lookup without an override."""
         return lookup_attribute(tx, self, name, lambda n: self._instance_attr(tx, n))
 
     def hasattr(self, tx, name):
@@ -192,9 +223,19 @@ class UserDefinedObjectVariable(VariableTracker):
 
             UserFunctionVariable(attr.fset).call(tx, [self, value], {})
             return
-        if _static(self.cls, "__setattr__")[1] is not object.__setattr__:
-            unsupported("unsupported_attribute", f"{self.cls.__name__} overrides __setattr__")
+        user_setattr = _static(self.cls, "__setattr__")[1]
+        if user_setattr is not object.__setattr__:
+            if not isinstance(user_setattr, types.FunctionType):
+                unsupported("unsupported_attribute", f"{self.cls.__name__} overrides __setattr__")
+            bind_class_attribute(tx, self, user_setattr, None).call(tx, [ConstantVariable(name), value], {})
+            return
         self.attrs[name] = value
+
+    def object_setattr(self, tx, name, value):
+        """``object.__setattr__(self, name, value)`` (from an overriding ``__setattr__``)."""
+        self.check_mutable(f"setting .{name}", tx)
+        self.attrs[name] = value
+        return ConstantVariable(None)
 
     def call(self, tx, args, kwargs):
         return self.call_method(tx, "__call__", args, kwargs)
@@ -266,8 +307,35 @@ class SuperVariable(VariableTracker):
                 attr = klass.__dict__[name]
                 if attr is object.__init__ or attr is nn.Module.__init__ and name == "__init__":
                     return _NoOp()
+                if _is_builtin_method(attr) and hasattr(self.obj, "builtin_method"):
+                    return _BuiltinMethod(self.obj, name)  # super().__setitem__ in a dict subclass
+                if attr in _OBJECT_SLOTS and isinstance(self.obj, UserDefinedObjectVariable):
+                    return _BuiltinMethod(self.obj, name)
                 return bind_class_attribute(tx, self.obj, attr, None)
         unsupported("unsupported_attribute", f"super().{name}")
+
+
+def _is_builtin_method(attr) -> bool:
+    return isinstance(attr, (types.MethodDescriptorType, types.WrapperDescriptorType,
+                             types.ClassMethodDescriptorType, types.BuiltinFunctionType))
+
+
+class _BuiltinMethod(VariableTracker):
+    """A builtin base's method reached through ``super()``: the tracker's builtin model."""
+
+    def __init__(self, obj, name, **kwargs):
+        super().__init__(**kwargs)
+        self.obj, self.name = obj, name
+
+    def call(self, tx, args, kwargs):
+        if hasattr(self.obj, "builtin_method"):
+            return self.obj.builtin_method(tx, self.name, args, kwargs)
+        if self.name == "__getattribute__":
+            return self.obj.generic_getattr(tx, args[0].as_python_constant())
+        return self.obj.object_setattr(tx, args[0].as_python_constant(), args[1])
+
+
+_OBJECT_SLOTS = (object.__setattr__, object.__getattribute__)
 
 
 class _NoOp(VariableTracker):
@@ -275,3 +343,36 @@ class _NoOp(VariableTracker):
 
     def call(self, tx, args, kwargs):
         return ConstantVariable(None)
+
+
+class InstanceDictVariable(VariableTracker):
+    """``obj.__dict__`` of an object made in the trace: a live view of its ``attrs``."""
+
+    def __init__(self, obj, **kwargs):
+        super().__init__(**kwargs)
+        self.obj = obj
+
+    def python_type(self):
+        return dict
+
+    def _snapshot(self):
+        from .dicts import ConstDictVariable
+
+        return ConstDictVariable([(ConstantVariable(k), v) for k, v in self.obj.attrs.items()])
+
+    def getitem(self, tx, key):
+        return self._snapshot().getitem(tx, key)
+
+    def setitem(self, tx, key, value):
+        self.obj.attrs[key.as_python_constant()] = value
+
+    def contains(self, tx, item):
+        return self._snapshot().contains(tx, item)
+
+    def unpack(self, tx):
+        return self._snapshot().unpack(tx)
+
+    def call_method(self, tx, name, args, kwargs):
+        if name in ("get", "keys", "values", "items", "copy", "__getitem__", "__contains__", "__len__"):
+            return self._snapshot().call_method(tx, name, args, kwargs)
+        unsupported("unsupported_call", f"__dict__.{name}")

@@ -9,6 +9,10 @@ to set around the call, and the wrapped callable):
   graph break (``disabled_function``), and so is ``framegraph.graph_break()``
   (``explicit_graph_break``), which is a disabled no-op.
 
+``BreakingCallVariable`` is that kind of callable, also used by the builder
+for C functions without a model (``unsupported_call``): the value itself can
+be loaded, stored and passed on; only calling it breaks the graph.
+
 A graph break inside ``with torch.no_grad():`` hands the resume function the
 bound ``__exit__`` of a ``torch.set_grad_enabled(mode)`` object (see
 ``tracer/rebuild.py``); ``grad_mode_exit`` wraps it back into the same
@@ -22,25 +26,27 @@ from .base import VariableTracker
 from .ctx_managers import GradModeVariable, WithExitVariable
 
 
-class DisabledFunctionVariable(VariableTracker):
-    """A callable that must run in CPython: calling it breaks the graph."""
+class BreakingCallVariable(VariableTracker):
+    """A callable that must run in CPython: calling it is a graph break
+    (catalogue ``entry``); loading, storing and passing it around is not."""
 
-    def __init__(self, wrapper, entry: str, **kwargs):
+    def __init__(self, fn, entry: str, context: str = "", **kwargs):
         super().__init__(**kwargs)
-        self.wrapper, self.entry = wrapper, entry
+        self.fn, self.entry = fn, entry
+        name = getattr(fn, "__qualname__", None) or repr(fn)
+        self.context = context or f"call to {name}()"
 
     def python_type(self):
-        return type(self.wrapper)
+        return type(self.fn)
 
     def as_python_constant(self):
-        return self.wrapper
+        return self.fn
 
     def call(self, tx, args, kwargs):
-        name = getattr(self.wrapper, "__qualname__", None) or repr(self.wrapper)
-        unsupported(self.entry, f"call to {name}()")
+        unsupported(self.entry, self.context)
 
     def __repr__(self):
-        return f"DisabledFunctionVariable({getattr(self.wrapper, '__qualname__', '?')})"
+        return f"BreakingCallVariable({getattr(self.fn, '__qualname__', '?')})"
 
 
 def wrap_framegraph_wrapper(tx, wrapper, source):
@@ -50,9 +56,9 @@ def wrap_framegraph_wrapper(tx, wrapper, source):
 
     _id_guard(tx, wrapper, source)
     if wrapper is graph_break:
-        return DisabledFunctionVariable(wrapper, "explicit_graph_break")
+        return BreakingCallVariable(wrapper, "explicit_graph_break")
     if wrapper._framegraph_callback is None:
-        return DisabledFunctionVariable(wrapper, "disabled_function")
+        return BreakingCallVariable(wrapper, "disabled_function")
     # the wrapper's identity (guarded) fixes the function it wraps
     return wrap_value(tx, wrapper._framegraph_fn)
 

@@ -1,14 +1,18 @@
 """``with`` blocks, ``raise`` and exception handling.
 
 A ``with`` block's normal path is traced (BEFORE_WITH, then the exit call
-that the compiler emits as an ordinary CALL with three Nones). Exception
-handlers only run when something raises, which a successful trace never
-does, so their opcodes end the trace if reached. ``raise`` (including a
-failing ``assert`` on a trace-time value) ends the trace too: the frame then
-runs unmodified and raises for real.
+that the compiler emits as an ordinary CALL with three Nones). ``raise`` unwinds to a handler of the traced code when there is
+one (``tracer/exceptions.py``): PUSH_EXC_INFO, CHECK_EXC_MATCH, POP_EXCEPT
+and RERAISE run the ``except`` clauses like CPython. An exception that leaves
+the traced frame (including a failing ``assert``) ends the trace: the frame
+then runs unmodified and raises for real. Handlers of ``with`` blocks
+(WITH_EXCEPT_START) are not traced.
 """
 from ...graph_breaks import unsupported
+from ...variables.builtins import BuiltinVariable
+from ...variables.constant import ConstantVariable
 from ...variables.ctx_managers import enter_context
+from ...variables.exceptions import ExceptionVariable, TracedException, is_exception_class, make_exception
 from ..registry import handler, unsupported_opcode
 
 
@@ -24,12 +28,57 @@ def BEFORE_WITH(tx, inst):
 @handler("RAISE_VARARGS")
 def RAISE_VARARGS(tx, inst):
     # https://docs.python.org/3.11/library/dis.html#opcode-RAISE_VARARGS
-    # (exc? cause? -- )
+    # (exc? cause? -- )   0: re-raise the exception being handled
     values = tx.popn(inst.arg)
-    unsupported("exception", f"raise {values[0] if values else ''}".strip())
+    if not values:
+        if not tx.exc_stack:
+            unsupported("exception", "bare raise outside an except block")
+        raise TracedException(tx.exc_stack[-1])
+    exc = values[0]
+    if isinstance(exc, BuiltinVariable) or exc.is_python_constant() and is_exception_class(
+            exc.as_python_constant()):
+        exc = make_exception(exc.as_python_constant(), [], {})
+    if not isinstance(exc, ExceptionVariable):
+        unsupported("exception", f"raise {exc}")
+    raise TracedException(exc)
 
 
-for _name in ("PUSH_EXC_INFO", "POP_EXCEPT", "RERAISE", "CHECK_EXC_MATCH", "WITH_EXCEPT_START",
-              "PREP_RERAISE_STAR", "CHECK_EG_MATCH"):
-    unsupported_opcode(_name, "exception", "exception handlers are not traced")
+@handler("PUSH_EXC_INFO")
+def PUSH_EXC_INFO(tx, inst):
+    # https://docs.python.org/3.11/library/dis.html#opcode-PUSH_EXC_INFO
+    # (exc -- previous_exc exc)
+    exc = tx.pop()
+    tx.push(tx.exc_stack[-1] if tx.exc_stack else ConstantVariable(None))
+    tx.exc_stack.append(exc)
+    tx.push(exc)
+
+
+@handler("POP_EXCEPT")
+def POP_EXCEPT(tx, inst):
+    # https://docs.python.org/3.11/library/dis.html#opcode-POP_EXCEPT
+    # (previous_exc -- )   restores the exception being handled before
+    tx.pop()
+    tx.exc_stack.pop()
+
+
+@handler("CHECK_EXC_MATCH")
+def CHECK_EXC_MATCH(tx, inst):
+    # https://docs.python.org/3.11/library/dis.html#opcode-CHECK_EXC_MATCH
+    # (exc type -- exc matches)
+    cls = tx.pop().as_python_constant()
+    tx.push(ConstantVariable(issubclass(tx.peek().python_type(), cls)))
+
+
+@handler("RERAISE")
+def RERAISE(tx, inst):
+    # https://docs.python.org/3.11/library/dis.html#opcode-RERAISE
+    # (lasti? exc -- )   lasti (when oparg) only sets the frame's f_lasti
+    exc = tx.pop()
+    if inst.arg:
+        tx.pop()
+    raise TracedException(exc)
+
+
+for _name in ("WITH_EXCEPT_START", "PREP_RERAISE_STAR", "CHECK_EG_MATCH"):
+    unsupported_opcode(_name, "exception", "exception handlers of with blocks and except* are not traced")
 unsupported_opcode("BEFORE_ASYNC_WITH", "generator", "async with")

@@ -1,0 +1,97 @@
+"""``copy.copy`` and ``copy.deepcopy`` of trackers.
+
+The ``copy`` module cannot be inlined usefully (it dispatches through
+``__reduce_ex__``, a C method, and keys its memo on ``id()``), so it is
+modelled the way CPython's copy behaves for the values traced code copies:
+
+* constants (and tuples of them) are returned as is;
+* lists, tuples and dicts are rebuilt from (deep copies of) their items;
+* a plain object (no ``__deepcopy__``/``__copy__``, ``__reduce_ex__``,
+  ``__getstate__``/``__setstate__`` or ``__slots__`` of its own) becomes a
+  new object of the same class made in the trace, whose attributes are
+  (deep copies of) the original's. For an object from outside the frame
+  every attribute is read through its source, so guards cover all of them:
+  a config copied in the trace is copied again, correctly, on the next call.
+
+Anything else (tensors, modules, objects with custom copy protocols) is a
+graph break. The memo keeps shared references shared, as ``deepcopy`` does.
+"""
+import copy
+
+from ..graph_breaks import unsupported
+from ..sources import AttrSource
+from .base import VariableTracker
+from .dicts import ConstDictVariable
+from .lists import ListVariable, TupleVariable
+from .user_defined import InstanceDictVariable, UserDefinedObjectVariable
+
+_COPY_HOOKS = ("__deepcopy__", "__copy__", "__reduce_ex__", "__reduce__", "__getstate__",
+               "__setstate__", "__slots__")
+
+
+def _plain_class(cls) -> bool:
+    """Copied by CPython through object.__reduce_ex__ and a plain __dict__ update."""
+    for name in _COPY_HOOKS:
+        for klass in cls.__mro__[:-1]:  # every class but object
+            if name in klass.__dict__:
+                return False
+    return True
+
+
+def copy_value(tx, var: VariableTracker, deep: bool, memo=None) -> VariableTracker:
+    memo = {} if memo is None else memo
+    key = id(getattr(var, "identity", var))
+    if key in memo:
+        return memo[key]
+    if var.is_python_constant() and not isinstance(var, (ListVariable, ConstDictVariable)):
+        return var
+    result = _copy(tx, var, deep, memo)
+    memo[key] = result
+    return result
+
+
+def _item(tx, var, deep, memo):
+    return copy_value(tx, var, deep, memo) if deep else var
+
+
+def _copy(tx, var, deep, memo):
+    if type(var) in (ListVariable, TupleVariable):
+        return type(var)([_item(tx, v, deep, memo) for v in var.items])
+    if type(var) is ConstDictVariable:
+        return ConstDictVariable([(k, _item(tx, v, deep, memo)) for k, v in var.items.values()],
+                                 py_type=var.py_type)
+    if isinstance(var, InstanceDictVariable):
+        return ConstDictVariable([(k, _item(tx, v, deep, memo)) for k, v in var._snapshot().items.values()])
+    if type(var) is UserDefinedObjectVariable and _plain_class(var.cls):
+        new = UserDefinedObjectVariable(None, var.cls)
+        memo[id(var.identity)] = new
+        for name, value in _attributes(tx, var).items():
+            new.attrs[name] = _item(tx, value, deep, memo)
+        return new
+    unsupported("unsupported_call", f"copy.{'deep' if deep else ''}copy of {var}")
+
+
+def _attributes(tx, obj):
+    """Every instance attribute of ``obj``, as trackers (read through sources)."""
+    if obj.value is None:
+        return dict(obj.attrs)
+    from .builder import wrap_value
+
+    attrs = {}
+    for name, value in vars(obj.value).items():
+        source = AttrSource(obj.source, name) if obj.source is not None else None
+        attrs[name] = obj.attrs[name] if name in obj.attrs else wrap_value(tx, value, source)
+    return attrs
+
+
+def _deepcopy(tx, x, memo=None):
+    if memo is not None and not (memo.is_python_constant() and memo.as_python_constant() is None):
+        unsupported("unsupported_call", "copy.deepcopy with a memo")
+    return copy_value(tx, x, True)
+
+
+def _shallow(tx, x):
+    return copy_value(tx, x, False)
+
+
+COPY_MODELS = {copy.deepcopy: _deepcopy, copy.copy: _shallow}

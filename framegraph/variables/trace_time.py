@@ -1,0 +1,196 @@
+"""Library calls answered at trace time, and the immutable objects they return.
+
+Some library functions are pure functions of values the guards already pin
+down: ``inspect.signature(self.forward_chunk)`` depends only on a function
+whose identity is guarded, ``torch.finfo(x.dtype)`` only on a dtype. Inlining
+them would trace hundreds of lines of ``inspect`` for a constant, and some
+cannot be traced at all (``torch.finfo`` is a C type). ``PURE_CALLS`` lists
+them: the call runs for real on the real arguments (``real_value``), and the
+result is a trace-time constant.
+
+``OpaqueConstantVariable`` holds such a result when it is not a plain
+constant (a Signature, a finfo): every attribute read, method call, ``len``
+or iteration on it runs for real and is again a constant. That is sound
+because these objects are immutable and were computed from guarded inputs.
+
+``EnvironVariable`` models ``os.environ`` reads (``os.environ.get(k, d)``):
+the value is read at trace time. Environment variables are not guarded,
+like torch.compile: configuration read once per process.
+"""
+import inspect
+import os
+import types
+
+import torch
+
+from ..graph_breaks import unsupported
+from .base import VariableTracker
+from .constant import ConstantVariable, is_constant_value, wrap_constant
+
+
+def real_value(var: VariableTracker):
+    """The real Python object a tracker of a guarded or constant value stands for."""
+    from .functions import UserFunctionVariable, UserMethodVariable
+    from .nn_module import NNModuleVariable
+
+    if isinstance(var, UserMethodVariable):
+        return types.MethodType(real_value(var.fn_var), real_value(var.obj))
+    if isinstance(var, UserFunctionVariable):
+        return var.fn
+    if isinstance(var, NNModuleVariable):
+        return var.module
+    if getattr(var, "value", None) is not None and not var.mutable:
+        return var.value
+    if var.is_python_constant():
+        return var.as_python_constant()
+    unsupported("unsupported_value", f"{var} has no real value at trace time")
+
+
+def wrap_result(value) -> VariableTracker:
+    """A trace-time result: a constant tracker, or an opaque immutable object."""
+    if is_constant_value(value) or type(value) in (slice, range, torch.Size):
+        return wrap_constant(value)
+    if type(value) is tuple:
+        from .lists import TupleVariable
+
+        return TupleVariable([wrap_result(v) for v in value])
+    return OpaqueConstantVariable(value)
+
+
+class OpaqueConstantVariable(VariableTracker):
+    """An immutable object computed at trace time; every use of it runs for real."""
+
+    def __init__(self, value, **kwargs):
+        super().__init__(**kwargs)
+        self.value = value
+
+    def python_type(self):
+        return type(self.value)
+
+    def as_python_constant(self):
+        return self.value
+
+    @property
+    def mutable(self):
+        return False
+
+    def _run(self, fn, *args):
+        try:
+            return fn(*args)
+        except Exception as e:
+            unsupported("operator_error", f"{type(self.value).__name__}: {type(e).__name__}: {e}")
+
+    def getattr(self, tx, name):
+        attr = self._run(getattr, self.value, name)
+        if callable(attr) and not isinstance(attr, type):
+            return PureCallVariable(attr)
+        return wrap_result(attr)
+
+    def hasattr(self, tx, name):
+        return hasattr(self.value, name)
+
+    def length(self, tx):
+        return self._run(len, self.value)
+
+    def unpack(self, tx):
+        return [wrap_result(v) for v in self._run(list, self.value)]
+
+    def getitem(self, tx, key):
+        return wrap_result(self._run(lambda: self.value[real_value(key)]))
+
+    def contains(self, tx, item):
+        return self._run(lambda: real_value(item) in self.value)
+
+    def truth(self, tx):
+        return self._run(bool, self.value)
+
+    def reconstruct(self, cg):
+        cg.load_const(self.value)
+
+    def __repr__(self):
+        return f"OpaqueConstantVariable({type(self.value).__name__})"
+
+
+class PureCallVariable(VariableTracker):
+    """A callable from ``PURE_CALLS`` (or a method of an opaque constant): runs now."""
+
+    def __init__(self, fn, **kwargs):
+        super().__init__(**kwargs)
+        self.fn = fn
+
+    def python_type(self):
+        return type(self.fn)
+
+    def as_python_constant(self):
+        return self.fn
+
+    def call(self, tx, args, kwargs):
+        real_args = [real_value(a) for a in args]
+        real_kwargs = {k: real_value(v) for k, v in kwargs.items()}
+        try:
+            result = self.fn(*real_args, **real_kwargs)
+        except Exception as e:
+            unsupported("operator_error", f"{getattr(self.fn, '__qualname__', self.fn)}: "
+                                          f"{type(e).__name__}: {e}")
+        return wrap_result(result)
+
+    def __repr__(self):
+        return f"PureCallVariable({getattr(self.fn, '__qualname__', self.fn)})"
+
+
+# Functions (and classes) whose result depends only on their guarded arguments.
+PURE_CALLS = frozenset({
+    inspect.signature, inspect.isclass, inspect.isfunction, inspect.ismethod, inspect.getmro,
+    torch.finfo, torch.iinfo, torch.promote_types, torch.can_cast,
+})
+
+
+class EnvironVariable(VariableTracker):
+    """``os.environ``: reads answered at trace time (not guarded, like torch.compile)."""
+
+    def python_type(self):
+        return type(os.environ)
+
+    def getitem(self, tx, key):
+        name = key.as_python_constant()
+        if name not in os.environ:
+            unsupported("operator_error", f"KeyError: environment variable {name!r}")
+        return ConstantVariable(os.environ[name])
+
+    def contains(self, tx, item):
+        return item.as_python_constant() in os.environ
+
+    def call_method(self, tx, name, args, kwargs):
+        if name == "get":
+            key = args[0].as_python_constant()
+            default = args[1] if len(args) > 1 else kwargs.get("default", ConstantVariable(None))
+            return ConstantVariable(os.environ[key]) if key in os.environ else default
+        if name in ("__getitem__", "__contains__"):
+            result = self.getitem(tx, args[0]) if name == "__getitem__" else self.contains(tx, args[0])
+            return result if isinstance(result, VariableTracker) else ConstantVariable(result)
+        unsupported("unsupported_call", f"os.environ.{name}")
+
+    def getattr(self, tx, name):
+        from .base import BoundMethodVariable
+
+        return BoundMethodVariable(self, name)
+
+
+class ModelledCallVariable(VariableTracker):
+    """A library function with a model over trackers (``copy.deepcopy``: see copying.py)."""
+
+    def __init__(self, fn, model, **kwargs):
+        super().__init__(**kwargs)
+        self.fn, self.model = fn, model
+
+    def python_type(self):
+        return type(self.fn)
+
+    def as_python_constant(self):
+        return self.fn
+
+    def call(self, tx, args, kwargs):
+        return self.model(tx, *args, **kwargs)
+
+    def __repr__(self):
+        return f"ModelledCallVariable({self.fn.__qualname__})"

@@ -1,0 +1,234 @@
+"""Instances of user subclasses of dict / OrderedDict (Hugging Face ``ModelOutput``,
+registries keyed by class name, config-like mappings).
+
+Such an object is two things at once, as in CPython: a dict (its items) and
+an object (its ``__dict__`` attributes, its class's methods and properties).
+``UserDictVariable`` keeps both: the items in the ``ConstDictVariable`` it
+extends, the attributes in ``attrs``.
+
+Every slot and method is looked up on the class first, like
+``PyObject_GenericGetAttr`` and the type slots do:
+
+* a Python function defined by the subclass (``ModelOutput.__getitem__``,
+  ``__setattr__``, ``to_tuple``) is inlined with ``self`` bound to this tracker;
+* a method the class inherits from dict/OrderedDict/object runs the builtin
+  model (``ConstDictVariable.call_method``, attribute storage); so does
+  ``super().__setitem__(k, v)`` from inside an override (``builtin_method``).
+
+Creating one in the trace (``Output(logits=x)``) allocates the tracker and
+inlines ``__init__`` (for a dataclass: the generated ``__init__`` and
+``__post_init__``). After the graph the real object is rebuilt from its final
+state, without re-running user code: ``cls.__new__(cls)``, the builtin base's
+``__setitem__`` for each item, ``object.__setattr__`` for each attribute.
+"""
+import collections
+import types
+
+from ..graph_breaks import unsupported
+from ..sources import AttrSource
+from .base import VariableTracker
+from .constant import ConstantVariable
+from .dicts import ConstDictVariable, hash_key
+from .iterators import ListIteratorVariable
+
+# The builtin mapping bases a user class may extend, most derived first.
+BUILTIN_DICTS = (collections.OrderedDict, collections.defaultdict, dict)
+PLAIN_DICTS = frozenset(BUILTIN_DICTS)
+
+
+def builtin_dict_base(cls) -> type:
+    return next(base for base in cls.__mro__ if base in PLAIN_DICTS)
+
+
+def is_user_dict_class(cls) -> bool:
+    """A Python subclass of a builtin dict whose instances ``cls.__new__`` makes plainly."""
+    return (isinstance(cls, type) and issubclass(cls, dict) and cls not in PLAIN_DICTS
+            and cls.__new__ is builtin_dict_base(cls).__new__)
+
+
+def _python_override(cls, name):
+    """The function ``cls`` defines for ``name`` above the builtin dict base, or None."""
+    for klass in cls.__mro__:
+        if klass in PLAIN_DICTS or klass is object:
+            return None
+        if name in klass.__dict__:
+            attr = klass.__dict__[name]
+            return attr if isinstance(attr, types.FunctionType) else None
+    return None
+
+
+class UserDictVariable(ConstDictVariable):
+    """A dict-subclass instance: items (the dict part) plus attributes."""
+
+    def __init__(self, pairs, cls, value=None, **kwargs):
+        super().__init__(pairs, py_type=cls, **kwargs)
+        self.value = value  # the real object, for one from outside the frame
+        self.attrs = {}
+        self.identity = value if value is not None else self
+
+    @property
+    def mutable(self):
+        return self.value is None
+
+    # ---- attributes: the generic lookup, with the dict's methods as builtins
+    def _instance_attr(self, tx, name):
+        if name in self.attrs or self.value is None:
+            return self.attrs.get(name)
+        d = getattr(self.value, "__dict__", {})
+        if name not in d:
+            return None
+        from .builder import wrap_value
+
+        return wrap_value(tx, d[name], AttrSource(self.source, name) if self.source else None)
+
+    def getattr(self, tx, name):
+        from .base import BoundMethodVariable
+        from .user_defined import _static, lookup_attribute
+
+        found, attr = _static(self.py_type, name)
+        if found and not isinstance(attr, (types.FunctionType, property, staticmethod, classmethod)) \
+                and callable(attr) and name not in self.attrs:
+            return BoundMethodVariable(self, name)  # a builtin method of dict
+        return lookup_attribute(tx, self, name, lambda n: self._instance_attr(tx, n))
+
+    def hasattr(self, tx, name):
+        if self.value is not None and name not in self.attrs:
+            return hasattr(self.value, name)
+        from .user_defined import _static
+
+        return name in self.attrs or _static(self.py_type, name)[0]
+
+    def setattr(self, tx, name, value):
+        user = _python_override(self.py_type, "__setattr__")
+        if user is not None:
+            self._inline(tx, user, [ConstantVariable(name), value])
+            return
+        self.builtin_method(tx, "__setattr__", [ConstantVariable(name), value], {})
+
+    # ---- slots and methods: a Python override wins, else the builtin model
+    def _inline(self, tx, fn, args, kwargs=None):
+        from .functions import UserFunctionVariable
+
+        return UserFunctionVariable(fn).call(tx, [self] + list(args), kwargs or {})
+
+    def call_method(self, tx, name, args, kwargs):
+        user = _python_override(self.py_type, name)
+        if user is not None:
+            return self._inline(tx, user, args, kwargs)
+        return self.builtin_method(tx, name, args, kwargs)
+
+    def builtin_method(self, tx, name, args, kwargs):
+        """The method of the builtin base (``super().name(...)``, or not overridden)."""
+        if name == "__setattr__":
+            self.check_mutable(f"setting .{args[0].as_python_constant()}", tx)
+            self.attrs[args[0].as_python_constant()] = args[1]
+            return ConstantVariable(None)
+        if name == "__init__":
+            return ConstDictVariable.call_method(self, tx, "update", args, kwargs)
+        slot = _DICT_SLOTS.get(name)
+        if slot is not None:  # the dict's own slot, never the subclass's override
+            result = slot(self, tx, *args)
+            return result if isinstance(result, VariableTracker) else ConstantVariable(result)
+        return ConstDictVariable.call_method(self, tx, name, args, kwargs)
+
+    def getitem(self, tx, key):
+        return self.call_method(tx, "__getitem__", [key], {})
+
+    def setitem(self, tx, key, value):
+        self.call_method(tx, "__setitem__", [key, value], {})
+
+    def delitem(self, tx, key):
+        self.call_method(tx, "__delitem__", [key], {})
+
+    def contains(self, tx, item):
+        return self.call_method(tx, "__contains__", [item], {}).truth(tx)
+
+    def unpack(self, tx):
+        if _python_override(self.py_type, "__iter__") is not None:
+            return self.call_method(tx, "__iter__", [], {}).unpack(tx)
+        return self.keys_vars()
+
+    def length(self, tx):
+        if _python_override(self.py_type, "__len__") is not None:
+            return self.call_method(tx, "__len__", [], {}).as_python_constant()
+        return len(self.items)
+
+    def truth(self, tx):
+        if _python_override(self.py_type, "__bool__") or _python_override(self.py_type, "__len__"):
+            return self.length(tx) > 0
+        return bool(self.items)
+
+    # ---- rebuilding after the graph
+    def reconstruct(self, cg):
+        if self.source is not None:
+            cg.load_source(self.source)
+            return
+        if not all(k.is_python_constant() for k in self.keys_vars()):
+            unsupported("graph_output", f"rebuilding a {self.py_type.__name__} with non-constant keys")
+        keys = tuple(k.as_python_constant() for k in self.keys_vars())
+        values = [v for _, v in self.items.values()] + list(self.attrs.values())
+        cg.call_const(rebuild_user_dict, [ConstantVariable(self.py_type), ConstantVariable(keys),
+                                          ConstantVariable(tuple(self.attrs))] + values)
+
+    def __repr__(self):
+        return f"UserDictVariable({self.py_type.__name__}, {list(self.items)!r})"
+
+
+_DICT_SLOTS = {
+    "__getitem__": ConstDictVariable.getitem, "__setitem__": ConstDictVariable.setitem,
+    "__delitem__": ConstDictVariable.delitem, "__contains__": ConstDictVariable.contains,
+    "__len__": ConstDictVariable.length,
+    "__iter__": lambda d, tx: ListIteratorVariable(d.keys_vars()),
+}
+
+
+def rebuild_user_dict(cls, keys, names, *values):
+    """The real object of a UserDictVariable made in the trace, from its final state."""
+    obj = cls.__new__(cls)
+    setitem = builtin_dict_base(cls).__setitem__
+    for key, value in zip(keys, values):
+        setitem(obj, key, value)
+    for name, value in zip(names, values[len(keys):]):
+        object.__setattr__(obj, name, value)
+    return obj
+
+
+def wrap_user_dict(tx, value, source):
+    """builder rule: a dict-subclass instance from outside the frame."""
+    import enum
+
+    from .builder import wrap_value
+
+    if not all(isinstance(k, (str, int, float, bool, type(None), enum.Enum)) for k in dict.keys(value)):
+        unsupported("unsupported_value", "dict with keys that are not constants")
+    if source is not None:
+        tx.output.add_guard("TYPE_MATCH", source, type(value))
+        tx.output.add_guard("DICT_KEYS", source, (type(value), tuple(dict.keys(value))))
+    pairs = []
+    for k, v in dict.items(value):
+        item_source = _dict_item_source(source, k)
+        pairs.append((ConstantVariable(k), wrap_value(tx, v, item_source)))
+    return UserDictVariable(pairs, type(value), value, source=source)
+
+
+def _dict_item_source(source, key):
+    """The item read without the subclass's ``__getitem__`` (``dict.__getitem__(obj, k)``)."""
+    if source is None:
+        return None
+    from ..sources import GetItemSource
+
+    return GetItemSource(source, key)
+
+
+def new_user_dict(tx, cls, args, kwargs):
+    """``cls(*args, **kwargs)`` for a user dict class: allocate, then inline ``__init__``."""
+    obj = UserDictVariable([], cls)
+    init = _python_override(cls, "__init__")
+    if init is not None:
+        obj._inline(tx, init, args, kwargs)
+    else:
+        obj.builtin_method(tx, "__init__", args, kwargs)
+    return obj
+
+
+__all__ = ["UserDictVariable", "wrap_user_dict", "new_user_dict", "is_user_dict_class", "hash_key"]

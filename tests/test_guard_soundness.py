@@ -1,0 +1,205 @@
+"""Guard soundness: each change below must not reuse a stale graph.
+
+Every test calls the compiled function, changes one thing the trace relied
+on, calls it again and checks eager's result and that exactly one more
+graph was compiled.
+"""
+import pytest
+import torch
+
+import framegraph
+from helpers import CountingBackend, assert_same
+
+SCALE = 2.0
+
+
+@pytest.fixture(autouse=True)
+def _fresh():
+    framegraph.reset()
+    yield
+    framegraph.reset()
+
+
+def run_twice(fn, args, change, args2=None, frames=2, undo=None):
+    """Call, change, call again: both results equal eager, ``frames`` graphs in all."""
+    cnt = CountingBackend()
+    compiled = framegraph.compile(fn, backend=cnt)
+    try:
+        assert_same(compiled(*args), fn(*args))
+        change()
+        args2 = args if args2 is None else args2
+        assert_same(compiled(*args2), fn(*args2))
+        assert cnt.frame_count == frames, f"{cnt.frame_count} graphs, expected {frames}"
+    finally:
+        if undo is not None:
+            undo()
+    return cnt
+
+
+def uses_global(x):
+    return x * SCALE
+
+
+def test_global_constant_changed():
+    def change():
+        global SCALE
+        SCALE = 3.0
+
+    def undo():
+        global SCALE
+        SCALE = 2.0
+
+    run_twice(uses_global, (torch.ones(3),), change, undo=undo)
+
+
+class Scaled(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(3, 3)
+        self.scale = 2.0
+        self.drop = torch.nn.Dropout(0.5)
+
+    def forward(self, x):
+        return self.drop(self.lin(x) * self.scale)
+
+
+def test_module_attribute_changed():
+    m = Scaled().eval()
+    run_twice(m, (torch.ones(2, 3),), lambda: setattr(m, "scale", 3.0))
+
+
+def test_train_eval_flipped():
+    m = Scaled().eval()
+    cnt = CountingBackend()
+    compiled = framegraph.compile(m, backend=cnt)
+    x = torch.ones(2, 3)
+    assert_same(compiled(x), m(x))
+    m.train()
+    torch.manual_seed(0)
+    actual = compiled(x)
+    torch.manual_seed(0)
+    assert_same(actual, m(x))
+    assert cnt.frame_count == 2
+    assert (actual == 0).any()  # dropout is active: not the eval graph
+
+
+def helper(x):
+    return x + 1
+
+
+def calls_helper(x):
+    return helper(x) * 2
+
+
+def test_function_replaced():
+    global helper
+    original = helper
+
+    def change():
+        global helper
+        helper = lambda x: x - 1  # noqa: E731
+
+    def undo():
+        global helper
+        helper = original
+
+    run_twice(calls_helper, (torch.ones(3),), change, undo=undo)
+
+
+def double(x):
+    return x * 2
+
+
+def test_requires_grad_flipped():
+    x = torch.ones(3)
+    run_twice(double, (x,), lambda: None, args2=(torch.ones(3, requires_grad=True),))
+
+
+@pytest.mark.parametrize("other", [
+    torch.ones(4, 3, dtype=torch.float64),      # dtype
+    torch.ones(4, 3, device="meta"),            # device
+    torch.ones(5, 3),                           # shape
+    torch.ones(3, 4).t(),                       # stride
+], ids=["dtype", "device", "shape", "stride"])
+def test_tensor_property_changed(other):
+    def f(x):
+        return x.sum(0) + x.stride(0)
+
+    if other.is_meta:
+        cnt = CountingBackend()
+        compiled = framegraph.compile(f, backend=cnt)
+        compiled(torch.ones(4, 3))
+        out = compiled(other)
+        assert out.is_meta and cnt.frame_count == 2
+        return
+    run_twice(f, (torch.ones(4, 3),), lambda: None, args2=(other,))
+
+
+def test_list_input_grown():
+    def f(xs):
+        return sum(xs)
+
+    x = torch.ones(2)
+    run_twice(f, ([x, x],), lambda: None, args2=([x, x, x],))
+
+
+def make_closure():
+    k = 2
+
+    def g(x):
+        return x * k
+
+    def rebind():
+        nonlocal k
+        k = 3
+
+    return g, rebind
+
+
+def test_closure_variable_rebound():
+    g, rebind = make_closure()
+    run_twice(g, (torch.ones(3),), rebind)
+
+
+def test_closure_of_called_function_rebound():
+    inner, rebind = make_closure()
+
+    def f(x):
+        return inner(x) + 1
+
+    run_twice(f, (torch.ones(3),), rebind)
+
+
+def branches_on_grad(x):
+    return x * 2 if torch.is_grad_enabled() else x * 3
+
+
+def test_grad_mode_switched():
+    run_twice(branches_on_grad, (torch.ones(3),), lambda: torch.set_grad_enabled(False),
+              undo=lambda: torch.set_grad_enabled(True))
+
+
+def makes_ones(x):
+    return x + torch.ones(3)
+
+
+def test_default_dtype_changed():
+    cnt = run_twice(makes_ones, (torch.ones(3),), lambda: torch.set_default_dtype(torch.float64),
+                    undo=lambda: torch.set_default_dtype(torch.float32))
+    ones = [n for n in cnt.graphs[1].graph.nodes if n.target is torch.ones][0]
+    assert ones.meta["example_value"].dtype == torch.float64  # the new graph knows the new dtype
+
+
+def test_deterministic_mode_switched():
+    def f(x):
+        return x * 2 if torch.are_deterministic_algorithms_enabled() else x * 3
+
+    run_twice(f, (torch.ones(3),), lambda: torch.use_deterministic_algorithms(True),
+              undo=lambda: torch.use_deterministic_algorithms(False))
+
+
+def test_python_scalar_argument_changed():
+    def f(x, scale):
+        return x * scale
+
+    run_twice(f, (torch.ones(3), 2.0), lambda: None, args2=(torch.ones(3), 3.0))
