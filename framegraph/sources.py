@@ -153,6 +153,30 @@ class GetItemSource(Source):
 
 
 @dataclasses.dataclass(frozen=True)
+class DictItemSource(Source):
+    """``dict.__getitem__(base, key)``: an item of a dict subclass, read without
+    the subclass's own ``__getitem__`` (which may compute, or recurse)."""
+
+    base: Source
+    index: Any
+
+    def name(self):
+        return f"dict.__getitem__({self.base.name()}, {self.index!r})"
+
+    def expr(self):
+        return f"dict.__getitem__({self.base.expr()}, {self.index!r})"
+
+    def reconstruct(self, cg):
+        from .bytecode import create_instruction
+
+        cg.emit(create_instruction("PUSH_NULL"))
+        cg.load_const(dict.__getitem__)
+        self.base.reconstruct(cg)
+        cg.load_const(self.index)
+        cg.call(2)
+
+
+@dataclasses.dataclass(frozen=True)
 class TypeSource(Source):
     """``type(base)``: where class attributes of an instance come from."""
 

@@ -215,9 +215,9 @@ def _dict_item_source(source, key):
     """The item read without the subclass's ``__getitem__`` (``dict.__getitem__(obj, k)``)."""
     if source is None:
         return None
-    from ..sources import GetItemSource
+    from ..sources import DictItemSource
 
-    return GetItemSource(source, key)
+    return DictItemSource(source, key)
 
 
 def new_user_dict(tx, cls, args, kwargs):
