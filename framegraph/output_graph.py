@@ -18,8 +18,10 @@ It owns:
 ``compile(outputs)`` finishes the graph: output node, dead code elimination,
 pruning of unused inputs (and their guards), GraphModule, backend call.
 """
+import logging
 import operator
 import re
+import threading
 from typing import Any, Dict, List, Optional
 
 import torch
@@ -61,6 +63,37 @@ def _is_impure(node: torch.fx.Node) -> bool:
 _INPLACE_OPERATORS = {getattr(operator, n) for n in dir(operator) if n.startswith("i") and
                       n not in ("index", "indexOf", "is_", "is_not", "itemgetter", "invert", "is_none",
                                 "is_not_none")}
+
+
+class _QuietMetaFailures(logging.Filter):
+    """FakeTensorMode logs a traceback for every op that fails on fake inputs.
+    While tracing that failure is expected (the op would fail eagerly too: the
+    frame breaks with an `operator_error` reason), so it must not print."""
+
+    def __init__(self):
+        super().__init__()
+        self.depth = threading.local()
+
+    def filter(self, record):
+        return not getattr(self.depth, "n", 0)
+
+    def __call__(self):
+        return _QuietScope(self.depth)
+
+
+class _QuietScope:
+    def __init__(self, depth):
+        self.depth = depth
+
+    def __enter__(self):
+        self.depth.n = getattr(self.depth, "n", 0) + 1
+
+    def __exit__(self, *exc):
+        self.depth.n -= 1
+
+
+_quiet_meta_failures = _QuietMetaFailures()
+logging.getLogger("torch._subclasses.fake_tensor").addFilter(_quiet_meta_failures)
 
 
 def _placeholder_name(source) -> str:
@@ -145,7 +178,7 @@ class OutputGraph:
 
     def _run_fake(self, kind, target, args, kwargs):
         try:
-            with self.fake_mode:
+            with self.fake_mode, _quiet_meta_failures():
                 if kind == "call_method":
                     return getattr(args[0], target)(*args[1:], **kwargs)
                 return target(*args, **kwargs)

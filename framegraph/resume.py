@@ -40,13 +40,28 @@ def stack_arg_names(layout):
     return [f"___stack{i}" for i, kind in enumerate(layout) if kind != NULL]
 
 
+def argument_names(code, layout, live_locals):
+    """The resume function's parameters, in order: the stack values, then the live locals.
+
+    A method that uses zero-argument ``super()`` (a ``__class__`` free
+    variable) keeps its first argument first: CPython's ``super()`` reads the
+    first local of the frame, so the resume function's must be ``self`` too.
+    """
+    names = stack_arg_names(layout) + list(live_locals)
+    if "__class__" in code.co_freevars and code.co_argcount and code.co_varnames[0] in live_locals:
+        first = code.co_varnames[0]
+        names.remove(first)
+        names.insert(0, first)
+    return names
+
+
 def resume_code(code, offset, layout, live_locals):
     """The code object that continues `code` at the instruction at `offset`.
 
     `layout` is the stack at that point, bottom first, one of `VALUE`,
     `ITER` or `NULL` per slot; `live_locals` are the local names whose values the rest
     of the function reads. The result takes the stack values, then the live
-    locals, as positional arguments.
+    locals, as positional arguments (see ``argument_names``).
     """
     key = (offset, tuple(layout), tuple(live_locals))
     per_code = _cache.setdefault(code, {})
@@ -60,8 +75,7 @@ def _build(code, offset, layout, live_locals):
     target = next((i for i in insts if i.offset == offset), None)
     if target is None:
         raise ValueError(f"no instruction at offset {offset} in {code.co_name}")
-    stack_args = stack_arg_names(layout)
-    args = stack_args + list(live_locals)
+    args = argument_names(code, layout, live_locals)
     prefix = _prologue(code) + _push_stack(layout) + [bytecode.create_jump("JUMP_FORWARD", target)]
     for inst in prefix:
         inst.positions = target.positions

@@ -177,6 +177,31 @@ class DictItemSource(Source):
 
 
 @dataclasses.dataclass(frozen=True)
+class GenericAttrSource(Source):
+    """``object.__getattribute__(base, member)``: an instance attribute of an object
+    whose class overrides ``__getattribute__``, read without running the override
+    (in guards, and in the replacement code, where the override may be a compiled frame)."""
+
+    base: Source
+    member: str
+
+    def name(self):
+        return f"object.__getattribute__({self.base.name()}, {self.member!r})"
+
+    def expr(self):
+        return f"object.__getattribute__({self.base.expr()}, {self.member!r})"
+
+    def reconstruct(self, cg):
+        from .bytecode import create_instruction
+
+        cg.emit(create_instruction("PUSH_NULL"))
+        cg.load_const(object.__getattribute__)
+        self.base.reconstruct(cg)
+        cg.load_const(self.member)
+        cg.call(2)
+
+
+@dataclasses.dataclass(frozen=True)
 class TypeSource(Source):
     """``type(base)``: where class attributes of an instance come from."""
 

@@ -58,7 +58,8 @@ class _Gen:
 
     def statement(self, indent, depth):
         kinds = ["assign", "assign", "int", "loop", "if_py", "if_tensor", "helper", "closure", "append",
-                 "dict", "attr", "inplace", "item"]
+                 "dict", "attr", "inplace", "item", "slice", "cat", "comprehension", "unpack", "while",
+                 "try", "readback", "method"]
         kind = self.rng.choice(kinds if depth < 2 else kinds[:3] + kinds[8:])
         getattr(self, f"_{kind}")(indent, depth)
 
@@ -137,6 +138,72 @@ class _Gen:
         self.ints.append(name)
 
 
+def _slice(self, indent, depth):
+    name = self.fresh("t")
+    expr = self.rng.choice(["{}[1:]", "{}[:, 0]", "{}[..., :2]", "{}.view(-1)", "{}.reshape(-1, 1)",
+                            "{}[{}.sum(1) > 0]"])
+    self.emit(indent, f"{name} = {expr.format(self.rng.choice(['x', 'y']), 'x')}")
+    self.tensors.append(name) if "view" in expr or "[1:]" in expr else None
+
+
+def _cat(self, indent, depth):
+    name = self.fresh("t")
+    a, b = self.rng.choice(["x", "y"]), self.rng.choice(["x", "y"])
+    self.emit(indent, f"{name} = torch.cat([{a}, {b}], dim=0).chunk(2)[0]")
+    self.tensors.append(name)
+
+
+def _comprehension(self, indent, depth):
+    name = self.fresh("t")
+    self.emit(indent, f"{name} = sum([{self.rng.choice(self.tensors)} * i for i in range({self.int_expr()})]"
+                      f" + [x * 0])")
+    self.tensors.append(name)
+
+
+def _unpack(self, indent, depth):
+    a, b = self.fresh("t"), self.fresh("t")
+    self.emit(indent, f"{a}, {b} = {self.rng.choice(self.tensors)}, {self.tensor_expr(2)}")
+    self.tensors += [a, b]
+
+
+def _while(self, indent, depth):
+    acc, k = self.fresh("t"), self.fresh("k")
+    self.emit(indent, f"{acc}, {k} = x, 0")
+    self.emit(indent, f"while {k} < {self.int_expr()}:")
+    self.emit(indent + 1, f"{acc} = {acc} * 0.5 + y")
+    self.emit(indent + 1, f"{k} += 1")
+    self.tensors.append(acc)
+    self.ints.append(k)
+
+
+def _try(self, indent, depth):
+    name = self.fresh("t")
+    self.emit(indent, "try:")
+    self.emit(indent + 1, f"{name} = {self.tensor_expr(2)}")
+    self.emit(indent + 1, f"if {self.int_expr()} > 5:")
+    self.emit(indent + 2, "raise ValueError('big')")
+    self.emit(indent, "except ValueError:")
+    self.emit(indent + 1, f"{name} = x - 1")
+    self.tensors.append(name)
+
+
+def _readback(self, indent, depth):
+    name = self.fresh("t")
+    self.emit(indent, f"lst.append({self.rng.choice(self.tensors)})")
+    self.emit(indent, f"{name} = lst[-1] + len(lst)")
+    self.tensors.append(name)
+
+
+def _method(self, indent, depth):
+    name = self.fresh("t")
+    self.emit(indent, f"{name} = obj.scale({self.rng.choice(self.tensors)})")
+    self.tensors.append(name)
+
+
+for _fn in (_slice, _cat, _comprehension, _unpack, _while, _try, _readback, _method):
+    setattr(_Gen, _fn.__name__, _fn)
+
+
 def generate(seed):
     """Source of one random program `prog(x, y, n, lst, d, obj)`, deterministic in `seed`."""
     gen = _Gen(random.Random(seed))
@@ -153,6 +220,10 @@ class Obj:
 
     def __init__(self):
         self.count = 0
+
+    def scale(self, t):
+        self.count += 1
+        return t * (self.count + 1)
 
 
 def _inputs(shape, dtype, n):

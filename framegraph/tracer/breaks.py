@@ -238,6 +238,13 @@ def _live_locals(tx, inst) -> dict:
                 continue
             var = var.contents  # the resume function's MAKE_CELL wraps it again
         live[name] = var
+    code = tx.code
+    if "__class__" in code.co_freevars and code.co_argcount:  # zero-argument super() reads it
+        first = code.co_varnames[0]
+        var = tx.symbolic_locals.get(first)
+        var = var.contents if isinstance(var, CellVariable) else var
+        if var is not None and first not in live:
+            live[first] = var
     return live
 
 
@@ -266,23 +273,24 @@ def _resume_block(cg, tx, func, inst, succ, below_slots, live, live_temps):
     for temp in reversed(produced):
         block.store_fast(temp)
     kept = below_slots[:succ.depth]
-    layout = [kind for kind, _ in kept] + [resume.NULL] * succ.null + [resume.VALUE] * succ.pushed
+    slots = kept + [(resume.NULL, None)] * succ.null + [(resume.VALUE, t) for t in produced]
+    layout = [kind for kind, _ in slots]
     rcode = resume.resume_code(tx.code, succ.inst.offset, layout, list(live))
     if succ.handler:  # starts with PUSH_EXC_INFO: never traced, so never tried
         _C.mark_skip(rcode)
     else:
         skip.add_user_root(rcode)
     _load_resume_function(block, func, tx.code, rcode)
-    for temp in [temp for kind, temp in kept if kind != resume.NULL]:
-        block.load_fast(temp)
-    for i, temp in enumerate(produced):
-        if succ.handler and i == 0 and succ.pushed == 2:
+    temps = dict(live_temps)
+    temps.update(zip(resume.stack_arg_names(layout), [t for kind, t in slots if kind != resume.NULL]))
+    lasti = produced[0] if succ.handler and succ.pushed == 2 else None
+    names = resume.argument_names(tx.code, layout, list(live))
+    for name in names:
+        if temps[name] == lasti and lasti is not None:
             block.load_const((inst.offset + len(rcode.co_code) - len(tx.code.co_code)) // 2)
         else:
-            block.load_fast(temp)
-    for name in live:
-        block.load_fast(live_temps[name])
-    block.call(len(kept) - kept.count((resume.NULL, None)) + succ.pushed + len(live))
+            block.load_fast(temps[name])
+    block.call(len(names))
     block.emit_op("RETURN_VALUE")
     return block.instructions
 

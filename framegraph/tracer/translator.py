@@ -223,7 +223,7 @@ class TranslatorBase:
         if "__class__" not in self.code.co_freevars or not self.code.co_argcount:
             unsupported("unsupported_call", "super() outside a method")
         first = self.code.co_varnames[0]
-        obj = self.symbolic_locals[first]
+        obj = self.load_local(first)  # realizes an argument not read yet
         if isinstance(obj, CellVariable):
             obj = obj.contents
         return self.cell("__class__").contents.as_python_constant(), obj

@@ -19,7 +19,7 @@ import types
 from torch import nn
 
 from ..graph_breaks import unsupported
-from ..sources import AttrSource, TypeSource
+from ..sources import AttrSource, GenericAttrSource, TypeSource
 from .base import VariableTracker
 from .constant import ConstantVariable
 from .ops import dunder_name
@@ -63,6 +63,16 @@ def _user_class(cls) -> bool:
     return (cls.__module__ or "").split(".")[0] not in STABLE_MODULES
 
 
+def instance_attr_source(source, cls, name):
+    """Where an instance attribute is re-read from: ``obj.name``, or, when the class
+    overrides ``__getattribute__``, ``object.__getattribute__(obj, name)``."""
+    if source is None:
+        return None
+    if isinstance(_static(cls, "__getattribute__")[1], types.FunctionType):
+        return GenericAttrSource(source, name)
+    return AttrSource(source, name)
+
+
 _C_DESCRIPTORS = (types.GetSetDescriptorType, types.MemberDescriptorType)
 
 
@@ -90,7 +100,7 @@ def lookup_attribute(tx, obj, name, instance_dict_lookup):
             unsupported("unsupported_attribute", f"{cls.__name__}.{name} ({type(attr).__name__})")
         from .builder import wrap_value
 
-        return wrap_value(tx, getattr(real, name), AttrSource(obj.source, name) if obj.source else None)
+        return wrap_value(tx, getattr(real, name), instance_attr_source(obj.source, cls, name))
     if found:
         return bind_class_attribute(tx, obj, attr, source, guard=_user_class(cls))
     found, getattr_fn = _static(cls, "__getattr__")
@@ -196,7 +206,7 @@ class UserDefinedObjectVariable(VariableTracker):
             return None
         from .builder import wrap_value
 
-        return wrap_value(tx, d[name], AttrSource(self.source, name) if self.source else None)
+        return wrap_value(tx, d[name], instance_attr_source(self.source, self.cls, name))
 
     def getattr(self, tx, name):
         user = _static(self.cls, "__getattribute__")[1]

@@ -23,13 +23,27 @@ def untraced(x):
     return x
 
 
+class _Records(logging.Handler):
+    def __init__(self):
+        super().__init__()
+        self.records = []
+
+    def emit(self, record):
+        self.records.append(record)
+
+
 @pytest.fixture
-def break_log(caplog):
+def break_log():
+    """The graph_breaks channel's records; logging is left as it was found."""
     _logged.clear()
+    root, channel, handler = logging.getLogger("framegraph"), logging.getLogger("framegraph.graph_breaks"), _Records()
+    propagate = root.propagate
+    channel.addHandler(handler)
     framegraph.set_logs(graph_breaks=True)
-    with caplog.at_level(logging.INFO, logger="framegraph.graph_breaks"):
-        yield caplog
+    yield handler
     framegraph.set_logs(graph_breaks=False)
+    channel.removeHandler(handler)
+    root.propagate = propagate
 
 
 # ---- the brief's g
@@ -343,3 +357,17 @@ def test_resume_functions_are_cached_per_site():
     framegraph.reset()
     framegraph.compile(g, backend="eager")(torch.ones(2))
     assert len(resume._cache[code]) == 2  # one per branch, reused by the second trace
+
+
+def test_zero_argument_super_after_a_break():
+    class Base(torch.nn.Module):
+        def forward(self, x):
+            return x * 2
+
+    class Child(Base):
+        def forward(self, x):
+            y = x + 1
+            framegraph.graph_break()
+            return super().forward(y) + 1
+
+    check_breaks(Child(), lambda: (torch.ones(2),), graphs=2, breaks=1)
