@@ -44,7 +44,8 @@ from .nn_module import NNModuleVariable
 from .torch_fn import TRACE_TIME, TorchFunctionVariable, is_graph_callable
 from .user_defined import UserDefinedClassVariable, UserDefinedObjectVariable, bind_class_attribute
 from .copying import COPY_MODELS
-from .trace_time import PURE_CALLS, EnvironVariable, ModelledCallVariable, PureCallVariable
+from .trace_time import (NULL_CONTEXTS, PURE_CALLS, EnvironVariable, ModelledCallVariable,
+                         NullContextClassVariable, PureCallVariable)
 from .user_dict import is_user_dict_class, wrap_user_dict
 from .wrappers import BreakingCallVariable, grad_mode_exit, is_grad_mode_exit, wrap_framegraph_wrapper
 
@@ -178,6 +179,8 @@ def _wrap_class(tx, value, source):
     _id_guard(tx, value, source)
     if value in PURE_CALLS:
         return PureCallVariable(value, source=source)
+    if value in NULL_CONTEXTS:
+        return NullContextClassVariable(value, source=source)
     if value in GRAD_MODE_CLASSES:
         return GradModeClassVariable(value, source=source)
     if value in BUILTINS or value in PURE or value.__module__ == "builtins":

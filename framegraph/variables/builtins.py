@@ -8,6 +8,7 @@ functions on constants) and every argument is a constant.
 """
 import builtins
 import functools
+import itertools
 import math
 import operator
 from typing import Callable, Dict
@@ -335,6 +336,7 @@ for _op, _fn in COMPARE_OPS.items():
 # Builtins that are pure functions of constant arguments.
 for _fn in (input, open, breakpoint, exec, eval, compile, globals, locals, vars, delattr, __import__):
     BUILTINS[_fn] = _side_effecting(_fn)
+BUILTINS[itertools.chain] = lambda tx, *its: ListIteratorVariable([x for it in its for x in it.unpack(tx)])
 BUILTINS[delattr] = lambda tx, obj, name: _delattr(tx, obj, name.as_python_constant())
 
 

@@ -109,7 +109,9 @@ class WithExitVariable(VariableTracker):
 
 def enter_context(tx, ctx: VariableTracker):
     """BEFORE_WITH: returns (bound __exit__, value of __enter__)."""
-    if isinstance(ctx, GradModeVariable):
+    from .trace_time import NullContextVariable
+
+    if isinstance(ctx, (GradModeVariable, NullContextVariable)):
         return WithExitVariable(ctx), ctx.enter(tx)
     from .user_defined import UserDefinedObjectVariable
 

@@ -74,6 +74,13 @@ class TensorVariable(VariableTracker):
             from .builder import wrap_value
 
             return wrap_value(tx, self.cls)
+        if name == "grad" and self.source is not None and self in tx.output.inputs:
+            # an input's .grad (an optimizer reading parameters): re-read and guarded on every call
+            from ..sources import AttrSource
+            from .builder import wrap_value
+
+            real = tx.output.example_inputs[tx.output.inputs.index(self)]
+            return wrap_value(tx, real.grad, AttrSource(self.source, "grad"))
         if name in ("grad", "grad_fn", "_version", "_base"):
             unsupported("unsupported_attribute", f"tensor.{name} is run-time autograd state")
         if callable(getattr(torch.Tensor, name, None)):

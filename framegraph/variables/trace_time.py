@@ -17,6 +17,7 @@ because these objects are immutable and were computed from guarded inputs.
 the value is read at trace time. Environment variables are not guarded,
 like torch.compile: configuration read once per process.
 """
+import contextlib
 import inspect
 import os
 import types
@@ -194,3 +195,50 @@ class ModelledCallVariable(VariableTracker):
 
     def __repr__(self):
         return f"ModelledCallVariable({self.fn.__qualname__})"
+
+
+class NullContextVariable(VariableTracker):
+    """A context manager with nothing to do in a graph: ``contextlib.nullcontext()``,
+    and ``torch.autograd.profiler.record_function(name)`` (it only labels a range
+    for an active profiler; graphs are not profiled op by op, like torch.compile)."""
+
+    def __init__(self, cls, value=None, **kwargs):
+        super().__init__(**kwargs)
+        self.cls, self.value = cls, value
+
+    def python_type(self):
+        return self.cls
+
+    def enter(self, tx):
+        return self.value if self.value is not None else ConstantVariable(None)
+
+    def exit(self, tx):
+        return ConstantVariable(None)
+
+    def call_method(self, tx, name, args, kwargs):
+        if name == "__enter__":
+            return self.enter(tx)
+        if name == "__exit__":
+            return self.exit(tx)
+        unsupported("unsupported_ctx_manager", f"{self.cls.__name__}.{name}")
+
+
+class NullContextClassVariable(VariableTracker):
+    """The class of a NullContextVariable: calling it makes one."""
+
+    def __init__(self, cls, **kwargs):
+        super().__init__(**kwargs)
+        self.cls = cls
+
+    def python_type(self):
+        return type(self.cls)
+
+    def as_python_constant(self):
+        return self.cls
+
+    def call(self, tx, args, kwargs):
+        value = args[0] if self.cls is contextlib.nullcontext and args else None
+        return NullContextVariable(self.cls, value)
+
+
+NULL_CONTEXTS = frozenset({contextlib.nullcontext, torch.autograd.profiler.record_function})

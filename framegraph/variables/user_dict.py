@@ -70,6 +70,12 @@ class UserDictVariable(ConstDictVariable):
     def mutable(self):
         return self.value is None
 
+    def check_mutable(self, what, tx=None):
+        """A dict subclass from outside the frame is not replayed: its ``clear``,
+        ``update`` and ``__setattr__`` may be overridden (ModelOutput forbids update)."""
+        if not self.mutable:
+            unsupported("side_effect", f"{what} on a {self.py_type.__name__} from outside the frame")
+
     # ---- attributes: the generic lookup, with the dict's methods as builtins
     def _instance_attr(self, tx, name):
         if name in self.attrs or self.value is None:
