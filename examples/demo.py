@@ -2,21 +2,17 @@
 
     bash scripts/demo.sh          (or: .venv/bin/python examples/demo.py)
 """
+import os
+import sys
+
 import torch
 
 import framegraph
 from framegraph import cache
 from framegraph.bytecode import format_bytecode
 
-
-def f(x):
-    return torch.sin(x) + 1
-
-
-def g(x):
-    if x.sum() > 0:
-        return x * 2
-    return x + 1
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from brief import f, g  # noqa: E402  (the brief's two examples)
 
 
 def banner(text):

@@ -103,3 +103,40 @@ def test_keyboard_interrupt_while_tracing_leaves_the_hook_usable(monkeypatch):
     monkeypatch.undo()
     x, y = torch.randn(2), torch.randn(2)
     assert torch.equal(compiled(x, y), work(x, y)) and calls == [1]
+
+
+def test_keyboard_interrupt_during_a_compiled_call_leaves_the_hook_usable():
+    state = {"interrupt": True}
+
+    def backend(gm, example_inputs):
+        def run(*args):
+            if state["interrupt"]:
+                state["interrupt"] = False
+                raise KeyboardInterrupt
+            return gm.forward(*args)
+        return run
+
+    compiled = framegraph.compile(work, backend=backend)
+    x, y = torch.randn(3), torch.randn(3)
+    with pytest.raises(KeyboardInterrupt):
+        compiled(x, y)
+    assert framegraph._C.get_callback() is None
+    assert torch.equal(compiled(x, y), work(x, y))
+
+
+def test_deep_recursion_in_compiled_code_is_a_recursion_error():
+    import subprocess
+    import sys
+
+    script = (
+        "import torch, framegraph\n"
+        "def down(x, n):\n"
+        "    return x if n == 0 else down(x + 1, n - 1)\n"
+        "try:\n"
+        "    framegraph.compile(down, backend='eager')(torch.zeros(1), 100000)\n"
+        "except RecursionError:\n"
+        "    print('RecursionError')\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip() == "RecursionError"
