@@ -112,6 +112,17 @@ def _summarise(graphs, records: List[CompileRecord], result):
         compile_times=[(r.code.co_name, r.seconds) for r in records], result=result)
 
 
+def _namespaces():
+    import operator
+
+    import torch
+
+    return (("torch", torch), ("torch.nn.functional", torch.nn.functional), ("operator", operator))
+
+
+_NAMESPACES = _namespaces()
+
+
 def _op_name(node):
     """A readable name for a graph node's operation: torch.sin, Tensor.add_, operator.add."""
     if node.op == "call_method":
@@ -119,8 +130,12 @@ def _op_name(node):
     if node.op == "call_module":
         return f"module {node.target}"
     target = node.target
+    short = getattr(target, "__name__", None)
+    for prefix, namespace in _NAMESPACES:
+        if short and getattr(namespace, short, None) is target:
+            return f"{prefix}.{short}"
     module = getattr(target, "__module__", None)
-    name = getattr(target, "__qualname__", None) or getattr(target, "__name__", None)
+    name = getattr(target, "__qualname__", None) or short
     if not (module and name):
         return str(target)
     return f"{module.replace('_operator', 'operator')}.{name}"

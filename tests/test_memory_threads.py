@@ -37,14 +37,33 @@ def _make_function(i):
 def test_compiled_then_deleted_functions_are_freed():
     refs = []
     x = torch.randn(3)
-    for i in range(300):
+    for i in range(1000):
         fn, ns = _make_function(i)
         assert torch.equal(framegraph.compile(fn, backend="eager")(x), fn(x))
         refs.append((weakref.ref(fn), weakref.ref(fn.__code__)))
         del fn, ns
     gc.collect()
     alive = sum(1 for f, c in refs if f() is not None or c() is not None)
-    assert alive == 0, f"{alive} of 300 compiled functions are still alive"
+    assert alive == 0, f"{alive} of 1000 compiled functions are still alive"
+
+
+def test_compiled_then_deleted_modules_are_freed():
+    import sys
+    import types
+
+    refs = []
+    x = torch.randn(3)
+    for i in range(50):
+        module = types.ModuleType(f"fg_tmp_module_{i}")
+        sys.modules[module.__name__] = module
+        exec(f"import torch\nclass Net(torch.nn.Module):\n    def forward(self, x):\n"
+             f"        return torch.relu(x) + {i}\n", module.__dict__)
+        net = module.Net()
+        assert torch.equal(framegraph.compile(net, backend="eager")(x), net(x))
+        refs.append(weakref.ref(module))
+        del sys.modules[module.__name__], module, net
+    gc.collect()
+    assert sum(1 for r in refs if r() is not None) == 0
 
 
 def test_four_threads_with_recompiles_agree_with_eager():

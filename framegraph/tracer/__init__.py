@@ -15,6 +15,7 @@
 It raises ``Unsupported`` when the frame cannot be captured.
 """
 import dataclasses
+import time
 import types
 from typing import Any, List, Optional
 
@@ -43,6 +44,7 @@ class CompiledFrame:
     guard_lines: List[str]
     compiled_fn: Any = None
     breaks: List[Any] = dataclasses.field(default_factory=list)  # breaks.GraphBreak
+    times: dict = dataclasses.field(default_factory=dict)  # seconds per phase, for reports
 
     @property
     def graph_count(self) -> int:
@@ -61,8 +63,14 @@ def trace_frame(func, code, f_locals, options) -> CompiledFrame:
         output.side_effects = SideEffects(func.__globals__)
         return InstructionTranslator(output, func, code, f_locals)
 
+    start = time.perf_counter()
     tx, brk = run_root(make_translator, options)
-    return finish_frame(func, code, tx, brk)
+    traced = time.perf_counter()
+    frame = finish_frame(func, code, tx, brk)
+    backend = getattr(tx.output, "backend_seconds", 0.0)
+    frame.times = {"trace": traced - start, "backend": backend,
+                   "guards+codegen": time.perf_counter() - traced - backend}
+    return frame
 
 
 __all__ = ["trace_frame", "CompiledFrame", "InstructionTranslator"]

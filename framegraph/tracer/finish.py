@@ -14,6 +14,7 @@ The rebuilding code is generated first: it decides which tensors the graph
 must output, and only then is the graph finished and compiled.
 """
 import itertools
+import time
 
 import torch
 
@@ -37,7 +38,9 @@ def finish_frame(func, code, tx, brk):
     else:
         cg = _break_code(func, tx, brk)
     name = f"__compiled_fn_{next(_compiled_names)}"
+    start = time.perf_counter()
     compiled, gm = output.compile(cg.outputs, name)
+    output.backend_seconds = time.perf_counter() - start
     body = PyCodegen()
     if compiled is not None:
         graph_call(body, name, [v.source for v in output.inputs])

@@ -1,0 +1,132 @@
+"""Library patterns real models use, each in a few lines: one graph, same result as eager.
+
+Exceptions caught inside the trace, dict subclasses with overridden slots
+(ModelOutput-like dataclasses), ``__getattribute__`` overrides (configs),
+``copy.deepcopy`` of plain objects, trace-time library calls
+(``inspect.signature``, ``torch.finfo``), ``os.environ`` reads and
+``record_function``.
+"""
+import collections
+import copy
+import dataclasses
+import inspect
+import os
+from typing import Optional
+
+import torch
+
+import framegraph
+from helpers import assert_same, check
+
+
+def test_exception_caught_in_a_caller():
+    def get(xs, i):
+        if i >= len(xs):
+            raise IndexError("out of range")
+        return xs[i]
+
+    def f(x):
+        total = x
+        i = 0
+        try:
+            while True:
+                total = total + get([x, x * 2], i)
+                i += 1
+        except IndexError:
+            return total
+
+    check(f, torch.ones(3))
+
+
+def test_exception_escaping_runs_eagerly():
+    def f(x):
+        raise ValueError("no")
+
+    compiled = framegraph.compile(f, backend="eager")
+    try:
+        compiled(torch.ones(1))
+    except ValueError as e:
+        assert str(e) == "no"
+    else:
+        raise AssertionError("expected ValueError")
+
+
+class Output(collections.OrderedDict):
+    """A ModelOutput-like mapping: items are also attributes; __getitem__ computes."""
+
+    def __getitem__(self, k):
+        if isinstance(k, str):
+            return dict(self.items())[k]
+        return tuple(self.values())[k]
+
+    def __setitem__(self, key, value):
+        super().__setitem__(key, value)
+        super().__setattr__(key, value)
+
+
+@dataclasses.dataclass
+class Result(Output):
+    logits: torch.Tensor = None
+    loss: Optional[torch.Tensor] = None
+
+    def __post_init__(self):
+        for field in dataclasses.fields(self):
+            value = getattr(self, field.name)
+            if value is not None:
+                self[field.name] = value
+
+
+def test_dict_subclass_dataclass_is_built_and_returned():
+    def f(x):
+        out = Result(logits=x.sin())
+        return out, out[0] + out["logits"], out.logits
+
+    cnt = check(f, torch.randn(4))
+    assert cnt.op_count == 2  # sin, add: the items are the same tensor
+
+
+def test_returned_dict_subclass_has_items_and_attributes():
+    x = torch.randn(2)
+    out = framegraph.compile(lambda x: Result(logits=x + 1), backend="eager", fullgraph=True)(x)
+    assert type(out) is Result and list(out.keys()) == ["logits"]
+    assert_same(out.logits, x + 1)
+    assert out.loss is None
+
+
+class Config:
+    attribute_map = {"hidden": "hidden_size"}
+
+    def __init__(self):
+        self.hidden_size = 4
+        self.scale = 2.0
+
+    def __getattribute__(self, key):
+        if key != "attribute_map" and key in super().__getattribute__("attribute_map"):
+            key = super().__getattribute__("attribute_map")[key]
+        return super().__getattribute__(key)
+
+
+def test_getattribute_override_and_deepcopy():
+    config = Config()
+
+    def f(x):
+        clone = copy.deepcopy(config)
+        clone.scale = 3.0
+        return x * config.hidden * config.scale + clone.scale
+
+    check(f, torch.ones(2))
+
+
+def test_trace_time_library_calls():
+    def chunk(a, b):
+        return a + b
+
+    def f(x):
+        n = len(inspect.signature(chunk).parameters)
+        lo = torch.finfo(x.dtype).min
+        flag = os.environ.get("FRAMEGRAPH_TEST_UNSET_VARIABLE", "0") == "1"
+        with torch.autograd.profiler.record_function("step"):
+            y = x.clamp(min=lo) * n
+        return y if not flag else -y
+
+    check(f, torch.randn(3))
