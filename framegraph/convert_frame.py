@@ -34,6 +34,8 @@ _locks_guard = threading.Lock()
 _warned = set()
 # The last recompile reasons per code, for the recompile-limit warning.
 _last_reasons = weakref.WeakKeyDictionary()
+# How often a frame was run unmodified after a break graph_breaks.RETRY names.
+retries = weakref.WeakKeyDictionary()
 
 # Functions called with a CompileRecord after every trace attempt (explain(),
 # reports). Runtime state, documented here; added and removed by `observing`.
@@ -170,6 +172,9 @@ class ConvertFrame:
             record.error = e
             if strict:
                 raise
+            if _retry_later(code, e):
+                log.info("framegraph: running %s unmodified this time: %s", _where(code), e)
+                return None
             _warn_once(code, f"framegraph: running {_where(code)} unmodified: {e}")
             return self._fallback(code)
         except Exception as e:
@@ -192,6 +197,20 @@ class ConvertFrame:
             return None
         touched_codes.add(code)
         return _C.SKIP
+
+
+def _retry_later(code, error) -> bool:
+    """Should a frame that failed with ``error`` be traced again on its next call?"""
+    from .graph_breaks import RETRY
+
+    entry = getattr(error, "break_entry", None) or error.entry
+    if entry is None or entry.id not in RETRY:
+        return False
+    tries = retries.get(code, 0)
+    if tries >= config.recompile_limit:
+        return False
+    retries[code] = tries + 1
+    return True
 
 
 def _log_compiled(code, compiled):

@@ -90,6 +90,12 @@ _entry("dynamic_import", "Import inside compiled code",
        "Import at module level.")
 
 
+_entry("missing_dict_key", "Missing key of a defaultdict or of a dict keyed by objects",
+       "The code reads a key that is not in a defaultdict, or in a dict keyed by tensors or "
+       "modules (for instance `optimizer.state[p]` on the first step, which creates the state). "
+       "Creating the entry is not traced: the call runs in CPython, and the next call is "
+       "traced against the filled dict.",
+       "Nothing to do for optimizers: the first step runs eagerly, later steps are captured.")
 _entry("explicit_graph_break", "Explicit graph break",
        "The code calls `framegraph.graph_break()`, which asks for the graph to end here.",
        "Remove the call to capture the code before and after it in one graph.")
@@ -107,6 +113,14 @@ _entry("cannot_resume", "Graph break that cannot resume",
        "resume function, so the whole frame runs unmodified.",
        "Simplify the code around the break (see the reason), or move it out of the compiled "
        "function.")
+
+
+# Breaks caused by state that running the frame once in CPython creates (an
+# optimizer's first step fills ``optimizer.state``): a frame that fails with one
+# is traced again on a later call, up to ``config.recompile_limit`` times per
+# code (optimizers of every class share the code of their step wrapper),
+# instead of being marked to run unmodified for good.
+RETRY = frozenset({"missing_dict_key"})
 
 
 def unsupported(entry_id: str, context: str = "") -> "Unsupported":

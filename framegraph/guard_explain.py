@@ -134,6 +134,12 @@ def _keys(g, value) -> str:
     return f"keys of {name} changed from {list(keys)} to {list(value)}"
 
 
+def _contains(g, value) -> str:
+    key, present = g.value
+    now = "added to" if not present else "removed from"
+    return f"key {key!r} was {now} {g.source.name()}"
+
+
 def _is_same(g, value) -> str:
     return f"{g.source.name()} is no longer the same object as {g.value.name()}"
 
@@ -159,6 +165,7 @@ def _not_in_globals(g, fn) -> str:
 _WITH_SOURCE = {
     "TENSOR_MATCH": _tensor, "CONSTANT_MATCH": _constant, "ID_MATCH": _identity, "TYPE_MATCH": _type,
     "LENGTH": _length, "DICT_KEYS": _keys, "IS_SAME": _is_same,
+    "DICT_CONTAINS": _contains,
 }
 _WITHOUT_SOURCE = {
     "GRAD_MODE": _grad_mode, "GLOBAL_STATE": _global_state, "NOT_IN_GLOBALS": _not_in_globals,

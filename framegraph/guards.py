@@ -31,6 +31,12 @@ the tensors), built from a template tensor of each spec. A tensor whose spec
 no template reproduces (an unusual subclass or dispatch key) keeps the
 Python checks. Dynamic dimensions (dynamic.py) are None in a spec; the shape
 relations the trace relied on are one SHAPE_ENV guard checked last.
+
+Two more savings, neither of which drops a fact: a source prefix several
+guards read (``L['self']._modules``) is bound once (``_ExprCache``), and the
+identity/constant checks of items of one dict (module globals, a module's
+``_modules``) sit behind the dict's version tag (``_VersionGroup``): skipped
+while the dict is unchanged, run again when it changed.
 """
 import dataclasses
 import itertools
@@ -40,7 +46,8 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import torch
 
-from .sources import FUNC, GLOBALS, Source
+from . import _C
+from .sources import FUNC, GLOBALS, GetItemSource, GlobalSource, Source
 
 _dispatch_keys = torch._C._dispatch_keys
 
@@ -168,6 +175,13 @@ def _dict_keys(g, e, c):
             f"list({g.source.name()}.keys()) == {list(keys)!r}")
 
 
+def _dict_contains(g, e, c):
+    """Whether a (string) key is in a dict read lazily (variables/lazy_dict.py)."""
+    key, present = g.value
+    op = "in" if present else "not in"
+    return f"{key!r} {op} {e}", f"{key!r} {op} {g.source.name()}"
+
+
 def _not_in_globals(g, e, c):
     return f"{g.value!r} not in {GLOBALS}", f"{g.value!r} not in G  # builtin {g.value} not shadowed"
 
@@ -270,6 +284,7 @@ KINDS: Dict[str, Tuple[int, Callable]] = {
     "SET_MATCH": (3, _set_match),
     "LENGTH": (3, _length),
     "DICT_KEYS": (4, _dict_keys),
+    "DICT_CONTAINS": (3, _dict_contains),
     "IS_SAME": (4, _is_same),
     "TENSOR_MATCH": (5, _tensor_match),
     "SHAPE_ENV": (6, _shape_env),
@@ -287,21 +302,56 @@ def _depth(source: Optional[Source]) -> int:
 _HOLE = "\x00E\x00"
 
 
-class _ExprCache:
-    """Reads each guarded source once: its first use binds it with a walrus."""
+class _Text(Source):
+    """A source already rendered as Python text (a name bound earlier in the guard)."""
 
-    def __init__(self):
+    def __init__(self, text: str):
+        self.text = text
+
+    def expr(self) -> str:
+        return self.text
+
+
+class _ExprCache:
+    """Reads each guarded source, and each prefix several guards share, once.
+
+    ``uses`` counts, for every source, how many rendered reads go through it
+    (``L['self']._modules`` is under every submodule and parameter): one read
+    by two or more is bound with a walrus at its first evaluation and reused
+    by name afterwards. Parts are rendered in the order they run (and are
+    joined by ``and``), so a name is always bound before it is read.
+    """
+
+    def __init__(self, roots: List[Source]):
         self._names: Dict[Source, str] = {}
         self._count = itertools.count()
+        self._uses: Dict[Source, int] = {}
+        for source in roots:
+            while isinstance(source, Source):
+                self._uses[source] = self._uses.get(source, 0) + 1
+                source = getattr(source, "base", None)
+
+    def expr(self, source: Source, bind: bool = False) -> str:
+        """An expression reading ``source``, binding it (or reusing its binding);
+        ``bind``: bind it even if no other guard reads it (read twice by one check)."""
+        if source in self._names:
+            return self._names[source]
+        base = getattr(source, "base", None)
+        if isinstance(base, Source) and dataclasses.is_dataclass(source):
+            text = dataclasses.replace(source, base=_Text(self.expr(base))).expr()
+        else:
+            text = source.expr()
+        if text.isidentifier() or self._uses.get(source, 0) < 2 and not bind:
+            return text
+        name = self._names[source] = f"___t{next(self._count)}"
+        return f"({name} := {text})"
 
     def fill(self, source: Source, code: str) -> str:
-        """Replace the value placeholder in ``code`` with a read of ``source``."""
-        if source.expr().isidentifier():
-            return code.replace(_HOLE, source.expr())
-        if source in self._names:
-            return code.replace(_HOLE, self._names[source])
-        name = self._names[source] = f"___t{next(self._count)}"
-        return code.replace(_HOLE, f"({name} := {source.expr()})", 1).replace(_HOLE, name)
+        """Replace the value placeholders in ``code`` with reads of ``source``."""
+        first, _, rest = code.partition(_HOLE)
+        if not _:
+            return code
+        return first + self.expr(source, bind=_HOLE in rest) + rest.replace(_HOLE, self.expr(source))
 
 
 class CompiledGuard:
@@ -313,38 +363,49 @@ class CompiledGuard:
         )
         self.argnames = tuple(argnames)
         self.consts = _Consts()
-        self.parts: List[Tuple[str, str]] = []
-        cache = _ExprCache()
         batch = _TensorBatch()
-        for g in self.guards:
-            if g.kind == "TENSOR_MATCH" and batch.add(g, cache.fill(g.source, _HOLE)):
-                self.parts.extend(batch.extra_parts(g, cache, self.consts))
-                continue
-            code, line = KINDS[g.kind][1](g, _HOLE, self.consts)
-            if g.source is not None:
-                code = cache.fill(g.source, code)
-            self.parts.append((code, line))
-        if batch.exprs:
-            # one C++ call checks every batched tensor; it runs where the first
-            # tensor check would have (after cheaper guards, before SHAPE_ENV)
-            at = next((i for i, g in enumerate(self._unbatched_order(batch)) if g is None), len(self.parts))
-            self.parts.insert(at, (batch.code(self.consts), "tensors: " + ", ".join(batch.names)))
+        batched = {g for g in self.guards if g.kind == "TENSOR_MATCH" and batch.accepts(g)}
+        groups = _version_groups([g for g in self.guards if g not in batched])
+        plan = self._plan(batched, groups)
+        roots = [s for step in plan for s in _step_sources(step, batched, groups)]
+        cache = _ExprCache(roots)
+        self.parts: List[Tuple[str, str]] = []
+        for step in plan:
+            if step == "BATCH":
+                # one C++ call checks every batched tensor; it runs where the first
+                # tensor check would have (after cheaper guards, before SHAPE_ENV)
+                for g in self.guards:
+                    if g in batched:
+                        batch.add(g, cache.expr(g.source))
+                self.parts.append((batch.code(self.consts), "tensors: " + ", ".join(batch.names)))
+            elif isinstance(step, _VersionGroup):
+                self.parts.append(step.render(cache, self.consts))
+            elif step in batched:
+                self.parts.extend(batch.extra_parts(step, cache, self.consts))
+            else:
+                code, line = KINDS[step.kind][1](step, _HOLE, self.consts)
+                if step.source is not None:
+                    code = cache.fill(step.source, code)
+                self.parts.append((code, line))
         self.lines = [_line(g) for g in self.guards]
         self.source_code = self._render()
         self.fn = self._compile()
 
-    def _unbatched_order(self, batch):
-        """Guards in part order, with None where the batch call belongs."""
-        order, placed = [], False
+    def _plan(self, batched, groups):
+        """The checks in the order they run: guards, "BATCH" at the first batched
+        tensor, and each dict-version group at its first member."""
+        plan, placed = [], set()
         for g in self.guards:
-            if g in batch.guards:
-                if not placed:
-                    order.append(None)
-                    placed = True
-                order.extend([g] * len(batch.extras.get(g, ())))
-            else:
-                order.append(g)
-        return order
+            if g in batched and "BATCH" not in placed:
+                plan.append("BATCH")
+                placed.add("BATCH")
+            group = groups.get(g)
+            if group is None:
+                plan.append(g)
+            elif id(group) not in placed:
+                plan.append(group)
+                placed.add(id(group))
+        return plan
 
     def _render(self) -> str:
         params = ", ".join((FUNC,) + self.argnames)
@@ -392,15 +453,17 @@ class _TensorBatch:
         self.templates: List[torch.Tensor] = []
         self.extras: Dict[Guard, List[Tuple[str, str]]] = {}
 
-    def add(self, g: Guard, expr: str) -> bool:
-        template = g.value.template()
-        if template is None:
-            return False
+    def accepts(self, g: Guard) -> bool:
+        """Whether a template tensor reproduces ``g``'s spec (kept for ``add``)."""
+        self._templates = getattr(self, "_templates", {})
+        self._templates[g] = g.value.template()
+        return self._templates[g] is not None
+
+    def add(self, g: Guard, expr: str) -> None:
         self.guards[g] = None
         self.exprs.append(expr)
         self.names.append(g.source.name())
-        self.templates.append(template)
-        return True
+        self.templates.append(self._templates.pop(g))
 
     def extra_parts(self, g: Guard, cache, consts) -> List[Tuple[str, str]]:
         """Checks TensorGuards does not make: contiguity of dynamic tensors."""
@@ -419,6 +482,101 @@ class _TensorBatch:
                              dynamic_dims_strides=[list(s.stride) for s in specs]).check
         self.templates.clear()  # the check keeps metadata only
         return f"{consts(check)}({', '.join(self.exprs)})"
+
+
+# ---- dict-version groups: many item checks of one dict, skipped while it is unchanged
+_VERSIONED_KINDS = ("ID_MATCH", "CONSTANT_MATCH", "DICT_CONTAINS", "NOT_IN_GLOBALS")
+_IMMUTABLE = (bool, int, float, complex, str, bytes, type(None), torch.dtype)
+MIN_GROUP = 2  # below this a version check costs as much as the checks it skips
+
+
+def _versioned_dict(g: Guard):
+    """(True, source of the dict) when ``g`` only checks one item (or key) of a dict
+    by identity or immutable value, so an unchanged dict version implies ``g``;
+    the source is None for the frame's globals. (False, None) otherwise."""
+    if g.kind not in _VERSIONED_KINDS:
+        return False, None
+    if g.kind == "NOT_IN_GLOBALS":
+        return True, None
+    if g.kind == "DICT_CONTAINS":
+        return True, g.source
+    if g.kind == "CONSTANT_MATCH" and type(g.value) not in _IMMUTABLE:
+        return False, None
+    if isinstance(g.source, GlobalSource):
+        return True, None
+    if isinstance(g.source, GetItemSource) and type(g.source.index) is str:
+        return True, g.source.base
+    return False, None
+
+
+class _VersionGroup:
+    """Checks of items of one dict, behind a check of the dict's version tag.
+
+    CPython 3.11 gives every dict a version (``ma_version_tag``, PEP 509) from
+    a global counter, renewed by every change to the dict: an equal version
+    means the same dict with the same key -> value identities. The group runs
+    its member checks (the slow path) until they pass once, then remembers the
+    version it read *before* running them; later calls that find the same
+    version skip the members. A dict that changes (a module global rebound, a
+    submodule replaced) gets a version never seen before, so the members run
+    again and decide. ``_C.dict_version`` is None for anything but an exact
+    dict (a subclass may override ``__getitem__``), which never matches.
+    """
+
+    def __init__(self, base: Optional[Source], members: List[Guard]):
+        self.base, self.members = base, members
+
+    def render(self, cache, consts) -> Tuple[str, str]:
+        if self.base is None:
+            header = name = GLOBALS
+        else:
+            header = cache.expr(self.base, bind=True)
+            name = cache.expr(self.base)
+        checks = []
+        for g in self.members:
+            if g.kind in ("DICT_CONTAINS", "NOT_IN_GLOBALS"):
+                hole = name  # the check is about the dict itself
+            elif isinstance(g.source, GlobalSource):
+                hole = g.source.expr()
+            else:
+                hole = f"{name}[{g.source.index!r}]"
+            checks.append(KINDS[g.kind][1](g, hole, consts)[0])
+        seen = consts([-1])  # the version the members last passed on (-1: none yet)
+        version = f"{seen}_v"
+        code = (f"({seen}[0] == ({version} := {consts(_C.dict_version)}({header})) or "
+                f"({' and '.join(checks)} and ({version} is None or {seen}.__setitem__(0, {version}) is None)))")
+        where = "G" if self.base is None else self.base.name()
+        return code, f"{where} unchanged (dict version), else its {len(checks)} item checks"
+
+
+def _version_groups(guards: List[Guard]) -> Dict[Guard, _VersionGroup]:
+    """Guard -> its group, for dicts with at least MIN_GROUP versioned checks."""
+    if getattr(_C, "dict_version", None) is None:
+        return {}
+    by_dict: Dict[Optional[Source], List[Guard]] = {}
+    for g in guards:
+        ok, base = _versioned_dict(g)
+        if ok:
+            by_dict.setdefault(base, []).append(g)
+    groups = {}
+    for base, members in by_dict.items():
+        if len(members) >= MIN_GROUP:
+            group = _VersionGroup(base, members)
+            groups.update((g, group) for g in members)
+    return groups
+
+
+def _step_sources(step, batched, groups) -> List[Source]:
+    """The sources one step of the plan reads (for the shared-prefix count)."""
+    if step == "BATCH":
+        return []  # counted with each batched guard below
+    if isinstance(step, _VersionGroup):
+        return [step.base] if step.base is not None else []
+    if step.source is None:
+        return []
+    if step in batched:
+        return [step.source] * (1 + (None in step.value.stride))
+    return [step.source]
 
 
 def function_guard_values(obj) -> Tuple[int, str]:

@@ -16,7 +16,7 @@ import torch
 from . import _C, skip
 from .backends import lookup_backend
 from .config import MODES, CompileOptions
-from .convert_frame import ConvertFrame, touched_codes
+from .convert_frame import ConvertFrame, retries, touched_codes
 
 # hook.md pitfall 9: with the hook, each Python call nests C frames, and deep
 # recursion past ~20000 frames can overflow the C stack instead of raising.
@@ -144,6 +144,7 @@ def reset():
         if code not in _disabled_codes:
             _C.reset(code)
     touched_codes.clear()
+    retries.clear()
     skip._path_cache.clear()
     from .dynamic import forget
 

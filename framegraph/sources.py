@@ -229,3 +229,58 @@ def module_member_source(module_source: Source, table: str, name: str) -> Source
     ``nn.Module.__getattr__``, both in guards and in the generated code.
     """
     return GetItemSource(AttrSource(module_source, table), name)
+
+
+@dataclasses.dataclass(frozen=True)
+class DictGetSource(Source):
+    """``dict.get(base, key)``: the value of a dict keyed by an object (a tensor, a
+    module) that is itself re-read from ``key``. ``dict.get`` never runs a
+    defaultdict's ``__missing__``, so a guard reading it inserts nothing."""
+
+    base: Source
+    key: Source
+
+    def name(self):
+        return f"{self.base.name()}[{self.key.name()}]"
+
+    def expr(self):
+        return f"dict.get({self.base.expr()}, {self.key.expr()})"
+
+    def uses_globals(self):
+        return self.base.uses_globals() or self.key.uses_globals()
+
+    def reconstruct(self, cg):
+        from .bytecode import create_instruction
+
+        cg.emit(create_instruction("PUSH_NULL"))
+        cg.load_const(dict.get)
+        self.base.reconstruct(cg)
+        self.key.reconstruct(cg)
+        cg.call(2)
+
+
+@dataclasses.dataclass(frozen=True)
+class DictContainsSource(Source):
+    """``dict.__contains__(base, key)``: whether an object key is in a dict (a bool,
+    guarded with CONSTANT_MATCH like any other constant)."""
+
+    base: Source
+    key: Source
+
+    def name(self):
+        return f"({self.key.name()} in {self.base.name()})"
+
+    def expr(self):
+        return f"dict.__contains__({self.base.expr()}, {self.key.expr()})"
+
+    def uses_globals(self):
+        return self.base.uses_globals() or self.key.uses_globals()
+
+    def reconstruct(self, cg):
+        from .bytecode import create_instruction
+
+        cg.emit(create_instruction("PUSH_NULL"))
+        cg.load_const(dict.__contains__)
+        self.base.reconstruct(cg)
+        self.key.reconstruct(cg)
+        cg.call(2)

@@ -203,3 +203,109 @@ def test_python_scalar_argument_changed():
         return x * scale
 
     run_twice(f, (torch.ones(3), 2.0), lambda: None, args2=(torch.ones(3), 3.0))
+
+
+# ---- the cheap guard paths: lazily read dicts and dict-version groups (guards.py)
+TABLE = {"a": 1.0, "b": 2.0}
+
+
+class Settings:
+    def __init__(self):
+        self.scale = 2.0
+
+
+SETTINGS = Settings()
+
+
+def reads_table(x):
+    extra = 10.0 if "c" in TABLE else 0.0
+    return x * TABLE["a"] + extra
+
+
+def test_lazy_dict_value_changed():
+    run_twice(reads_table, (torch.ones(3),), lambda: TABLE.__setitem__("a", 5.0),
+              undo=lambda: TABLE.__setitem__("a", 1.0))
+
+
+def test_lazy_dict_key_added():
+    run_twice(reads_table, (torch.ones(3),), lambda: TABLE.__setitem__("c", 0.0),
+              undo=lambda: TABLE.pop("c"))
+
+
+def test_lazy_dict_unread_key_changed_keeps_the_graph():
+    run_twice(reads_table, (torch.ones(3),), lambda: TABLE.__setitem__("b", 7.0), frames=1,
+              undo=lambda: TABLE.__setitem__("b", 2.0))
+
+
+def reads_instance_dict(x):
+    d = SETTINGS.__dict__
+    offset = d.get("offset")
+    return x * d["scale"] + (0.0 if offset is None else offset)
+
+
+def test_instance_dict_key_added_and_value_changed():
+    def undo():
+        SETTINGS.__dict__.pop("offset", None)
+        SETTINGS.scale = 2.0
+
+    run_twice(reads_instance_dict, (torch.ones(3),), lambda: setattr(SETTINGS, "offset", 1.0), undo=undo)
+    framegraph.reset()
+    run_twice(reads_instance_dict, (torch.ones(3),), lambda: setattr(SETTINGS, "scale", 4.0), undo=undo)
+
+
+def helper_b(x):
+    return x - 1
+
+
+def calls_two_helpers(x):
+    return helper_b(helper(x)) * SCALE
+
+
+def test_function_replaced_after_unrelated_global_write():
+    """The globals' version changes on any write: the item checks run again and
+    pass (no recompile), re-arm on the new version, and still catch a rebind."""
+    global helper_b
+    original = helper_b
+    cnt = CountingBackend()
+    compiled = framegraph.compile(calls_two_helpers, backend=cnt)
+    x = torch.ones(3)
+    try:
+        for _ in range(2):
+            assert_same(compiled(x), calls_two_helpers(x))
+        globals()["UNRELATED"] = object()  # a new version of this module's globals
+        for _ in range(2):
+            assert_same(compiled(x), calls_two_helpers(x))
+        assert cnt.frame_count == 1
+        helper_b = lambda x: x + 100  # noqa: E731
+        assert_same(compiled(x), calls_two_helpers(x))
+        assert cnt.frame_count == 2
+    finally:
+        helper_b = original
+
+
+class TwoBranches(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Linear(3, 3)
+        self.b = torch.nn.Linear(3, 3)
+        self.act = torch.nn.ReLU()
+
+    def forward(self, x):
+        return self.act(self.a(x)) + self.b(x)
+
+
+@pytest.mark.parametrize("replacement", [lambda: torch.nn.Linear(3, 3), lambda: torch.nn.Tanh()])
+def test_submodule_replaced(replacement):
+    m = TwoBranches()
+    new = replacement()
+
+    def change():
+        m.act = new
+
+    run_twice(m, (torch.ones(2, 3),), change)
+
+
+def test_parameter_replaced_in_place_of_another():
+    m = TwoBranches()
+    run_twice(m, (torch.ones(2, 3),), lambda: setattr(m.a, "weight", torch.nn.Parameter(torch.ones(3, 3))),
+              frames=1)  # same spec: the parameter is a graph input, re-read each call

@@ -732,6 +732,22 @@ static PyObject *py_set_limit_hook(PyObject *self, PyObject *fn) {
     Py_RETURN_NONE;
 }
 
+/* dict_version(d): CPython 3.11's version tag of an exact dict (PEP 509), else None.
+ * Every dict gets a tag from one global counter when created and a new one on
+ * every change (insert, delete, clear, replacing a value by another object), so
+ * an equal tag means the same dict holding the same key -> value identities.
+ * guards.py uses it to skip re-checking the items of an unchanged dict (module
+ * globals, nn.Module._modules). None for subclasses, whose __getitem__ may
+ * compute. 3.12 reuses the low bits for dict watchers: revisit there. */
+static PyObject *py_dict_version(PyObject *self, PyObject *d) {
+    if (!PyDict_CheckExact(d))
+        Py_RETURN_NONE;
+_Pragma("GCC diagnostic push")
+_Pragma("GCC diagnostic ignored \"-Wdeprecated-declarations\"")
+    return PyLong_FromUnsignedLongLong(((PyDictObject *)d)->ma_version_tag);
+_Pragma("GCC diagnostic pop")
+}
+
 static PyMethodDef methods[] = {
     {"set_callback", py_set_callback, METH_O,
      "set_callback(cb | None) -> previous. Thread-local. cb(func, code, f_locals) returns None "
@@ -749,6 +765,8 @@ static PyMethodDef methods[] = {
      "set_cache_limit(n): entries per code before the code only runs unmodified."},
     {"set_limit_hook", py_set_limit_hook, METH_O,
      "set_limit_hook(fn | None): fn(code) is called once when a code reaches the cache limit."},
+    {"dict_version", py_dict_version, METH_O,
+     "dict_version(d) -> the version tag of an exact dict (changes on every change), else None."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -319,4 +319,5 @@ def cannot_resume(brk: GraphBreak, error: Unsupported) -> Unsupported:
         unsupported("cannot_resume", context)
     except Unsupported as e:
         e.where = f"{code.co_filename}:{line} in {code.co_name}"
+        e.break_entry = brk.entry  # the break itself (convert_frame retries some: graph_breaks.RETRY)
         return e

@@ -41,6 +41,9 @@ from .dicts import ConstDictVariable, SetVariable
 from .functions import UserFunctionVariable
 from .lists import ListVariable, NamedTupleVariable, SizeVariable, TupleVariable
 from .nn_module import NNModuleVariable
+from .lazy_dict import wrap_lazy_dict
+from .object_dicts import is_object_keyed, wrap_object_keyed_dict
+from .optim import OPTIM_MODELS
 from .torch_fn import TRACE_TIME, TorchFunctionVariable, is_graph_callable
 from .user_defined import UserDefinedClassVariable, UserDefinedObjectVariable, bind_class_attribute
 from .copying import COPY_MODELS
@@ -130,7 +133,12 @@ def _wrap_dict(tx, value, source):
     if is_user_dict_class(type(value)):
         return wrap_user_dict(tx, value, source)
     if not all(isinstance(k, (str, int, float, bool, type(None), enum.Enum)) for k in value):
+        if is_object_keyed(value):  # optimizer.state: read lazily, one key at a time
+            return wrap_object_keyed_dict(tx, value, source)
         unsupported("unsupported_value", "dict with keys that are not constants")
+    lazy = wrap_lazy_dict(tx, value, source)  # items wrapped (and guarded) when read
+    if lazy is not None:
+        return lazy
     _guard(tx, "DICT_KEYS", source, (type(value), tuple(value)))
     pairs = [(ConstantVariable(k), wrap_value(tx, v, _item_source(source, k))) for k, v in value.items()]
     return ConstDictVariable(pairs, py_type=type(value), source=source)
@@ -149,6 +157,8 @@ def _wrap_function(tx, value, source):
         return PureCallVariable(value, source=source)
     if value in COPY_MODELS:
         return ModelledCallVariable(value, COPY_MODELS[value], source=source)
+    if value in OPTIM_MODELS:  # step counters stay Python numbers (optim.py)
+        return ModelledCallVariable(value, OPTIM_MODELS[value], source=source)
     if value in TRACE_TIME or is_graph_callable(value):
         return TorchFunctionVariable(value, source=source)
     return UserFunctionVariable(value, source=source)

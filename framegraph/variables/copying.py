@@ -22,6 +22,7 @@ from ..graph_breaks import unsupported
 from ..sources import AttrSource
 from .base import VariableTracker
 from .dicts import ConstDictVariable
+from .lazy_dict import LazyDictVariable
 from .lists import ListVariable, TupleVariable
 from .user_defined import InstanceDictVariable, UserDefinedObjectVariable
 
@@ -57,7 +58,7 @@ def _item(tx, var, deep, memo):
 def _copy(tx, var, deep, memo):
     if type(var) in (ListVariable, TupleVariable):
         return type(var)([_item(tx, v, deep, memo) for v in var.items])
-    if type(var) is ConstDictVariable:
+    if type(var) is ConstDictVariable or type(var) is LazyDictVariable:  # a lazy one reads all items
         return ConstDictVariable([(k, _item(tx, v, deep, memo)) for k, v in var.items.values()],
                                  py_type=var.py_type)
     if isinstance(var, InstanceDictVariable):

@@ -8,6 +8,8 @@ the same with keys only. Dicts and sets created during the trace are mutated
 in place; mutating ones from outside the frame records them in the side-effect
 ledger (``side_effects.py``), which replays their final contents after the graph.
 """
+import collections
+
 from ..graph_breaks import unsupported
 from .base import VariableTracker
 from .constant import ConstantVariable
@@ -77,9 +79,14 @@ class ConstDictVariable(VariableTracker):
         try:
             return self.items[hash_key(key)][1]
         except KeyError:
+            if self.py_type is collections.defaultdict:  # __missing__ inserts: not modelled
+                unsupported("missing_dict_key", f"{key} in a defaultdict")
             unsupported("operator_error", f"KeyError: {key}")
 
     def setitem(self, tx, key, value):
+        pair = self.items.get(hash_key(key))
+        if pair is not None and pair[1] is value and self.py_type in (dict, collections.OrderedDict):
+            return  # `d[k] = d[k]`: no change, nothing to replay (an optimizer storing its buffers back)
         self.check_mutable("dict item assignment", tx)
         self.items[hash_key(key)] = (key, value)
 

@@ -13,7 +13,9 @@ when that decision holds. That is always sound; it only costs generality.
 import operator
 
 import torch
+from torch.fx.experimental.symbolic_shapes import free_unbacked_symbols
 
+from ..graph_breaks import unsupported
 from .base import VariableTracker
 from .constant import ConstantVariable
 
@@ -67,13 +69,22 @@ class SymNodeVariable(VariableTracker):
 
     def is_python_constant(self) -> bool:
         # True without specialising: callers that need the value ask as_python_constant()
-        return True
+        return not self.unbacked
+
+    @property
+    def unbacked(self) -> bool:
+        """A number the tracer does not know (``step.item()``, optim.py): never specialised."""
+        return bool(free_unbacked_symbols(self.value))
 
     def as_python_constant(self):
         """The concrete value, guarded: the ShapeEnv records ``symbol == value``."""
+        if self.unbacked:
+            unsupported("data_dependent_value", f"the value of {self.value}, known only when the graph runs")
         return self.python_type()(self.value)
 
     def truth(self, tx) -> bool:
+        if self.unbacked:
+            unsupported("data_dependent_branch", f"branching on {self.value}")
         return bool(self.value)  # guards the branch taken (``s0 > 4``), not the exact size
 
     def binop(self, tx, fn, other, reflected=False):

@@ -1,0 +1,124 @@
+"""Dicts keyed by objects (tensors, modules), read lazily through the key's source.
+
+``optimizer.state`` is a ``defaultdict`` from parameters to per-parameter
+state; hooks registries and caches keyed by modules look the same. Wrapping
+every item up front would need a source for each key (``list(d)[i]``, O(n)
+to re-read) and would pin the dict's whole contents. Instead the tracer reads
+such a dict the way the program does, one key at a time:
+
+    state[p]      p has a source (``L['self'].param_groups[0]['params'][3]``),
+                  so the value's source is ``dict.get(<state>, <p>)`` and the
+                  value is wrapped like any other input (a dict of tensors).
+                  Guard: ``dict.__contains__(<state>, <p>) is True``.
+    p in state    a trace-time bool, guarded the same way (True or False).
+    len(state)    a trace-time int, guarded with LENGTH.
+
+Keys are hashed by identity (tensors and modules hash by ``id``), and the key
+guard re-reads the key from its own source on every call, so the guard is
+exactly the lookup the program makes. Nothing else about the dict is relied
+on, so adding unrelated keys does not invalidate the graph.
+
+A missing key of a ``defaultdict`` (the optimizer's first step, which creates
+the state) is a graph break: the call runs in CPython, creates the state, and
+the next call is traced against the filled dict. Writing an item, iterating
+and the other methods are unsupported (graph breaks) for now.
+"""
+import collections
+
+from ..graph_breaks import unsupported
+from ..sources import DictContainsSource, DictGetSource
+from .base import VariableTracker
+from .constant import ConstantVariable
+
+# The dict types read lazily: their lookup is the builtin one (hash + identity).
+OBJECT_DICT_TYPES = (dict, collections.defaultdict, collections.OrderedDict)
+
+
+def is_object_keyed(value) -> bool:
+    """A plain dict from outside the frame with a key that is not a constant."""
+    return type(value) in OBJECT_DICT_TYPES and any(
+        not isinstance(k, (str, int, float, bool, bytes, type(None))) for k in value)
+
+
+def _real_key(tx, key: VariableTracker):
+    """The real object a key tracker stands for (a guarded input)."""
+    from .tensor import TensorVariable
+    from .trace_time import real_value
+
+    if isinstance(key, TensorVariable):
+        output = tx.output
+        if key in output.inputs:
+            return output.example_inputs[output.inputs.index(key)]
+        unsupported("unsupported_value", "a tensor made in the trace used as a dict key")
+    return real_value(key)
+
+
+class ObjectKeyedDictVariable(VariableTracker):
+    """A dict from outside the frame whose keys are objects; see the module docstring."""
+
+    def __init__(self, value, **kwargs):
+        super().__init__(**kwargs)
+        self.value = value
+        self.identity = value
+
+    def python_type(self):
+        return type(self.value)
+
+    def _lookup(self, tx, key):
+        """(present, real value or None), with the guard that makes relying on it sound."""
+        if key.source is None:
+            unsupported("unsupported_value", f"a dict key that cannot be re-read: {key}")
+        real = _real_key(tx, key)
+        present = dict.__contains__(self.value, real)
+        tx.output.add_guard("CONSTANT_MATCH", DictContainsSource(self.source, key.source), present)
+        return present, (dict.get(self.value, real) if present else None)
+
+    def getitem(self, tx, key):
+        from .builder import wrap_value
+
+        present, value = self._lookup(tx, key)
+        if not present:
+            what = "defaultdict" if type(self.value) is collections.defaultdict else "dict"
+            unsupported("missing_dict_key", f"{self.source.name()}[{key.source.name()}] on a {what}")
+        return wrap_value(tx, value, DictGetSource(self.source, key.source))
+
+    def contains(self, tx, item):
+        return self._lookup(tx, item)[0]
+
+    def length(self, tx):
+        tx.output.add_guard("LENGTH", self.source, (type(self.value), len(self.value)))
+        return len(self.value)
+
+    def truth(self, tx):
+        return self.length(tx) > 0
+
+    def call_method(self, tx, name, args, kwargs):
+        if name == "__getitem__" and len(args) == 1:
+            return self.getitem(tx, args[0])
+        if name == "__contains__" and len(args) == 1:
+            return ConstantVariable(self.contains(tx, args[0]))
+        if name == "__len__" and not args:
+            return ConstantVariable(self.length(tx))
+        if name == "get" and 1 <= len(args) <= 2 and not kwargs:
+            if self.contains(tx, args[0]):
+                return self.getitem(tx, args[0])
+            return args[1] if len(args) == 2 else ConstantVariable(None)
+        unsupported("unsupported_call", f"{type(self.value).__name__}.{name} of a dict keyed by objects")
+
+    def getattr(self, tx, name):
+        from .base import BoundMethodVariable
+
+        if name in ("__getitem__", "__contains__", "__len__", "get"):
+            return BoundMethodVariable(self, name)
+        unsupported("unsupported_attribute", f"{type(self.value).__name__}.{name} of a dict keyed by objects")
+
+    def __repr__(self):
+        return f"ObjectKeyedDictVariable({len(self.value)} items)"
+
+
+def wrap_object_keyed_dict(tx, value, source):
+    """builder rule for a dict with object keys (see ``is_object_keyed``)."""
+    if source is None:
+        unsupported("unsupported_value", "dict with keys that are not constants")
+    tx.output.add_guard("TYPE_MATCH", source, type(value))
+    return ObjectKeyedDictVariable(value, source=source)
