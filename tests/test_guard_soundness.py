@@ -309,3 +309,25 @@ def test_parameter_replaced_in_place_of_another():
     m = TwoBranches()
     run_twice(m, (torch.ones(2, 3),), lambda: setattr(m.a, "weight", torch.nn.Parameter(torch.ones(3, 3))),
               frames=1)  # same spec: the parameter is a graph input, re-read each call
+
+
+# Globals bound to builtins, torch functions and operator functions: rebinding
+# one must not reuse a graph that called the old one.
+scale_fn = None
+binary_fn = None
+
+
+def test_a_global_rebound_to_another_builtin_recompiles():
+    import math
+    import operator
+
+    global scale_fn, binary_fn
+
+    def use(x, n):
+        return binary_fn(x, scale_fn(n))
+
+    compiled = framegraph.compile(use, backend="eager")
+    x = torch.ones(2)
+    for scale_fn, binary_fn in ((math.sqrt, operator.add), (math.log, operator.add),
+                                (math.log, operator.sub), (torch.tensor, torch.mul)):
+        assert torch.equal(compiled(x, 4.0), use(x, 4.0)), (scale_fn, binary_fn)

@@ -199,6 +199,7 @@ def _wrap_class(tx, value, source):
 
 
 def _wrap_builtin(tx, value, source):
+    _id_guard(tx, value, source)  # a global rebound to another builtin must not reuse the graph
     if value in PURE_CALLS:
         return PureCallVariable(value, source=source)
     if value in TRACE_TIME or is_graph_callable(value):
@@ -206,7 +207,6 @@ def _wrap_builtin(tx, value, source):
     if value in BUILTINS or value in PURE or getattr(value, "__module__", None) in ("math", "_operator"):
         return BuiltinVariable(value, source=source)
     # no model: a value like any other, but calling it is a graph break (wrappers.py)
-    _id_guard(tx, value, source)
     if value.__self__ is not None and not isinstance(value.__self__, types.ModuleType):
         return BreakingCallVariable(value, "unsupported_call",
                                     f"method {value.__qualname__} of a {type(value.__self__).__name__}")
