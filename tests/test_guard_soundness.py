@@ -331,3 +331,26 @@ def test_a_global_rebound_to_another_builtin_recompiles():
     for scale_fn, binary_fn in ((math.sqrt, operator.add), (math.log, operator.add),
                                 (math.log, operator.sub), (torch.tensor, torch.mul)):
         assert torch.equal(compiled(x, 4.0), use(x, 4.0)), (scale_fn, binary_fn)
+
+
+class Greeter:
+    def shout(self, x):
+        return x + 1
+
+
+def test_a_method_replaced_on_the_class_or_shadowed_on_the_instance_recompiles():
+    original = Greeter.shout
+
+    def use(g, x):
+        return g.shout(x)
+
+    compiled = framegraph.compile(use, backend="eager")
+    g, x = Greeter(), torch.ones(2)
+    try:
+        assert torch.equal(compiled(g, x), use(g, x))
+        Greeter.shout = lambda self, x: x * 10
+        assert torch.equal(compiled(g, x), use(g, x))
+        g.shout = lambda x: x - 5
+        assert torch.equal(compiled(g, x), use(g, x))
+    finally:
+        Greeter.shout = original

@@ -51,6 +51,10 @@ def bind_class_attribute(tx, obj, attr, source, guard=False):
     if isinstance(attr, classmethod):
         return UserMethodVariable(UserFunctionVariable(attr.__func__), wrap_value(tx, obj.python_type()))
     if isinstance(attr, types.FunctionType):
+        if guard and source is not None:  # `Class.method = other` must not reuse the graph
+            from .builder import _id_guard
+
+            _id_guard(tx, attr, source)
         return UserMethodVariable(UserFunctionVariable(attr, source=source), obj)
     if hasattr(type(attr), "__get__") and not isinstance(attr, type):
         unsupported("unsupported_attribute", f"descriptor {type(attr).__name__}")
@@ -74,6 +78,15 @@ def instance_attr_source(source, cls, name):
 
 
 _C_DESCRIPTORS = (types.GetSetDescriptorType, types.MemberDescriptorType)
+
+
+def _guard_not_shadowed(tx, obj, cls, name):
+    """The class attribute was found because the instance has no `name` of its own:
+    guard that, so `obj.name = other` later makes a new trace instead of a stale one."""
+    real = getattr(obj, "value", None)
+    if obj.source is None or real is None or not isinstance(getattr(real, "__dict__", None), dict):
+        return
+    tx.output.add_guard("DICT_CONTAINS", instance_attr_source(obj.source, cls, "__dict__"), (name, False))
 
 
 def lookup_attribute(tx, obj, name, instance_dict_lookup):
@@ -102,7 +115,10 @@ def lookup_attribute(tx, obj, name, instance_dict_lookup):
 
         return wrap_value(tx, getattr(real, name), instance_attr_source(obj.source, cls, name))
     if found:
-        return bind_class_attribute(tx, obj, attr, source, guard=_user_class(cls))
+        user = _user_class(cls)
+        if user:
+            _guard_not_shadowed(tx, obj, cls, name)
+        return bind_class_attribute(tx, obj, attr, source, guard=user)
     found, getattr_fn = _static(cls, "__getattr__")
     if found and getattr_fn is not nn.Module.__getattr__:
         return bind_class_attribute(tx, obj, getattr_fn, None).call(tx, [ConstantVariable(name)], {})
