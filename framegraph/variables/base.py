@@ -125,6 +125,21 @@ class VariableTracker:
         return f"{type(self).__name__}()"
 
 
+class CallableVariable(VariableTracker):
+    """A tracker around one Python callable known at trace time (``self.fn``);
+    subclasses say what calling it does."""
+
+    def __init__(self, fn, **kwargs):
+        super().__init__(**kwargs)
+        self.fn = fn
+
+    def python_type(self):
+        return type(self.fn)
+
+    def as_python_constant(self):
+        return self.fn
+
+
 class BoundMethodVariable(VariableTracker):
     """``obj.name`` for a method the tracker models in ``call_method``."""
 

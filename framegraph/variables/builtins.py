@@ -16,7 +16,7 @@ from typing import Callable, Dict
 import torch
 
 from ..graph_breaks import unsupported
-from .base import VariableTracker
+from .base import CallableVariable, VariableTracker
 from .constant import ConstantVariable, wrap_constant
 from .dicts import ConstDictVariable, SetVariable
 from .exceptions import is_exception_class, make_exception
@@ -26,16 +26,8 @@ from .ops import COMPARE_OPS, binary_op, compare, contains_op, is_op, unary_op
 from .tensor import TensorVariable
 
 
-class BuiltinVariable(VariableTracker):
-    def __init__(self, fn, **kwargs):
-        super().__init__(**kwargs)
-        self.fn = fn
-
-    def python_type(self):
-        return type(self.fn)
-
-    def as_python_constant(self):
-        return self.fn
+class BuiltinVariable(CallableVariable):
+    """A Python builtin: modelled per function in ``BUILTINS``, or folded on constants."""
 
     def call(self, tx, args, kwargs):
         model = BUILTINS.get(self.fn)

@@ -17,7 +17,7 @@ import types
 import torch
 
 from ..graph_breaks import unsupported
-from .base import VariableTracker
+from .base import CallableVariable
 from .constant import ConstantVariable, wrap_constant
 from .tensor import TensorVariable
 
@@ -103,16 +103,8 @@ def _has_tensor(values) -> bool:
     return False
 
 
-class TorchFunctionVariable(VariableTracker):
-    def __init__(self, fn, **kwargs):
-        super().__init__(**kwargs)
-        self.fn = fn
-
-    def python_type(self):
-        return type(self.fn)
-
-    def as_python_constant(self):
-        return self.fn
+class TorchFunctionVariable(CallableVariable):
+    """A torch callable: one graph node (run on FakeTensors), or a trace-time answer."""
 
     def call(self, tx, args, kwargs):
         if self.fn in TRACE_TIME:

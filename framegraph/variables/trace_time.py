@@ -25,7 +25,7 @@ import types
 import torch
 
 from ..graph_breaks import unsupported
-from .base import VariableTracker
+from .base import CallableVariable, VariableTracker
 from .constant import ConstantVariable, is_constant_value, wrap_constant
 
 
@@ -112,18 +112,8 @@ class OpaqueConstantVariable(VariableTracker):
         return f"OpaqueConstantVariable({type(self.value).__name__})"
 
 
-class PureCallVariable(VariableTracker):
+class PureCallVariable(CallableVariable):
     """A callable from ``PURE_CALLS`` (or a method of an opaque constant): runs now."""
-
-    def __init__(self, fn, **kwargs):
-        super().__init__(**kwargs)
-        self.fn = fn
-
-    def python_type(self):
-        return type(self.fn)
-
-    def as_python_constant(self):
-        return self.fn
 
     def call(self, tx, args, kwargs):
         real_args = [real_value(a) for a in args]
