@@ -177,7 +177,6 @@ def explain_script(path, function=None, argv=()):
     from . import _C
     from .backends import lookup_backend
     from .config import CompileOptions
-    from .convert_frame import ConvertFrame
     from .hook import reset
 
     path = os.path.abspath(path)

@@ -7,7 +7,6 @@ threads) pays for it. Nesting works because each wrapper restores what it
 found.
 """
 import functools
-import inspect
 import sys
 import warnings
 
