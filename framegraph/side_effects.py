@@ -52,6 +52,7 @@ class SideEffects:
         self._keys: Dict[Any, Mutation] = {}
         self._globals: Dict[Any, Any] = {}  # (id(globals dict), name) -> value tracker
         self.objects: Dict[int, Any] = {}  # id(mutable object) -> (object, its tracker)
+        self.mutations = 0  # every recorded mutation, repeats included (generators check it)
 
     def __len__(self):
         return len(self.entries)
@@ -64,12 +65,14 @@ class SideEffects:
 
     # ---- recording
     def track_object(self, var, what: str):
+        self.mutations += 1
         kind = _object_kind(var)
         if kind is None:
             unsupported("side_effect", f"{what} on {var.source.name()}")
         self._add(("object", id(var)), Mutation(kind, var))
 
     def store_global(self, f_globals: dict, name: str, value):
+        self.mutations += 1
         self._globals[(id(f_globals), name)] = value
         self._add(("global", id(f_globals), name), Mutation("global", f_globals, name))
 
@@ -77,6 +80,7 @@ class SideEffects:
         return self._globals.get((id(f_globals), name))
 
     def store_cell(self, output, cell, value):
+        self.mutations += 1
         entry = self._keys.get(("cell", id(cell))) or self._cell_holding(cell.contents)
         if entry is None:
             location = getattr(cell.contents, "source", None)

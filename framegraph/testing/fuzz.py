@@ -35,6 +35,7 @@ class _Gen:
         self.lines = []
         self.helpers = []
         self.counter = 0
+        self.uses_global = False
 
     def fresh(self, prefix):
         self.counter += 1
@@ -60,6 +61,7 @@ class _Gen:
         kinds = ["assign", "assign", "int", "loop", "if_py", "if_tensor", "helper", "closure", "append",
                  "dict", "attr", "inplace", "item", "slice", "cat", "comprehension", "unpack", "while",
                  "try", "readback", "method"]
+        kinds = kinds + _EXTRA_KINDS
         kind = self.rng.choice(kinds if depth < 2 else kinds[:3] + kinds[8:])
         getattr(self, f"_{kind}")(indent, depth)
 
@@ -204,6 +206,265 @@ for _fn in (_slice, _cat, _comprehension, _unpack, _while, _try, _readback, _met
     setattr(_Gen, _fn.__name__, _fn)
 
 
+# --- constructs added 2026-11-29 (see RELIABILITY.md) ---------------------
+
+def _view_inplace(self, indent, depth):
+    target = self.rng.choice(["x", "y"])
+    self.emit(indent, self.rng.choice([f"{target}[0].add_(1)", f"{target}.view(-1)[:2].mul_(2)",
+                                       f"{target}[:, 1:].sub_(0.5)", f"{target}.t()[0].zero_()"]))
+
+
+def _alias(self, indent, depth):
+    fn, out = self.fresh("alias"), self.fresh("t")
+    self.helpers.append(f"def {fn}(a, b):\n    a.add_(1)\n    return b * 2 + a\n")
+    arg = self.rng.choice(["x", "y", self.rng.choice(self.tensors) + ".clone()"])
+    self.emit(indent, f"{out} = {fn}({arg}, {arg})")
+    self.tensors.append(out)
+
+
+def _lst_rmw(self, indent, depth):
+    self.emit(indent, f"lst.append({self.int_expr()})")
+    self.emit(indent, f"if {self.rng.choice(self.tensors)}.sum() > 0:")
+    self.emit(indent + 1, "lst[-1] = lst[-1] * 2 + 1")
+    self.emit(indent, "else:")
+    self.emit(indent + 1, "lst[-1] -= 1")
+    name = self.fresh("k")
+    self.emit(indent, f"{name} = lst[-1] + len(lst)")
+    self.ints.append(name)
+
+
+def _dict_rmw(self, indent, depth):
+    key = self.rng.choice(["a", "b", "cnt"])
+    self.emit(indent, f"d[{key!r}] = d.get({key!r}, 0) + {self.int_expr()}")
+    self.emit(indent, f"framegraph.graph_break()" if self.rng.random() < 0.5 else
+              f"d['z'] = {self.rng.choice(self.tensors)}.sum()")
+    name = self.fresh("k")
+    self.emit(indent, f"{name} = int(d[{key!r}]) if not isinstance(d[{key!r}], torch.Tensor) else 0")
+    self.ints.append(name)
+
+
+def _dict_iter(self, indent, depth):
+    acc = self.fresh("t")
+    self.emit(indent, f"d['w'] = {self.rng.choice(self.tensors)}")
+    self.emit(indent, f"{acc} = x * 0")
+    self.emit(indent, self.rng.choice(["for kk, vv in d.items():", "for kk in sorted(d):",
+                                       "for kk, vv in list(d.items())[::-1]:"]))
+    self.emit(indent + 1, "if isinstance(d[kk], torch.Tensor):")
+    self.emit(indent + 2, f"{acc} = {acc} + d[kk] * len(kk)")
+    self.tensors.append(acc)
+
+
+def _loop_closures(self, indent, depth):
+    fs, out = self.fresh("fs"), self.fresh("t")
+    lam = self.rng.choice(["lambda a: a * i", "lambda a, i=i: a * i", "lambda a: a + i * i"])
+    self.emit(indent, f"{fs} = [{lam} for i in range({self.rng.randint(1, 4)})]")
+    src = self.rng.choice(self.tensors)
+    self.emit(indent, self.rng.choice([f"{out} = sum(f({src}) for f in {fs})",
+                                       f"{out} = {src} + sum([f({src}) for f in {fs}][-1:])"]))
+    self.tensors.append(out)
+
+
+def _nonlocal(self, indent, depth):
+    cnt, fn, out = self.fresh("cnt"), self.fresh("bump"), self.fresh("t")
+    self.emit(indent, f"{cnt} = {self.int_expr()}")
+    self.emit(indent, f"def {fn}(a):")
+    self.emit(indent + 1, f"nonlocal {cnt}")
+    self.emit(indent + 1, f"{cnt} += 1")
+    self.emit(indent + 1, f"return a + {cnt}")
+    src = self.rng.choice(self.tensors)
+    self.emit(indent, f"{out} = {fn}({fn}({src}))")
+    self.tensors.append(out)
+    self.ints.append(cnt)
+
+
+def _kwonly(self, indent, depth):
+    fn, out = self.fresh("kw"), self.fresh("t")
+    self.helpers.append(f"def {fn}(a, *rest, s=2, off=1, **kw):\n"
+                        f"    return a * s + off + len(rest) + kw.get('extra', 0)\n")
+    src = self.rng.choice(self.tensors)
+    call = self.rng.choice([f"{fn}({src})", f"{fn}({src}, off={self.int_expr()})",
+                            f"{fn}({src}, 1, 2, s=-1)", f"{fn}({src}, extra=3)",
+                            f"{fn}(*[{src}, {self.int_expr()}], **{{'s': 3}})"])
+    self.emit(indent, f"{out} = {call}")
+    self.tensors.append(out)
+
+
+def _pybuiltins(self, indent, depth):
+    name = self.fresh("k")
+    a, b = self.int_expr(), self.int_expr()
+    self.emit(indent, f"{name} = " + self.rng.choice([
+        f"min({a}, {b}) + max(sorted([{a}, 3, {b}])[1], 0)",
+        f"len(sorted([{a}, {b}], reverse=True)) + int(isinstance({a}, int))",
+        f"max([{a}, {b}, len(lst)], key=lambda v: -v)",
+        f"sum(sorted({{{a}, {b}, 1}})) + abs(-{a})",
+        f"int(isinstance(lst, (list, tuple))) + min(len(d), {b})"]))
+    self.ints.append(name)
+
+
+def _tuple_helper(self, indent, depth):
+    fn, a, k = self.fresh("pair"), self.fresh("t"), self.fresh("k")
+    self.helpers.append(f"def {fn}(a, m):\n    return a + m, a.shape[0] + m, (m, -m)\n")
+    self.emit(indent, f"{a}, {k}, (_, neg{k}) = {fn}({self.rng.choice(self.tensors)}, {self.int_expr()})")
+    self.tensors.append(a)
+    self.ints += [k, f"neg{k}"]
+
+
+def _early_return(self, indent, depth):
+    var = self.fresh("i")
+    self.emit(indent, f"for {var} in range({self.int_expr()}):")
+    self.emit(indent + 1, f"if {var} == {self.rng.randint(1, 4)}:")
+    self.emit(indent + 2, f"return ({self.rng.choice(self.tensors)} + {var}, {var})")
+    if self.rng.random() < 0.5:
+        self.emit(indent + 1, f"if {self.rng.choice(self.tensors)}.sum() > {var}:")
+        self.emit(indent + 2, f"return ({self.rng.choice(self.tensors)} - {var}, -{var})")
+
+
+def _break_continue(self, indent, depth):
+    acc, var = self.fresh("t"), self.fresh("i")
+    self.emit(indent, f"{acc} = {self.rng.choice(self.tensors)}")
+    self.emit(indent, f"for {var} in range({self.rng.randint(2, 6)}):")
+    self.emit(indent + 1, f"if {var} % 2 == {self.rng.randint(0, 1)}:")
+    self.emit(indent + 2, "continue")
+    cond = self.rng.choice([f"{var} > {self.int_expr()}", f"{acc}.sum() > {self.rng.randint(0, 10)}"])
+    self.emit(indent + 1, f"if {cond}:")
+    self.emit(indent + 2, "break")
+    self.emit(indent + 1, f"{acc} = {acc} * 0.5 + {var}")
+    self.emit(indent, "else:")
+    self.emit(indent + 1, f"{acc} = {acc} - 1")
+    self.tensors.append(acc)
+
+
+def _shape_math(self, indent, depth):
+    k, t = self.fresh("k"), self.fresh("t")
+    src = self.rng.choice(["x", "y"])
+    self.emit(indent, f"{k} = " + self.rng.choice([
+        f"{src}.shape[0] * {src}.shape[1] - {src}.size(0)", f"{src}.numel() // {src}.shape[-1]",
+        f"len({src}) + {src}.dim()", f"{src}.shape[0] % 3 + n"]))
+    self.emit(indent, f"{t} = " + self.rng.choice([
+        f"{src}.reshape({src}.shape[0] // 2, -1)", f"{src}.new_zeros({src}.shape) + {k}",
+        f"{src}[: {k} % {src}.shape[0] + 1].sum(0) + {src}", f"{src}.expand({k} % 2 + 1, *{src}.shape)[0]"]))
+    self.ints.append(k)
+    if "reshape" not in self.lines[-1]:
+        self.tensors.append(t)
+
+
+def _cast(self, indent, depth):
+    t = self.fresh("t")
+    src = self.rng.choice(self.tensors)
+    self.emit(indent, f"{t} = " + self.rng.choice([
+        f"{src}.float() * 2", f"{src}.to(torch.float64) + 1", f"{src}.double().half().float()",
+        f"({src} > 0).to({src}.dtype) + {src}", f"{src}.int().float()", f"{src}.to(y) - y"]))
+    self.tensors.append(t)
+
+
+def _no_grad(self, indent, depth):
+    t = self.fresh("t")
+    self.emit(indent, self.rng.choice(["with torch.no_grad():", "with torch.enable_grad():",
+                                       "with torch.set_grad_enabled(n > 1):"]))
+    self.emit(indent + 1, f"{t} = {self.tensor_expr(1)}")
+    if self.rng.random() < 0.5:
+        self.emit(indent + 1, f"obj.count += int(torch.is_grad_enabled())")
+    self.tensors.append(t)
+
+
+def _item_branch(self, indent, depth):
+    name, v = self.fresh("t"), self.fresh("v")
+    src = self.rng.choice(self.tensors)
+    self.emit(indent, f"{v} = {src}.{self.rng.choice(['sum', 'max', 'mean'])}().item()")
+    self.emit(indent, f"if {v} > {self.rng.choice(['0', '0.5', '-1'])}:")
+    self.emit(indent + 1, f"{name} = {self.tensor_expr(1)} * {v}")
+    self.emit(indent, "else:")
+    self.emit(indent + 1, f"{name} = {self.tensor_expr(1)} - int({v})")
+    self.tensors.append(name)
+
+
+def _fstring(self, indent, depth):
+    k = self.rng.choice(self.ints)
+    self.emit(indent, "lst.append(" + self.rng.choice([
+        f"f'k={{{k}}}'", f"'{{}}-{{:03d}}'.format({k}, n)", f"'%d/%s' % ({k}, len(lst))",
+        f"f'{{{k}!r:>4}}' + str(x.shape[0])", f"str({self.rng.choice(self.tensors)}.dtype)"]) + ")")
+
+
+def _recursion(self, indent, depth):
+    fn, out = self.fresh("rec"), self.fresh("t")
+    self.helpers.append(f"def {fn}(a, m):\n    if m <= 0:\n        return a\n"
+                        f"    return {fn}(a * 0.5 + m, m - 1)\n")
+    self.emit(indent, f"{out} = {fn}({self.rng.choice(self.tensors)}, {self.int_expr()} % 4)")
+    self.tensors.append(out)
+
+
+def _generator(self, indent, depth):
+    fn, out = self.fresh("gen"), self.fresh("t")
+    side = self.rng.random() < 0.4  # a body with side effects, consumed partly
+    self.helpers.append(f"def {fn}(a, m, out=None):\n    for i in range(m):\n"
+                        + ("        out.append(i)\n" if side else "") + "        yield a * i\n    yield a\n")
+    src = self.rng.choice(self.tensors)
+    if side:
+        self.emit(indent, f"{out} = " + self.rng.choice([
+            f"next({fn}({src}, {self.int_expr()}, lst))", f"sum(zip(range(2), {fn}({src}, 3, lst)).__next__()[1:])",
+            f"[v for v, _ in zip({fn}({src}, {self.int_expr()}, lst), range(2))][-1]"]))
+        self.tensors.append(out)
+        return
+    self.emit(indent, f"{out} = " + self.rng.choice([
+        f"sum({fn}({src}, {self.int_expr()}))", f"list({fn}({src}, 2))[-1] + {src}",
+        f"next({fn}({src}, {self.int_expr()}))", f"torch.stack(tuple({fn}({src}, 1))).sum(0)",
+        f"sum(t * 2 for t in {fn}({src}, 2))"]))
+    self.tensors.append(out)
+
+
+def _global_write(self, indent, depth):
+    self.uses_global = True
+    self.emit(indent, f"G = G + {self.int_expr()}" if self.rng.random() < 0.5 else
+              f"G = {self.rng.choice(self.tensors)}.sum().item() if n > 1 else G + 1")
+    name = self.fresh("k")
+    self.emit(indent, f"{name} = int(G) % 5")
+    self.ints.append(name)
+
+
+def _module(self, indent, depth):
+    cls, out = self.fresh("Mod"), self.fresh("t")
+    self.helpers.append(
+        f"class {cls}(torch.nn.Module):\n"
+        f"    def __init__(self):\n        super().__init__()\n        self.calls = 0\n"
+        f"        self.lin = torch.nn.Linear(3, 3)\n"
+        f"        with torch.no_grad():\n"
+        f"            self.lin.weight.copy_(torch.arange(9.).reshape(3, 3) / 10)\n"
+        f"            self.lin.bias.fill_(0.5)\n"
+        f"        self.register_buffer('b', torch.ones(3))\n"
+        f"    def forward(self, a):\n        self.calls += 1\n"
+        f"        return torch.relu(self.lin(a.float())) + self.b * self.calls\n"
+        f"m{cls} = {cls}()\n")
+    self.emit(indent, f"{out} = m{cls}({self.rng.choice(self.tensors)}).detach()")
+    self.tensors.append(out)
+
+
+def _user_class(self, indent, depth):
+    cls, inst, out = self.fresh("Acc"), self.fresh("acc"), self.fresh("t")
+    self.helpers.append(
+        f"class {cls}:\n"
+        f"    def __init__(self, scale, start=0):\n        self.scale = scale\n        self.total = start\n"
+        f"    @property\n    def doubled(self):\n        return self.scale * 2\n"
+        f"    def add(self, t):\n        self.total = self.total + self.bump()\n        return t * self.doubled\n"
+        f"    def bump(self):\n        self.scale += 1\n        return self.scale\n"
+        f"    def __len__(self):\n        return self.total\n")
+    self.emit(indent, f"{inst} = {cls}({self.int_expr()})")
+    self.emit(indent, f"{out} = {inst}.add({inst}.add({self.rng.choice(self.tensors)}))")
+    if self.rng.random() < 0.5:
+        self.emit(indent, f"obj.acc = {inst}")
+    k = self.fresh("k")
+    self.emit(indent, f"{k} = len({inst}) + {inst}.doubled")
+    self.tensors.append(out)
+    self.ints.append(k)
+
+
+_EXTRA = (_view_inplace, _alias, _lst_rmw, _dict_rmw, _dict_iter, _loop_closures, _nonlocal, _kwonly,
+          _pybuiltins, _tuple_helper, _early_return, _break_continue, _shape_math, _cast, _no_grad,
+          _item_branch, _fstring, _recursion, _generator, _global_write, _module, _user_class)
+_EXTRA_KINDS = [fn.__name__[1:] for fn in _EXTRA]
+for _fn in _EXTRA:
+    setattr(_Gen, _fn.__name__, _fn)
+
+
 def generate(seed):
     """Source of one random program `prog(x, y, n, lst, d, obj)`, deterministic in `seed`."""
     gen = _Gen(random.Random(seed))
@@ -211,8 +472,11 @@ def generate(seed):
         gen.statement(1, 0)
     result = " + ".join(gen.rng.sample(gen.tensors, min(3, len(gen.tensors))))
     gen.emit(1, f"return ({result}, {gen.rng.choice(gen.ints)})")
+    if gen.uses_global:
+        gen.lines.insert(0, "    global G")
     body = "\n".join(gen.lines)
-    return "import torch\n\n" + "\n".join(gen.helpers) + f"\ndef prog(x, y, n, lst, d, obj):\n{body}\n"
+    return ("import torch\nimport framegraph\n\nG = 0\n\n" + "\n".join(gen.helpers)
+            + f"\ndef prog(x, y, n, lst, d, obj):\n{body}\n")
 
 
 class Obj:
@@ -233,9 +497,14 @@ def _inputs(shape, dtype, n):
     return [x, y, n, [], {}, Obj()]
 
 
-def _state(result, args):
+def _state(result, args, ns=None):
     x, y, n, lst, d, obj = args
-    return {"result": result, "x": x, "lst": list(lst), "d": dict(d), "count": obj.count}
+    acc = getattr(obj, "acc", None)
+    return {"result": result, "x": x, "y": y, "lst": list(lst), "d": dict(d), "count": obj.count,
+            "acc": None if acc is None else vars(acc),
+            "G": None if ns is None else ns.get("G"),
+            "modules": None if ns is None else {k: v.calls for k, v in ns.items()
+                                                 if isinstance(v, torch.nn.Module)}}
 
 
 def _same(a, b):
@@ -249,9 +518,9 @@ def _same(a, b):
     return a == b
 
 
-def _run(fn, args):
+def _run(fn, args, ns=None):
     try:
-        return _state(fn(*args), args), None
+        return _state(fn(*args), args, ns), None
     except Exception as e:  # the program's own exception must match too
         return None, (type(e).__name__, str(e))
 
@@ -280,10 +549,10 @@ def check_program(source, backends=("eager",), cases=None, stats=None):
         exec(compile(source, "<fuzz>", "exec"), compiled_ns)  # noqa: S102
         compiled = framegraph.compile(compiled_ns["prog"], backend=backend)
         for shape, dtype, n in cases:
-            expected, expected_err = _run(eager_ns["prog"], _inputs(shape, dtype, n))
+            expected, expected_err = _run(eager_ns["prog"], _inputs(shape, dtype, n), eager_ns)
             try:
                 with observing(count):
-                    got, got_err = _run(compiled, _inputs(shape, dtype, n))
+                    got, got_err = _run(compiled, _inputs(shape, dtype, n), compiled_ns)
             except BaseException as e:  # a framegraph error escaping is a mismatch too
                 got, got_err = None, ("escaped " + type(e).__name__, traceback.format_exc(limit=3))
             if expected_err != got_err or (expected is not None and not _same(expected, got)):

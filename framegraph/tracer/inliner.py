@@ -11,6 +11,11 @@ to completion eagerly by ``GeneratorTranslator``: every YIELD_VALUE appends
 to a list and resumes with None, and the call returns an iterator over the
 yielded trackers. That is exact for generators that are only iterated
 (``sum(x for x in xs)``, ``tuple(gen)``), which is what compiled code does.
+Where running early would be visible the call is ``Unsupported`` (the frame
+breaks there): a body with side effects (mutation of an object, a global or
+a closure cell), more than ``MAX_YIELDS`` values (an endless generator), and
+a generator object that outlives the graph (``send``, a graph break with it
+in a local, storing or returning it).
 """
 import inspect
 
@@ -50,7 +55,13 @@ def inline_call(parent, fn_var, args, kwargs):
     generator = bool(code.co_flags & inspect.CO_GENERATOR)
     kind = GeneratorTranslator if generator else InliningTranslator
     tx = kind(parent.output, code, fn_var.get_globals(), symbolic_locals, parent=parent, fn_var=fn_var)
+    se = getattr(parent.output, "side_effects", None)
+    mutations = se.mutations if se is not None else 0
     tx.run()
     if generator:
-        return ListIteratorVariable(tx.yielded)
+        if se is not None and se.mutations != mutations:
+            # run to the end now, its side effects would happen before (or
+            # without) the consumer asking for the values: wrong answers
+            unsupported("generator", f"the generator {code.co_name} has side effects")
+        return ListIteratorVariable(tx.yielded, from_generator=True)
     return tx.return_value

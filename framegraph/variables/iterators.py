@@ -6,6 +6,7 @@ iterator's StopIteration). ``map`` and ``filter`` call their function lazily,
 one item at a time, like CPython, so the order of inlined calls (and of the
 graph nodes they record) is the program's order.
 """
+import types
 from typing import List, Optional
 
 from ..graph_breaks import unsupported
@@ -46,10 +47,14 @@ class IteratorVariable(VariableTracker):
 class ListIteratorVariable(IteratorVariable):
     """Iteration over a known list of items (lists, tuples, dict keys, ranges...)."""
 
-    def __init__(self, items, **kwargs):
+    def __init__(self, items, from_generator=False, **kwargs):
         super().__init__(**kwargs)
         self.items = list(items)
         self.index = 0
+        self.from_generator = from_generator  # a generator run eagerly (tracer/inliner.py)
+
+    def python_type(self):
+        return types.GeneratorType if self.from_generator else self.py_type
 
     def next(self, tx) -> Optional[VariableTracker]:
         if self.index >= len(self.items):

@@ -10,6 +10,8 @@ from ...variables.constant import ConstantVariable
 from ...variables.iterators import ListIteratorVariable
 from ..registry import handler, unsupported_opcode
 
+MAX_YIELDS = 1000  # run eagerly, an endless generator must stop somewhere
+
 
 @handler("RETURN_GENERATOR")
 def RETURN_GENERATOR(tx, inst):
@@ -26,6 +28,8 @@ def YIELD_VALUE(tx, inst):
     # (value -- sent)   sent is None: the consumer only iterates
     if not getattr(tx, "is_generator", False):
         unsupported("generator", "yield in the compiled frame")
+    if len(tx.yielded) >= MAX_YIELDS:
+        unsupported("generator", f"more than {MAX_YIELDS} values yielded (an endless generator?)")
     tx.yielded.append(tx.pop())
     tx.push(ConstantVariable(None))
 
