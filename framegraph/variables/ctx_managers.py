@@ -14,7 +14,7 @@ Nones.
 import torch
 
 from ..graph_breaks import unsupported
-from .base import VariableTracker
+from .base import CallableVariable, VariableTracker
 from .constant import ConstantVariable
 
 # class -> (grad mode inside, switches on construction?)
@@ -25,18 +25,12 @@ GRAD_MODE_CLASSES = {
 }
 
 
-class GradModeClassVariable(VariableTracker):
+class GradModeClassVariable(CallableVariable):
     """``torch.no_grad`` / ``torch.enable_grad`` / ``torch.set_grad_enabled`` themselves."""
 
-    def __init__(self, cls, **kwargs):
-        super().__init__(**kwargs)
-        self.cls = cls
-
-    def python_type(self):
-        return type(self.cls)
-
-    def as_python_constant(self):
-        return self.cls
+    @property
+    def cls(self):
+        return self.fn
 
     def call(self, tx, args, kwargs):
         mode, on_init = GRAD_MODE_CLASSES[self.cls]

@@ -213,18 +213,12 @@ class NullContextVariable(VariableTracker):
         unsupported("unsupported_ctx_manager", f"{self.cls.__name__}.{name}")
 
 
-class NullContextClassVariable(VariableTracker):
+class NullContextClassVariable(CallableVariable):
     """The class of a NullContextVariable: calling it makes one."""
 
-    def __init__(self, cls, **kwargs):
-        super().__init__(**kwargs)
-        self.cls = cls
-
-    def python_type(self):
-        return type(self.cls)
-
-    def as_python_constant(self):
-        return self.cls
+    @property
+    def cls(self):
+        return self.fn
 
     def call(self, tx, args, kwargs):
         value = args[0] if self.cls is contextlib.nullcontext and args else None
