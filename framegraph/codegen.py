@@ -101,12 +101,24 @@ class PyCodegen:
         value.reconstruct(self)
 
 
-def graph_call(cg: PyCodegen, fn_name: str, input_sources) -> None:
-    """``graph_out_0 = __compiled_fn_N(*inputs)``."""
+def graph_call(cg: PyCodegen, fn_name: str, input_sources, readers=()) -> None:
+    """``graph_out_0 = __compiled_fn_N(*inputs)``; with readers (source_reader.py)
+    ``__compiled_fn_N(*((x, ...) + reader(self) + ...))``: the values under one
+    root come from one C call instead of a chain of bytecodes each."""
     cg.load_global(fn_name, push_null=True)
     for source in input_sources:
         cg.load_source(source)
-    cg.call(len(input_sources))
+    if not readers:
+        cg.call(len(input_sources))
+    else:
+        cg.build(tuple, len(input_sources))
+        for reader in readers:
+            cg.emit(create_instruction("PUSH_NULL"))
+            cg.load_const(reader.c)
+            cg.load_source(reader.root)
+            cg.call(1)
+            cg.emit(create_instruction("BINARY_OP", arg=0))  # tuple +
+        cg.emit(create_instruction("CALL_FUNCTION_EX", arg=0))
     cg.store_fast(GRAPH_OUT)
 
 

@@ -10,7 +10,7 @@ one Python function with the frame's argument slots as parameters::
         try:
             ___G = ___fn.__globals__
             return (___c0() is True and (___c1() is torch.float32 and ...)  # grad mode, global state
-                    and id(___G['torch']) == 1403... and y == 2 and ___c5(x))   # ___c5: TensorGuards
+                    and id(___G['torch']) == 1403... and y == 2 and ___c5(x))   # ___c5: TensorCheck
         except Exception:
             return False
 
@@ -25,18 +25,24 @@ guard that rejects a given call in words (guard_explain.py): the reason of a
 recompile.
 
 Tensor checks are the per-call cost users notice, so all TENSOR_MATCH guards
-of an entry are checked by one call of torch's C++ ``TensorGuards`` (type,
-dispatch keys, dtype, device, sizes, strides, requires_grad; no reference to
-the tensors), built from a template tensor of each spec. A tensor whose spec
+of an entry are checked by one C++ call (type, dispatch keys, dtype, device,
+sizes, strides, requires_grad; no reference to the tensors), built from a
+template tensor of each spec: framegraph's ``TensorCheck``
+(``_C/tensor_check.cpp``, about 20 ns a tensor) or, if that extension was not
+built, torch's ``TensorGuards`` (about 110 ns a tensor). A tensor whose spec
 no template reproduces (an unusual subclass or dispatch key) keeps the
 Python checks. Dynamic dimensions (dynamic.py) are None in a spec; the shape
 relations the trace relied on are one SHAPE_ENV guard checked last.
 
-Two more savings, neither of which drops a fact: a source prefix several
-guards read (``L['self']._modules``) is bound once (``_ExprCache``), and the
-identity/constant checks of items of one dict (module globals, a module's
-``_modules``) sit behind the dict's version tag (``_VersionGroup``): skipped
-while the dict is unchanged, run again when it changed.
+Three more savings, none of which drops a fact: values under one root
+(``L['self']._modules['0']._parameters['weight']`` and its siblings) are read
+by one C ``SourceReader`` call that skips its walk while every dict on the way
+is unchanged (source_reader.py), and the identity/constant checks of those
+values run only when it walked (``_ReaderGroup``); a source prefix several
+guards read is bound once (``_ExprCache``); and the identity/constant checks
+of items of one dict (module globals) sit behind the dict's version tag
+(``_VersionGroup``): skipped while the dict is unchanged, run again when it
+changed.
 """
 import dataclasses
 import itertools
@@ -47,6 +53,12 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 import torch
 
 from . import _C
+
+try:
+    from ._tensor_check import TensorCheck
+except ImportError:  # built without torch's headers: tensor_check() uses torch's TensorGuards
+    TensorCheck = None
+from .source_reader import Reader, chain, group
 from .sources import FUNC, GLOBALS, GetItemSource, GlobalSource, Source
 
 _dispatch_keys = torch._C._dispatch_keys
@@ -93,7 +105,7 @@ class TensorSpec:
         return None in self.size or None in self.stride
 
     def template(self) -> Optional[torch.Tensor]:
-        """A tensor that TensorGuards accepts exactly when this spec does, or None."""
+        """A tensor that the tensor check accepts exactly when this spec does, or None."""
         size = [2 if n is None else n for n in self.size]
         try:
             t = torch.empty_strided(size, _contiguous_strides(size), dtype=self.dtype, device=self.device)
@@ -322,8 +334,8 @@ class _ExprCache:
     joined by ``and``), so a name is always bound before it is read.
     """
 
-    def __init__(self, roots: List[Source]):
-        self._names: Dict[Source, str] = {}
+    def __init__(self, roots: List[Source], leaves: Optional[Dict[Source, str]] = None):
+        self._names: Dict[Source, str] = dict(leaves or {})  # values a SourceReader returns
         self._count = itertools.count()
         self._uses: Dict[Source, int] = {}
         for source in roots:
@@ -365,20 +377,24 @@ class CompiledGuard:
         self.consts = _Consts()
         batch = _TensorBatch()
         batched = {g for g in self.guards if g.kind == "TENSOR_MATCH" and batch.accepts(g)}
-        groups = _version_groups([g for g in self.guards if g not in batched])
-        plan = self._plan(batched, groups)
+        readers, leaves = _readers(self.guards, batched)
+        groups = _reader_groups(self.guards, readers, leaves)
+        groups.update(_version_groups([g for g in self.guards if g not in batched and g not in groups]))
+        plan = self._plan(batched, groups, readers)
         roots = [s for step in plan for s in _step_sources(step, batched, groups)]
-        cache = _ExprCache(roots)
+        cache = _ExprCache(roots, leaves)
         self.parts: List[Tuple[str, str]] = []
         for step in plan:
             if step == "BATCH":
                 # one C++ call checks every batched tensor; it runs where the first
                 # tensor check would have (after cheaper guards, before SHAPE_ENV)
-                for g in self.guards:
-                    if g in batched:
-                        batch.add(g, cache.expr(g.source))
+                for g in sorted((g for g in self.guards if g in batched), key=lambda g: _leaf_order(g, leaves)):
+                    batch.add(g, cache.expr(g.source))
+                batch.exprs = _star_leaves(batch.exprs, readers)
                 self.parts.append((batch.code(self.consts), "tensors: " + ", ".join(batch.names)))
-            elif isinstance(step, _VersionGroup):
+            elif isinstance(step, _ReaderCall):
+                self.parts.append(step.render(cache, self.consts))
+            elif isinstance(step, (_VersionGroup, _ReaderGroup)):
                 self.parts.append(step.render(cache, self.consts))
             elif step in batched:
                 self.parts.extend(batch.extra_parts(step, cache, self.consts))
@@ -391,11 +407,15 @@ class CompiledGuard:
         self.source_code = self._render()
         self.fn = self._compile()
 
-    def _plan(self, batched, groups):
-        """The checks in the order they run: guards, "BATCH" at the first batched
-        tensor, and each dict-version group at its first member."""
+    def _plan(self, batched, groups, readers):
+        """The checks in the order they run: guards, the reader calls before the
+        first guard that reads a source, "BATCH" at the first batched tensor, and
+        each dict-version or reader group at its first member."""
         plan, placed = [], set()
         for g in self.guards:
+            if readers and "READERS" not in placed and KINDS[g.kind][0] >= 2:
+                plan.extend(readers)
+                placed.add("READERS")
             if g in batched and "BATCH" not in placed:
                 plan.append("BATCH")
                 placed.add("BATCH")
@@ -405,6 +425,8 @@ class CompiledGuard:
             elif id(group) not in placed:
                 plan.append(group)
                 placed.add(id(group))
+        if readers and "READERS" not in placed:
+            plan.extend(readers)
         return plan
 
     def _render(self) -> str:
@@ -444,7 +466,7 @@ def _line(g: Guard) -> str:
 
 
 class _TensorBatch:
-    """TENSOR_MATCH guards checked together by one C++ ``TensorGuards``."""
+    """TENSOR_MATCH guards checked together by one C++ call (``tensor_check``)."""
 
     def __init__(self):
         self.guards: Dict[Guard, None] = {}
@@ -466,7 +488,7 @@ class _TensorBatch:
         self.templates.append(self._templates.pop(g))
 
     def extra_parts(self, g: Guard, cache, consts) -> List[Tuple[str, str]]:
-        """Checks TensorGuards does not make: contiguity of dynamic tensors."""
+        """Checks the C++ call does not make: contiguity of dynamic tensors."""
         spec = g.value
         extra = []
         if None in spec.stride:
@@ -475,13 +497,21 @@ class _TensorBatch:
         return extra
 
     def code(self, consts) -> str:
-        from torch._C._dynamo.guards import TensorGuards  # torch's C++ check, not the Python frontend
-
         specs = [g.value for g in self.guards]
-        check = TensorGuards(*self.templates, dynamic_dims_sizes=[list(s.size) for s in specs],
-                             dynamic_dims_strides=[list(s.stride) for s in specs]).check
+        check = tensor_check(self.templates, [list(s.size) for s in specs], [list(s.stride) for s in specs])
         self.templates.clear()  # the check keeps metadata only
         return f"{consts(check)}({', '.join(self.exprs)})"
+
+
+def tensor_check(templates, sizes, strides):
+    """One callable checking tensors against ``templates`` (sizes/strides: None = dynamic):
+    framegraph's C++ TensorCheck (_C/tensor_check.cpp), or torch's TensorGuards when
+    that extension was not built. Both check the same facts."""
+    if TensorCheck is None:
+        from torch._C._dynamo.guards import TensorGuards  # torch's C++ check, not the Python frontend
+
+        return TensorGuards(*templates, dynamic_dims_sizes=sizes, dynamic_dims_strides=strides).check
+    return TensorCheck(templates, sizes, strides)
 
 
 # ---- dict-version groups: many item checks of one dict, skipped while it is unchanged
@@ -549,6 +579,127 @@ class _VersionGroup:
         return code, f"{where} unchanged (dict version), else its {len(checks)} item checks"
 
 
+# ---- source readers: the values under one root read in C, walk skipped while unchanged
+class _ReaderCall:
+    """``(___rK := reader(root))``: binds the values of a SourceReader (source_reader.py)."""
+
+    def __init__(self, reader: Reader, name: str):
+        self.reader, self.name = reader, name
+
+    def render(self, cache, consts) -> Tuple[str, str]:
+        code = f"({self.name} := {consts(self.reader.c)}({cache.expr(self.reader.root)})) is not None"
+        return code, self.reader.describe()
+
+
+class _ReaderGroup:
+    """Identity and immutable-constant checks of values a reader returns, skipped
+    while the reader has not walked since they last passed: an unchanged walk
+    means the same objects (``SourceReader.walks`` counts walks)."""
+
+    def __init__(self, call: _ReaderCall, members: List[Guard]):
+        self.call, self.members = call, members
+
+    def render(self, cache, consts) -> Tuple[str, str]:
+        checks = [KINDS[g.kind][1](g, cache.expr(g.source), consts)[0] for g in self.members]
+        seen, walks = consts([-1]), f"{consts(self.call.reader.c)}.walks"
+        code = f"({seen}[0] == {walks} or ({' and '.join(checks)} and {seen}.__setitem__(0, {walks}) is None))"
+        return code, f"{self.call.reader.root.name()}: {len(checks)} identity checks, run when the reader walked"
+
+
+def _readers(guards: List[Guard], batched) -> Tuple[List[_ReaderCall], Dict[Source, str]]:
+    """The reader calls of a guard and, for each value they return, its expression.
+
+    A guarded source that is an attribute/str-key chain is read by its root's
+    reader; one that is not (``L['self'].layers[0]``) through its nearest
+    ancestor that is. Batched tensors come first, in batch order, so the
+    tensor check can take them as ``*___rK``."""
+    first: List[Source] = []
+    rest: List[Source] = []
+    for g in guards:
+        source = g.source
+        while source is not None and chain(source) is None:
+            source = getattr(source, "base", None)
+        if source is not None:
+            (first if g in batched and source == g.source else rest).append(source)
+    groups = group(first + rest)
+    owner = {s: root for root, sources in groups.items() for s in sources}
+    calls, leaves = [], {}
+    for k, root in enumerate(_roots_in_order(groups, owner)):
+        call = _ReaderCall(Reader(root, groups[root]), f"___r{k}")
+        calls.append(call)
+        leaves.update((s, f"{call.name}[{i}]") for i, s in enumerate(groups[root]))
+    return calls, leaves
+
+
+def _roots_in_order(groups, owner) -> List[Source]:
+    """Reader roots, each after the readers whose values its root is read from
+    (``dict.get(___r0[1], ...)``)."""
+    done: Dict[Source, None] = {}
+
+    visiting = set()
+
+    def visit(root):
+        if root in done or root in visiting:  # a cycle cannot occur: a root is below its own leaves
+            return
+        visiting.add(root)
+        for part in _parts(root):
+            if part in owner and owner[part] != root:
+                visit(owner[part])
+        done[root] = None
+
+    for root in groups:
+        visit(root)
+    return list(done)
+
+
+def _parts(source) -> List[Source]:
+    """Every source ``source`` is read from (bases, and the key of a DictGetSource)."""
+    out = []
+    for field in dataclasses.fields(source) if dataclasses.is_dataclass(source) else ():
+        value = getattr(source, field.name)
+        if isinstance(value, Source):
+            out.append(value)
+            out.extend(_parts(value))
+    return out
+
+
+def _reader_groups(guards, readers, leaves) -> Dict[Guard, _ReaderGroup]:
+    by_reader: Dict[int, List[Guard]] = {}
+    for g in guards:
+        if g.source in leaves and (g.kind == "ID_MATCH" or g.kind == "CONSTANT_MATCH" and type(g.value) in _IMMUTABLE):
+            k = int(leaves[g.source][len("___r"):].split("[")[0])
+            by_reader.setdefault(k, []).append(g)
+    groups = {}
+    for k, members in by_reader.items():
+        grp = _ReaderGroup(readers[k], members)
+        groups.update((g, grp) for g in members)
+    return groups
+
+
+def _leaf_order(g: Guard, leaves) -> Tuple[int, int, int]:
+    """Batch order: tensors read directly first, then each reader's, by index."""
+    name = leaves.get(g.source)
+    if name is None:
+        return (0, 0, 0)
+    k, _, i = name[len("___r"):].rstrip("]").partition("[")
+    return (1, int(k), int(i))
+
+
+def _star_leaves(exprs: List[str], readers: List[_ReaderCall]) -> List[str]:
+    """``___r0[0], ___r0[1], ...`` -> ``*___r0`` (or ``*___r0[:n]``)."""
+    out = list(exprs)
+    for call in readers:
+        run = [f"{call.name}[{i}]" for i in range(len(call.reader.leaves))]
+        n = 0
+        while n < len(run) and run[n] in out:
+            n += 1
+        if n >= 2 and out[out.index(run[0]):out.index(run[0]) + n] == run[:n]:
+            at = out.index(run[0])
+            star = f"*{call.name}" if n == len(run) else f"*{call.name}[:{n}]"
+            out[at:at + n] = [star]
+    return out
+
+
 def _version_groups(guards: List[Guard]) -> Dict[Guard, _VersionGroup]:
     """Guard -> its group, for dicts with at least MIN_GROUP versioned checks."""
     if getattr(_C, "dict_version", None) is None:
@@ -572,6 +723,10 @@ def _step_sources(step, batched, groups) -> List[Source]:
         return []  # counted with each batched guard below
     if isinstance(step, _VersionGroup):
         return [step.base] if step.base is not None else []
+    if isinstance(step, _ReaderCall):
+        return [step.reader.root]
+    if isinstance(step, _ReaderGroup):
+        return []
     if step.source is None:
         return []
     if step in batched:

@@ -84,6 +84,13 @@ def _wrap(fn, callback):
     return wrapper
 
 
+def _module_hooks_anywhere() -> bool:
+    """Whether global nn.Module hooks are registered (they run for every module call)."""
+    m = torch.nn.modules.module
+    return bool(m._global_forward_hooks or m._global_forward_pre_hooks or m._global_backward_hooks
+                or m._global_backward_pre_hooks)
+
+
 class OptimizedModule(torch.nn.Module):
     """What `compile(module)` returns: runs the original module with the hook on.
 
@@ -95,8 +102,19 @@ class OptimizedModule(torch.nn.Module):
         super().__init__()
         self._orig_mod = mod
         self._framegraph_callback = callback
+        self._framegraph_call = _C.Wrapper(mod, callback)
         self.__wrapped__ = mod
         _register_roots(type(mod).forward)
+
+    def __call__(self, *args, **kwargs):
+        """``mod(*args)`` with the hook on. Without hooks on this wrapper (or global
+        module hooks) it skips nn.Module's call machinery for the wrapper itself:
+        the C Wrapper sets the callback and calls the original module."""
+        if (self._forward_hooks or self._forward_pre_hooks or self._backward_hooks
+                or self._backward_pre_hooks or _module_hooks_anywhere()
+                or self._compiled_call_impl is not None or torch._C._get_tracing_state()):
+            return super().__call__(*args, **kwargs)
+        return self._framegraph_call(*args, **kwargs)
 
     def forward(self, *args, **kwargs):
         """Call the wrapped module with its frames compiled."""

@@ -36,6 +36,7 @@ from .errors import BackendError
 from .graph_breaks import unsupported
 from .dynamic import ShapeContext
 from .guards import Guard, TensorSpec, global_state
+from .source_reader import plan_inputs
 from .variables.base import VariableTracker
 from .variables.constant import ConstantVariable, is_constant_value, wrap_constant
 from .variables.lists import BaseListVariable, NamedTupleVariable, SizeVariable, TupleVariable
@@ -219,6 +220,7 @@ class OutputGraph:
         self._add_shape_guard()
         if not self._has_work(outputs):
             return None, None
+        self._order_inputs()
         gm = torch.fx.GraphModule(torch.nn.Module(), self.graph, class_name=name)
         examples = [self.example_inputs[self.inputs.index(v)] for v in self.inputs]
         try:
@@ -231,6 +233,18 @@ class OutputGraph:
         finally:
             self.example_inputs.clear()
         return compiled, gm
+
+    def _order_inputs(self):
+        """Placeholders in the order the replacement code passes them: inputs read
+        directly first, then those read under one root by a SourceReader."""
+        order, self.direct_input_sources, self.input_readers = plan_inputs([v.source for v in self.inputs])
+        if not self.input_readers:
+            return
+        self.inputs = [self.inputs[i] for i in order]
+        self.example_inputs = [self.example_inputs[i] for i in order]
+        first_op = next(n for n in self.graph.nodes if n.op != "placeholder")
+        for var in self.inputs:
+            first_op.prepend(var.node)
 
     def _add_shape_guard(self):
         shape_guard = self.shapes.guard({v.source for v in self.inputs})

@@ -159,3 +159,24 @@ def test_cli_prints_version_and_backends():
     out = subprocess.run([sys.executable, "-m", "framegraph.cli"], capture_output=True, text=True,
                          check=True).stdout
     assert out.startswith("framegraph 0.1.0") and "eager, inductor" in out
+
+
+def test_hooks_on_the_compiled_module_and_global_hooks_still_run():
+    model = torch.nn.Linear(3, 3)
+    compiled = framegraph.compile(model, backend="eager")
+    seen = []
+    x = torch.ones(2, 3)
+    compiled(x)  # the fast path: no hooks anywhere
+    handle = compiled.register_forward_hook(lambda mod, args, out: seen.append("wrapper"))
+    inner = model.register_forward_pre_hook(lambda mod, args: seen.append("inner"))
+    glob = torch.nn.modules.module.register_module_forward_hook(lambda mod, args, out: seen.append(type(mod).__name__))
+    try:
+        torch.testing.assert_close(compiled(x), model(x))
+    finally:
+        handle.remove()
+        inner.remove()
+        glob.remove()
+    assert seen == ["inner", "Linear", "OptimizedModule", "wrapper", "inner", "Linear"]
+    seen.clear()
+    compiled(x)
+    assert seen == []

@@ -354,3 +354,36 @@ def test_a_method_replaced_on_the_class_or_shadowed_on_the_instance_recompiles()
         assert torch.equal(compiled(g, x), use(g, x))
     finally:
         Greeter.shout = original
+
+
+# Parameters are read by a SourceReader that skips its walk while every dict on
+# the way is unchanged. These changes leave the dicts alone and must still be seen.
+def test_module_converted_in_place_recompiles():
+    m = TwoBranches()
+    run_twice(m, (torch.ones(2, 3),), lambda: m.double(), args2=(torch.ones(2, 3, dtype=torch.float64),))
+
+
+def test_parameter_frozen_in_place_recompiles():
+    m = TwoBranches()
+    run_twice(m, (torch.ones(2, 3),), lambda: m.b.weight.requires_grad_(False))
+
+
+def test_parameter_data_swapped_for_a_transposed_tensor_recompiles():
+    m = TwoBranches()
+
+    def change():
+        with torch.no_grad():
+            m.a.weight.data = torch.randn(3, 3).t()
+
+    run_twice(m, (torch.ones(2, 3),), change)
+
+
+def test_parameter_values_updated_in_place_keep_the_graph():
+    m = TwoBranches()
+
+    def change():
+        with torch.no_grad():
+            for p in m.parameters():
+                p.mul_(0.5)
+
+    run_twice(m, (torch.ones(2, 3),), change, frames=1)

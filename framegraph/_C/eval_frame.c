@@ -1,9 +1,10 @@
 /*
  * framegraph._C: the PEP 523 frame hook, the per-code cache and the guard loop.
  *
- * The only C in framegraph. It decides nothing: Python decides what to trace,
- * what to skip and what the guards check. This file only makes the decisions
- * cheap and safe:
+ * With source_reader.c, the only C in framegraph (tensor_check.cpp is the one
+ * C++ file). It decides nothing: Python decides what to trace, what to skip
+ * and what the guards check. This file only makes the decisions cheap and
+ * safe:
  *
  *   - The eval-frame function is installed only while at least one thread has
  *     a callback (an installed hook stops 3.11 from inlining Python-to-Python
@@ -30,6 +31,8 @@
 #define Py_BUILD_CORE
 #include <internal/pycore_frame.h>
 #undef Py_BUILD_CORE
+
+#include "source_reader.h"
 
 /* ------------------------------------------------------------------------
  * Version-specific frame access (3.11). A port to 3.12+ changes these only,
@@ -821,7 +824,8 @@ PyMODINIT_FUNC PyInit__C(void) {
         PyModule_AddObjectRef(m, "SKIP", skip_sentinel) < 0 ||
         PyModule_AddObjectRef(m, "SKIP_RECURSIVE", skip_recursive_sentinel) < 0 ||
         PyModule_AddObjectRef(m, "CacheEntry", (PyObject *)&CacheEntryType) < 0 ||
-        PyModule_AddObjectRef(m, "Wrapper", (PyObject *)&WrapperType) < 0) {
+        PyModule_AddObjectRef(m, "Wrapper", (PyObject *)&WrapperType) < 0 ||
+        fg_source_reader_init(m) < 0) {
         Py_DECREF(m);
         return NULL;
     }

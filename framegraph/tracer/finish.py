@@ -43,7 +43,7 @@ def finish_frame(func, code, tx, brk):
     output.backend_seconds = time.perf_counter() - start
     body = PyCodegen()
     if compiled is not None:
-        graph_call(body, name, [v.source for v in output.inputs])
+        graph_call(body, name, output.direct_input_sources, output.input_readers)
         func.__globals__[name] = _run_untraced(compiled)
     else:
         name = None

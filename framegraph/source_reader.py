@@ -1,0 +1,95 @@
+"""Reading many values under one object at once: parameters, submodules, attributes.
+
+A module's guard and its replacement code read every parameter through a
+chain such as ``L['self']._modules['0']._parameters['weight']``: five
+bytecodes a parameter, each call, in both places. A ``_C.SourceReader``
+reads all the chains under one root in C and, while every dict it went
+through is unchanged (PEP 509 version tags), returns the values of its last
+walk without walking (see ``_C/source_reader.c``). Semantics are those of
+the chains it replaces: attributes the C side cannot prove to be plain
+instance-dict items (properties, ``__getattr__``) and keys of anything but
+an exact dict are read the ordinary way, every call.
+
+``chain(source)`` splits a source into its root and the attribute/str-key
+steps above it; ``group(sources)`` gathers sources worth a reader, by root;
+``Reader`` builds the C program for one root. guards.py reads guarded
+values through readers; codegen.graph_call passes parameters to the graph
+from one.
+"""
+from typing import Dict, List, Optional, Sequence, Tuple
+
+from . import _C
+from .sources import AttrSource, GetItemSource, Source
+
+ATTR, ITEM = 0, 1
+MIN_LEAVES = 3  # below this the reader's own call costs about what it saves
+
+
+def chain(source: Source) -> Optional[Tuple[Source, List[Tuple[int, str]]]]:
+    """(root, steps) where steps are the attribute / str-key reads from root up to
+    ``source``; the root is the first source below that is neither. None when
+    ``source`` is not such a read."""
+    steps = []
+    while True:
+        if type(source) is AttrSource:
+            steps.append((ATTR, source.member))
+        elif type(source) is GetItemSource and type(source.index) is str:
+            steps.append((ITEM, source.index))
+        else:
+            break
+        source = source.base
+    if not steps:
+        return None
+    return source, steps[::-1]
+
+
+def group(sources: Sequence[Source], min_leaves: int = MIN_LEAVES) -> Dict[Source, List[Source]]:
+    """root -> the sources (in the given order, no duplicates) read under it, for
+    roots with at least ``min_leaves`` of them."""
+    by_root: Dict[Source, Dict[Source, None]] = {}
+    for source in sources:
+        split = chain(source)
+        if split is not None:
+            by_root.setdefault(split[0], {})[source] = None
+    return {root: list(leaves) for root, leaves in by_root.items() if len(leaves) >= min_leaves}
+
+
+def plan_inputs(sources: Sequence[Source]) -> Tuple[List[int], List[Source], List["Reader"]]:
+    """How the replacement code passes graph inputs read from ``sources``:
+    (new order as indices into ``sources``, sources read directly, readers).
+    The graph's placeholders are put in the new order: direct ones first,
+    then each reader's values."""
+    groups = group(sources)
+    in_reader = {s for leaves in groups.values() for s in leaves}
+    direct = [i for i, s in enumerate(sources) if s not in in_reader]
+    readers = [Reader(root, leaves) for root, leaves in groups.items()]
+    position = {s: i for i, s in enumerate(sources)}
+    order = direct + [position[s] for r in readers for s in r.leaves]
+    return order, [sources[i] for i in direct], readers
+
+
+class Reader:
+    """A ``_C.SourceReader`` for ``leaves`` (all under ``root``): ``reader.c(root_value)``
+    returns their values as a tuple, in order."""
+
+    def __init__(self, root: Source, leaves: List[Source]):
+        self.root, self.leaves = root, list(leaves)
+        nodes: Dict[Source, int] = {root: 0}
+        steps: List[list] = []
+
+        def node(source: Source) -> int:
+            if source not in nodes:
+                parent = node(source.base)
+                kind, name = (ATTR, source.member) if type(source) is AttrSource else (ITEM, source.index)
+                steps.append([parent, kind, name, -1])
+                nodes[source] = len(steps)
+            return nodes[source]
+
+        for i, leaf in enumerate(self.leaves):
+            steps[node(leaf) - 1][3] = i
+        self.steps = len(steps)
+        self.c = _C.SourceReader([tuple(s) for s in steps], len(self.leaves))
+
+    def describe(self) -> str:
+        return (f"{len(self.leaves)} values under {self.root.name()} read in C "
+                f"({self.steps} steps, skipped while every dict on the way is unchanged)")

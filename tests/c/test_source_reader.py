@@ -1,0 +1,165 @@
+"""_C.SourceReader: values under one root, re-read only when a dict on the way changed."""
+import gc
+import weakref
+
+import pytest
+import torch
+
+from framegraph import _C
+from framegraph.source_reader import Reader, chain, group
+from framegraph.sources import AttrSource, GetItemSource, LocalSource, module_member_source
+
+
+def param_sources(model, root=LocalSource("self")):
+    """``self._modules['i']._parameters['weight' | 'bias']`` for a Sequential of Linear."""
+    out = []
+    for i in range(len(model)):
+        sub = module_member_source(root, "_modules", str(i))
+        out += [module_member_source(sub, "_parameters", "weight"), module_member_source(sub, "_parameters", "bias")]
+    return out
+
+
+def expected(model):
+    return [p for m in model for p in (m.weight, m.bias)]
+
+
+def same(values, model):
+    return len(values) == 2 * len(model) and all(a is b for a, b in zip(values, expected(model)))
+
+
+def reader_of(model):
+    sources = param_sources(model)
+    return Reader(LocalSource("self"), sources).c
+
+
+def make(n=5):
+    return torch.nn.Sequential(*[torch.nn.Linear(3, 3) for _ in range(n)])
+
+
+def test_reads_every_parameter_and_walks_once_while_nothing_changes():
+    model = make()
+    read = reader_of(model)
+    for _ in range(3):
+        assert same(read(model), model)
+    assert read.walks == 1
+
+
+@pytest.mark.parametrize("change", [
+    "replace a parameter", "replace a submodule", "delete a parameter", "rebind an attribute",
+    "reassign __dict__", "change __class__", "add a property to the class",
+])
+def test_any_change_on_the_way_makes_it_walk_again(change):
+    model = make()
+    read = reader_of(model)
+    read(model)
+    if change == "replace a parameter":
+        model[2].weight = torch.nn.Parameter(torch.zeros(3, 3))
+    elif change == "replace a submodule":
+        model[1] = torch.nn.Linear(3, 3)
+    elif change == "delete a parameter":
+        model[3].bias = None
+    elif change == "rebind an attribute":
+        model[0].training = False  # the submodule's __dict__ changes
+    elif change == "reassign __dict__":
+        model[4].__dict__ = dict(model[4].__dict__)
+    elif change == "change __class__":
+        class Other(torch.nn.Linear):
+            pass
+        model[0].__class__ = Other
+    elif change == "add a property to the class":
+        class Sub(torch.nn.Sequential):
+            pass
+        model.__class__ = Sub
+        read(model)
+        Sub._modules = property(lambda self: {})  # now shadows the instance dict
+        with pytest.raises(KeyError):
+            read(model)
+        return
+    before = read.walks
+    assert same(read(model), model)
+    assert read.walks == before + 1
+
+
+def test_another_root_of_the_same_shape_is_read_afresh():
+    a, b = make(), make()
+    read = reader_of(a)
+    read(a)
+    assert same(read(b), b)
+    assert same(read(a), a)
+
+
+def test_keeps_no_reference_to_what_it_read():
+    model = make()
+    read = reader_of(model)
+    read(model)
+    alive = weakref.ref(model[0].weight)
+    del model
+    gc.collect()
+    assert alive() is None
+
+
+def test_a_root_at_a_reused_address_is_not_trusted():
+    read = reader_of(make())
+    for _ in range(50):  # new models often land where a freed one was
+        model = make()
+        assert same(read(model), model)
+        del model
+
+
+def test_properties_getattr_and_dict_subclasses_are_read_every_call():
+    class Obj:
+        calls = 0
+
+        @property
+        def value(self):
+            Obj.calls += 1
+            return Obj.calls
+
+        def __getattr__(self, name):
+            return name.upper()
+
+    class Mapping(dict):
+        def __getitem__(self, key):
+            return "sub:" + key
+
+    obj = Obj()
+    obj.d = Mapping(k=1)
+    root = LocalSource("o")
+    leaves = [AttrSource(root, "value"), AttrSource(root, "missing"), GetItemSource(AttrSource(root, "d"), "k")]
+    read = Reader(root, leaves).c
+    assert read(obj) == (1, "MISSING", "sub:k")
+    assert read(obj) == (2, "MISSING", "sub:k")
+    assert read.walks == 2
+
+
+def test_missing_keys_and_attributes_raise_like_the_chain_would():
+    model = make(2)
+    read = reader_of(make(3))
+    with pytest.raises(KeyError):
+        read(model)
+    with pytest.raises(AttributeError):
+        Reader(LocalSource("x"), [AttrSource(LocalSource("x"), "nope")]).c(object())
+
+
+@pytest.mark.parametrize("steps, nleaves", [
+    ([(1, 0, "a", 0)], 1),           # parent after the step
+    ([(0, 2, "a", 0)], 1),           # unknown kind
+    ([(0, 0, "a", 0)], 2),           # leaf 1 never produced
+    ([(0, 0, "a", 0), (0, 0, "b", 0)], 1),  # leaf 0 twice
+    ([(0, 0, 5, 0)], 1),             # a name that is not a str
+    (5, 1),
+])
+def test_bad_programs_are_errors(steps, nleaves):
+    with pytest.raises((ValueError, TypeError)):
+        _C.SourceReader(steps, nleaves)
+
+
+def test_chain_and_group():
+    self_ = LocalSource("self")
+    w = module_member_source(module_member_source(self_, "_modules", "0"), "_parameters", "weight")
+    assert chain(w) == (self_, [(0, "_modules"), (1, "0"), (0, "_parameters"), (1, "weight")])
+    assert chain(GetItemSource(self_, 0)) is None
+    item = AttrSource(GetItemSource(LocalSource("xs"), 0), "grad")  # root: xs[0]
+    assert chain(item) == (GetItemSource(LocalSource("xs"), 0), [(0, "grad")])
+    assert group([w, item], min_leaves=1) == {self_: [w], GetItemSource(LocalSource("xs"), 0): [item]}
+    assert group([w], min_leaves=2) == {}
