@@ -84,11 +84,19 @@ def _wrap(fn, callback):
     return wrapper
 
 
-def _module_hooks_anywhere() -> bool:
-    """Whether global nn.Module hooks are registered (they run for every module call)."""
-    m = torch.nn.modules.module
-    return bool(m._global_forward_hooks or m._global_forward_pre_hooks or m._global_backward_hooks
-                or m._global_backward_pre_hooks)
+_HOOKS = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks")
+_GLOBAL_HOOKS = ("_global_forward_hooks", "_global_forward_pre_hooks", "_global_backward_hooks",
+                 "_global_backward_pre_hooks")
+
+
+def _plain_call_checks(wrapper, mod) -> tuple:
+    """(object, attribute) pairs that are all empty exactly when ``wrapper(*args)``
+    would only run ``type(mod).forward(mod, *args)``: no hooks on either module or
+    globally, no ``forward`` set on the instance, no ``Module.compile()``d call."""
+    pairs = [(m, name) for m in (wrapper, mod) for name in _HOOKS + ("_compiled_call_impl",)]
+    pairs.append((mod, "forward"))
+    pairs += [(torch.nn.modules.module, name) for name in _GLOBAL_HOOKS]
+    return tuple(pairs)
 
 
 class OptimizedModule(torch.nn.Module):
@@ -102,19 +110,19 @@ class OptimizedModule(torch.nn.Module):
         super().__init__()
         self._orig_mod = mod
         self._framegraph_callback = callback
-        self._framegraph_call = _C.Wrapper(mod, callback)
+        # plain instance attributes (not a registered submodule): read without nn.Module.__getattr__
+        self.__dict__["_framegraph_mod"] = mod
+        self.__dict__["_framegraph_fn"] = type(mod).forward
+        self.__dict__["_framegraph_plain"] = _plain_call_checks(self, mod)
         self.__wrapped__ = mod
         _register_roots(type(mod).forward)
 
-    def __call__(self, *args, **kwargs):
-        """``mod(*args)`` with the hook on. Without hooks on this wrapper (or global
-        module hooks) it skips nn.Module's call machinery for the wrapper itself:
-        the C Wrapper sets the callback and calls the original module."""
-        if (self._forward_hooks or self._forward_pre_hooks or self._backward_hooks
-                or self._backward_pre_hooks or _module_hooks_anywhere()
-                or self._compiled_call_impl is not None or torch._C._get_tracing_state()):
-            return super().__call__(*args, **kwargs)
-        return self._framegraph_call(*args, **kwargs)
+    # ``mod(*args)`` with the hook on. When nn.Module's call machinery would only call
+    # ``forward`` (no hooks on the wrapper, the module or globally, no JIT tracing),
+    # it calls ``type(mod).forward(mod, *args)`` directly with the callback set, in C:
+    # the two ``Module.__call__`` layers cost more than the guard of a module with 50
+    # parameters. Otherwise nn.Module.__call__ runs the hooks and then forward below.
+    __call__ = _C.ModuleCall(torch.nn.Module.__call__, torch._C._get_tracing_state)
 
     def forward(self, *args, **kwargs):
         """Call the wrapped module with its frames compiled."""

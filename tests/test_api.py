@@ -180,3 +180,33 @@ def test_hooks_on_the_compiled_module_and_global_hooks_still_run():
     seen.clear()
     compiled(x)
     assert seen == []
+
+
+def test_a_forward_set_on_the_instance_or_the_class_is_what_runs():
+    model = torch.nn.Linear(3, 3)
+    compiled = framegraph.compile(model, backend="eager")
+    x = torch.ones(2, 3)
+    torch.testing.assert_close(compiled(x), model(x))
+    model.forward = lambda inp: inp * 7  # as accelerate-style hooks do
+    torch.testing.assert_close(compiled(x), x * 7)
+    del model.forward
+
+    class Doubled(torch.nn.Linear):
+        def forward(self, inp):
+            return super().forward(inp) * 2
+
+    model.__class__ = Doubled
+    torch.testing.assert_close(compiled(x), model(x))
+
+
+def test_module_call_and_all_empty_reject_bad_input():
+    with pytest.raises(TypeError):
+        _C.ModuleCall(1, 2)
+    with pytest.raises(TypeError):
+        _C.all_empty([("x", "y")])
+    with pytest.raises(TypeError):
+        _C.all_empty(((1, "real"),))
+    ns = type("NS", (), {})()
+    ns.a, ns.b, ns.c = None, {}, {1: 2}
+    assert _C.all_empty(((ns, "a"), (ns, "b"), (ns, "missing")))
+    assert not _C.all_empty(((ns, "c"),))

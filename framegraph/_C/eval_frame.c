@@ -641,6 +641,151 @@ static PyTypeObject WrapperType = {
     .tp_new = wrapper_new,
 };
 
+/* ------------------------------------------------------------------------
+ * ModuleCall: OptimizedModule.__call__. compile(module) returns a wrapper
+ * module; nn.Module's call machinery, run twice (the wrapper, then the
+ * module), costs more than the guard of a module with 50 parameters. When it
+ * would only call forward -- every (object, attribute) pair in the
+ * instance's `_framegraph_plain` is absent, None or an empty dict (no hooks
+ * on either module or globally), `type(mod).forward` is still the function
+ * compiled for, and `precheck()` (torch's JIT tracing state) is falsy -- this
+ * calls `forward(mod, *args)` with the callback set, else `slow(self, *args)`
+ * (nn.Module.__call__). The instance dict carries `_framegraph_mod`,
+ * `_framegraph_fn`, `_framegraph_callback` and `_framegraph_plain`.
+ * ------------------------------------------------------------------------ */
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *slow;
+    PyObject *precheck;
+    vectorcallfunc vectorcall;
+} ModuleCall;
+
+static PyObject *s_mod, *s_fn, *s_callback, *s_plain, *s_forward;
+
+static int all_empty(PyObject *pairs); /* below, with py_all_empty */
+
+/* Borrowed forward function to call, or NULL (take the slow path; no error set). */
+static PyObject *plain_forward(ModuleCall *mc, PyObject *self, PyObject **mod, PyObject **cb) {
+    PyObject **dictptr = _PyObject_GetDictPtr(self);
+    if (dictptr == NULL || *dictptr == NULL)
+        return NULL;
+    PyObject *d = *dictptr;
+    PyObject *fn = PyDict_GetItemWithError(d, s_fn), *plain = PyDict_GetItemWithError(d, s_plain);
+    *mod = PyDict_GetItemWithError(d, s_mod);
+    *cb = PyDict_GetItemWithError(d, s_callback);
+    if (fn == NULL || plain == NULL || *mod == NULL || *cb == NULL || !PyTuple_Check(plain)) {
+        PyErr_Clear();
+        return NULL;
+    }
+    int empty = all_empty(plain);
+    if (empty <= 0 || _PyType_Lookup(Py_TYPE(*mod), s_forward) != fn) {
+        PyErr_Clear();
+        return NULL;
+    }
+    PyObject *pre = PyObject_CallNoArgs(mc->precheck);
+    int busy = pre == NULL ? -1 : PyObject_IsTrue(pre);
+    Py_XDECREF(pre);
+    if (busy != 0) {
+        PyErr_Clear();
+        return NULL;
+    }
+    return fn;
+}
+
+static PyObject *module_call_vectorcall(ModuleCall *mc, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if (nargs < 1) {
+        PyErr_SetString(PyExc_TypeError, "ModuleCall needs the module as its first argument");
+        return NULL;
+    }
+    PyObject *mod, *cb;
+    PyObject *fn = plain_forward(mc, args[0], &mod, &cb);
+    if (fn == NULL)
+        return PyObject_Vectorcall(mc->slow, args, nargsf, kwnames);
+    /* forward(mod, *args[1:], **kw): reuse the argument array, mod in the module's place */
+    Py_INCREF(fn);
+    Py_INCREF(mod);
+    size_t total = nargs + (kwnames ? PyTuple_GET_SIZE(kwnames) : 0);
+    PyObject *small[8], **call_args = total <= 8 ? small : PyMem_Malloc(total * sizeof(PyObject *));
+    if (call_args == NULL) {
+        Py_DECREF(fn);
+        Py_DECREF(mod);
+        return PyErr_NoMemory();
+    }
+    call_args[0] = mod;
+    for (size_t i = 1; i < total; i++)
+        call_args[i] = args[i];
+    PyObject *old = swap_callback(cb == Py_None ? NULL : Py_NewRef(cb));
+    PyObject *res = PyObject_Vectorcall(fn, call_args, nargs, kwnames);
+    Py_XDECREF(swap_callback(old));
+    if (call_args != small)
+        PyMem_Free(call_args);
+    Py_DECREF(fn);
+    Py_DECREF(mod);
+    return res;
+}
+
+static PyObject *module_call_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
+    PyObject *slow, *precheck;
+    if (!PyArg_ParseTuple(args, "OO:ModuleCall", &slow, &precheck))
+        return NULL;
+    if (!PyCallable_Check(slow) || !PyCallable_Check(precheck)) {
+        PyErr_SetString(PyExc_TypeError, "ModuleCall(slow, precheck) takes callables");
+        return NULL;
+    }
+    ModuleCall *mc = (ModuleCall *)type->tp_alloc(type, 0);
+    if (mc == NULL)
+        return NULL;
+    mc->slow = Py_NewRef(slow);
+    mc->precheck = Py_NewRef(precheck);
+    mc->vectorcall = (vectorcallfunc)module_call_vectorcall;
+    return (PyObject *)mc;
+}
+
+static int module_call_traverse(ModuleCall *mc, visitproc visit, void *arg) {
+    Py_VISIT(mc->slow);
+    Py_VISIT(mc->precheck);
+    return 0;
+}
+
+static int module_call_clear(ModuleCall *mc) {
+    Py_CLEAR(mc->slow);
+    Py_CLEAR(mc->precheck);
+    return 0;
+}
+
+static void module_call_dealloc(ModuleCall *mc) {
+    PyObject_GC_UnTrack(mc);
+    module_call_clear(mc);
+    Py_TYPE(mc)->tp_free((PyObject *)mc);
+}
+
+/* Py_TPFLAGS_METHOD_DESCRIPTOR: as a class's __call__, CPython calls it with the
+ * instance prepended instead of building a bound method. */
+static PyObject *module_call_get(PyObject *self, PyObject *obj, PyObject *type) {
+    if (obj == NULL || obj == Py_None)
+        return Py_NewRef(self);
+    return PyMethod_New(self, obj);
+}
+
+static PyTypeObject ModuleCallType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "framegraph._C.ModuleCall",
+    .tp_basicsize = sizeof(ModuleCall),
+    .tp_dealloc = (destructor)module_call_dealloc,
+    .tp_vectorcall_offset = offsetof(ModuleCall, vectorcall),
+    .tp_call = PyVectorcall_Call,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL |
+                Py_TPFLAGS_METHOD_DESCRIPTOR,
+    .tp_doc = "ModuleCall(slow, precheck): OptimizedModule.__call__, calling forward directly "
+              "when nn.Module's call machinery would do nothing else.",
+    .tp_traverse = (traverseproc)module_call_traverse,
+    .tp_clear = (inquiry)module_call_clear,
+    .tp_descr_get = module_call_get,
+    .tp_new = module_call_new,
+};
+
 static PyObject *py_get_callback(PyObject *self, PyObject *unused) {
     return Py_NewRef(tl_callback ? tl_callback : Py_None);
 }
@@ -751,7 +896,49 @@ _Pragma("GCC diagnostic ignored \"-Wdeprecated-declarations\"")
 _Pragma("GCC diagnostic pop")
 }
 
+/* all_empty(((obj, name), ...)): whether each obj.__dict__[name] is absent, None
+ * or an empty dict. OptimizedModule asks it whether nn.Module's call machinery
+ * would only call forward (no hooks anywhere): one C call instead of a dozen
+ * attribute reads. Only instance dicts are read, never properties or
+ * __getattr__; an object without a __dict__ is an error. */
+/* 1 if all empty, 0 if not, -1 with an exception. */
+static int all_empty(PyObject *pairs) {
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(pairs); i++) {
+        PyObject *pair = PyTuple_GET_ITEM(pairs, i);
+        if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2 || !PyUnicode_Check(PyTuple_GET_ITEM(pair, 1))) {
+            PyErr_SetString(PyExc_TypeError, "all_empty() takes a tuple of (object, name) pairs");
+            return -1;
+        }
+        PyObject **dictptr = _PyObject_GetDictPtr(PyTuple_GET_ITEM(pair, 0));
+        if (dictptr == NULL || *dictptr == NULL) {
+            PyErr_SetString(PyExc_TypeError, "all_empty(): an object without a __dict__");
+            return -1;
+        }
+        PyObject *value = PyDict_GetItemWithError(*dictptr, PyTuple_GET_ITEM(pair, 1));
+        if (value == NULL) {
+            if (PyErr_Occurred())
+                return -1;
+            continue;
+        }
+        if (value == Py_None || (PyDict_Check(value) && PyDict_GET_SIZE(value) == 0))
+            continue;
+        return 0;
+    }
+    return 1;
+}
+
+static PyObject *py_all_empty(PyObject *self, PyObject *pairs) {
+    if (!PyTuple_Check(pairs)) {
+        PyErr_SetString(PyExc_TypeError, "all_empty() takes a tuple of (object, name) pairs");
+        return NULL;
+    }
+    int empty = all_empty(pairs);
+    return empty < 0 ? NULL : PyBool_FromLong(empty);
+}
+
 static PyMethodDef methods[] = {
+    {"all_empty", py_all_empty, METH_O,
+     "all_empty(((obj, name), ...)) -> whether every obj.__dict__[name] is absent, None or an empty dict."},
     {"set_callback", py_set_callback, METH_O,
      "set_callback(cb | None) -> previous. Thread-local. cb(func, code, f_locals) returns None "
      "(run unmodified once), SKIP, SKIP_RECURSIVE or (guard, code)."},
@@ -807,7 +994,14 @@ PyMODINIT_FUNC PyInit__C(void) {
         return NULL;
     }
     if (PyType_Ready(&CacheEntryType) < 0 || PyType_Ready(&SentinelType) < 0 ||
-        PyType_Ready(&WrapperType) < 0)
+        PyType_Ready(&WrapperType) < 0 || PyType_Ready(&ModuleCallType) < 0)
+        return NULL;
+    s_mod = PyUnicode_InternFromString("_framegraph_mod");
+    s_fn = PyUnicode_InternFromString("_framegraph_fn");
+    s_callback = PyUnicode_InternFromString("_framegraph_callback");
+    s_plain = PyUnicode_InternFromString("_framegraph_plain");
+    s_forward = PyUnicode_InternFromString("forward");
+    if (!s_mod || !s_fn || !s_callback || !s_plain || !s_forward)
         return NULL;
     extra_index = _PyEval_RequestCodeExtraIndex(free_extra);
     if (extra_index < 0) {
@@ -825,6 +1019,7 @@ PyMODINIT_FUNC PyInit__C(void) {
         PyModule_AddObjectRef(m, "SKIP_RECURSIVE", skip_recursive_sentinel) < 0 ||
         PyModule_AddObjectRef(m, "CacheEntry", (PyObject *)&CacheEntryType) < 0 ||
         PyModule_AddObjectRef(m, "Wrapper", (PyObject *)&WrapperType) < 0 ||
+        PyModule_AddObjectRef(m, "ModuleCall", (PyObject *)&ModuleCallType) < 0 ||
         fg_source_reader_init(m) < 0) {
         Py_DECREF(m);
         return NULL;
