@@ -150,7 +150,10 @@ def _load_attr(st, inst):
 
 @_op("STORE_FAST", "STORE_DEREF", "STORE_GLOBAL", "STORE_NAME")
 def _store_name(st, inst):
-    st.line(f"{inst.argval} = {st.pop()}")
+    value = st.pop()
+    st.line(f"{inst.argval} = {value}")
+    # a COPY left the same expression below: it now reads the name (the call ran once)
+    st.stack[:] = [inst.argval if item is value else item for item in st.stack]
 
 
 @_op("STORE_ATTR")

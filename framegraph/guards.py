@@ -378,6 +378,7 @@ class CompiledGuard:
         batch = _TensorBatch()
         batched = {g for g in self.guards if g.kind == "TENSOR_MATCH" and batch.accepts(g)}
         readers, leaves = _readers(self.guards, batched)
+        self.readers = [call.reader for call in readers]
         groups = _reader_groups(self.guards, readers, leaves)
         groups.update(_version_groups([g for g in self.guards if g not in batched and g not in groups]))
         plan = self._plan(batched, groups, readers)
@@ -400,7 +401,9 @@ class CompiledGuard:
                 self.parts.extend(batch.extra_parts(step, cache, self.consts))
             else:
                 code, line = KINDS[step.kind][1](step, _HOLE, self.consts)
-                if step.source is not None:
+                if step.kind == "IS_SAME":  # both sides may be values a reader returns
+                    code = f"{cache.expr(step.source)} is {cache.expr(step.value)}"
+                elif step.source is not None:
                     code = cache.fill(step.source, code)
                 self.parts.append((code, line))
         self.lines = [_line(g) for g in self.guards]
@@ -600,7 +603,8 @@ class _ReaderGroup:
         self.call, self.members = call, members
 
     def render(self, cache, consts) -> Tuple[str, str]:
-        checks = [KINDS[g.kind][1](g, cache.expr(g.source), consts)[0] for g in self.members]
+        checks = [f"{cache.expr(g.source)} is {cache.expr(g.value)}" if g.kind == "IS_SAME"
+                  else KINDS[g.kind][1](g, cache.expr(g.source), consts)[0] for g in self.members]
         seen, walks = consts([-1]), f"{consts(self.call.reader.c)}.walks"
         code = f"({seen}[0] == {walks} or ({' and '.join(checks)} and {seen}.__setitem__(0, {walks}) is None))"
         return code, f"{self.call.reader.root.name()}: {len(checks)} identity checks, run when the reader walked"
@@ -616,11 +620,12 @@ def _readers(guards: List[Guard], batched) -> Tuple[List[_ReaderCall], Dict[Sour
     first: List[Source] = []
     rest: List[Source] = []
     for g in guards:
-        source = g.source
-        while source is not None and chain(source) is None:
-            source = getattr(source, "base", None)
-        if source is not None:
-            (first if g in batched and source == g.source else rest).append(source)
+        for read in (g.source, g.value) if g.kind == "IS_SAME" else (g.source,):
+            source = read
+            while source is not None and chain(source) is None:
+                source = getattr(source, "base", None)
+            if source is not None:
+                (first if g in batched and source == read else rest).append(source)
     groups = group(first + rest)
     owner = {s: root for root, sources in groups.items() for s in sources}
     calls, leaves = [], {}
@@ -665,9 +670,16 @@ def _parts(source) -> List[Source]:
 
 def _reader_groups(guards, readers, leaves) -> Dict[Guard, _ReaderGroup]:
     by_reader: Dict[int, List[Guard]] = {}
+    def reader_of(source):
+        return int(leaves[source][len("___r"):].split("[")[0]) if source in leaves else None
+
     for g in guards:
-        if g.source in leaves and (g.kind == "ID_MATCH" or g.kind == "CONSTANT_MATCH" and type(g.value) in _IMMUTABLE):
-            k = int(leaves[g.source][len("___r"):].split("[")[0])
+        k = reader_of(g.source)
+        if k is None:
+            continue
+        # identities, immutable constants and "a is b" of values that did not change
+        if (g.kind == "ID_MATCH" or g.kind == "CONSTANT_MATCH" and type(g.value) in _IMMUTABLE
+                or g.kind == "IS_SAME" and reader_of(g.value) == k):
             by_reader.setdefault(k, []).append(g)
     groups = {}
     for k, members in by_reader.items():

@@ -2,13 +2,15 @@
 
 A module's guard and its replacement code read every parameter through a
 chain such as ``L['self']._modules['0']._parameters['weight']``: five
-bytecodes a parameter, each call, in both places. A ``_C.SourceReader``
-reads all the chains under one root in C and, while every dict it went
-through is unchanged (PEP 509 version tags), returns the values of its last
-walk without walking (see ``_C/source_reader.c``). Semantics are those of
-the chains it replaces: attributes the C side cannot prove to be plain
-instance-dict items (properties, ``__getattr__``) and keys of anything but
-an exact dict are read the ordinary way, every call.
+bytecodes a parameter, each call, in both places; a Hugging Face model's
+guard also reads hundreds of decorator closure cells
+(``type(...).forward.__closure__[1].cell_contents``). A ``_C.SourceReader``
+reads all the chains under one root in C and, while nothing it went through
+changed (dict version tags, class version tags, the identity of function
+fields and cell contents), returns the values of its last walk without
+walking (see ``_C/source_reader.c``). Semantics are those of the chains it
+replaces: reads the C side cannot prove cacheable (properties,
+``__getattr__``, a list index) are made the ordinary way, every call.
 
 ``chain(source)`` splits a source into its root and the attribute/str-key
 steps above it; ``group(sources)`` gathers sources worth a reader, by root;
@@ -16,27 +18,44 @@ steps above it; ``group(sources)`` gathers sources worth a reader, by root;
 values through readers; codegen.graph_call passes parameters to the graph
 from one.
 """
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from . import _C
-from .sources import AttrSource, GetItemSource, Source
+from .sources import AttrSource, DictItemSource, GenericAttrSource, GetItemSource, Source, TypeSource
 
-ATTR, ITEM = 0, 1
+ATTR, ITEM, TYPE, INDEX, GENERIC_ATTR, DICT_ITEM = range(6)  # step kinds, as in source_reader.c
 MIN_LEAVES = 3  # below this the reader's own call costs about what it saves
 
 
-def chain(source: Source) -> Optional[Tuple[Source, List[Tuple[int, str]]]]:
-    """(root, steps) where steps are the attribute / str-key reads from root up to
-    ``source``; the root is the first source below that is neither. None when
-    ``source`` is not such a read."""
+def step_of(source: Source) -> Optional[Tuple[int, Any]]:
+    """(kind, name or key) when ``source`` is one reader step above its base, else None."""
+    kind = type(source)
+    if kind is AttrSource:
+        return ATTR, source.member
+    if kind is GenericAttrSource:
+        return GENERIC_ATTR, source.member
+    if kind is TypeSource:
+        return TYPE, None
+    if kind is GetItemSource and type(source.index) is str:
+        return ITEM, source.index
+    if kind is GetItemSource and type(source.index) is int:
+        return INDEX, source.index
+    if kind is DictItemSource and type(source.index) is str:
+        return DICT_ITEM, source.index
+    return None
+
+
+def chain(source: Source) -> Optional[Tuple[Source, List[Tuple[int, Any]]]]:
+    """(root, steps) where steps are the reads (attribute, key, index, ``type()``)
+    from root up to ``source``; the root is the first source below that is none
+    of them (a local, a global, a closure variable). None when ``source`` is not
+    such a read."""
     steps = []
     while True:
-        if type(source) is AttrSource:
-            steps.append((ATTR, source.member))
-        elif type(source) is GetItemSource and type(source.index) is str:
-            steps.append((ITEM, source.index))
-        else:
+        step = step_of(source)
+        if step is None:
             break
+        steps.append(step)
         source = source.base
     if not steps:
         return None
@@ -76,12 +95,14 @@ class Reader:
         self.root, self.leaves = root, list(leaves)
         nodes: Dict[Source, int] = {root: 0}
         steps: List[list] = []
+        self.step_sources: List[Source] = []  # what each step reads, for diagnostics
 
         def node(source: Source) -> int:
             if source not in nodes:
                 parent = node(source.base)
-                kind, name = (ATTR, source.member) if type(source) is AttrSource else (ITEM, source.index)
+                kind, name = step_of(source)
                 steps.append([parent, kind, name, -1])
+                self.step_sources.append(source)
                 nodes[source] = len(steps)
             return nodes[source]
 
@@ -89,6 +110,11 @@ class Reader:
             steps[node(leaf) - 1][3] = i
         self.steps = len(steps)
         self.c = _C.SourceReader([tuple(s) for s in steps], len(self.leaves))
+
+    def plain_source(self) -> Optional[Source]:
+        """The read that made the last walk uncacheable (read every call), or None."""
+        step = self.c.plain_step
+        return self.step_sources[step] if step >= 0 else None
 
     def describe(self) -> str:
         return (f"{len(self.leaves)} values under {self.root.name()} read in C "

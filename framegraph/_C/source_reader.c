@@ -1,38 +1,58 @@
 /*
- * framegraph._C.SourceReader: reads many values reached from one object by
- * attribute and str-key steps (``self._modules['0']._parameters['weight']``),
- * and skips the walk while nothing on the way changed.
+ * framegraph._C.SourceReader: reads many values reached from one object by a
+ * chain of steps (``self._modules['0']._parameters['weight']``,
+ * ``type(self).forward.__closure__[1].cell_contents``), and skips the walk
+ * while nothing on the way changed.
  *
- * A guard and the replacement code of a module both read every parameter
- * through such chains, each call: about 100 ns a step in bytecode, which on a
- * model with hundreds of parameters costs more than the guard's checks.
+ * A guard and the replacement code of a module both read every parameter,
+ * submodule and decorator closure cell through such chains, each call: about
+ * 100 ns a step in bytecode, which on a real model costs more than all the
+ * guard's checks together.
  *
- * A reader is a program of steps, each (parent node, ATTR | ITEM, name, leaf
+ * A reader is a program of steps, each (parent node, kind, name or key, leaf
  * index or -1); node 0 is the root passed to the call, node i+1 is the value
  * of step i, and a parent always comes before its children. Calling it walks
- * the program and returns the tuple of leaves. While it walks it records, for
- * every container it read from:
+ * the program and returns the tuple of leaves. Step kinds:
  *
- *   - an exact dict read by key: the dict and its version tag (PEP 509; every
- *     dict gets a fresh tag from a global counter when created and on every
- *     change, so an equal tag on the same dict means the same key -> value
- *     identities);
- *   - an object read by attribute: its type and the type's version tag, and
- *     its instance dict with that dict's tag. Only recorded when the attribute
- *     is provably the instance dict's item: the type's __getattribute__ is
- *     object's and no data descriptor of that name is on the type; both facts
- *     hold while the type's version tag is unchanged.
+ *   ATTR          getattr(obj, name)
+ *   ITEM          obj[key] (key a str)
+ *   TYPE          type(obj)
+ *   INDEX         obj[i] (i an int)
+ *   GENERIC_ATTR  object.__getattribute__(obj, name)
+ *   DICT_ITEM     dict.__getitem__(obj, key)
  *
- * The next call first checks those records in walk order, parents first, and
- * returns the leaves of the last walk when all hold. The reader keeps no
- * reference to any of these objects (so it keeps no model alive): a record is
- * only dereferenced after its parent's record held, and a parent that is
- * unchanged still holds its children, so every pointer checked is live. The
- * root's own record compares the instance dict (or dict) the root has now.
+ * While it walks it records, for every step, the fact that makes its result
+ * the same next time:
  *
- * A step that is not provably a dict read (a property, __getattr__, a dict
- * subclass, a list) makes the walk uncacheable: such a reader walks every
- * call, with PyObject_GetAttr / PyObject_GetItem, and is still exact.
+ *   - a key of a dict: the dict's version tag (PEP 509: a fresh tag from a
+ *     global counter on creation and on every change, so an equal tag on the
+ *     same dict means the same key -> value identities);
+ *   - an attribute that is provably an instance-dict item (the type's
+ *     __getattribute__ is object's, no data descriptor of that name on the
+ *     type): the type and its version tag, the instance dict and its tag;
+ *   - an attribute of a class found on its MRO (a plain value or a function,
+ *     no metaclass data descriptor): the class's and the metaclass's version
+ *     tags (any change to a class or its bases renews them);
+ *   - ``__closure__``, ``__globals__``, ``__defaults__``, ``__kwdefaults__``,
+ *     ``__code__`` of a function, and ``cell_contents`` of a cell: the value
+ *     itself, compared by identity (the reader holds it, so its address
+ *     cannot be reused by another object);
+ *   - ``type(obj)``: the type, compared by identity (held);
+ *   - ``obj.__dict__`` (the standard descriptor): the type's tag and the
+ *     dict's identity (reads from it check its version tag);
+ *   - an item of a tuple: nothing (a tuple never changes).
+ *
+ * The next call checks those records in walk order, parents first, and
+ * returns the leaves of the last walk when all hold. Apart from the values
+ * named above, which it holds, the reader keeps no reference to what it read
+ * (it keeps no model alive): a record is only dereferenced after its
+ * parent's record held, and an unchanged parent still holds its children, so
+ * every pointer checked is live. The root's own records compare the object
+ * passed in.
+ *
+ * A step that is not provably one of these (a property, __getattr__, a dict
+ * subclass read with [], a list) makes the walk uncacheable: such a reader
+ * walks every call, reading each step the ordinary way, and is still exact.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -41,23 +61,38 @@
 
 #include "source_reader.h"
 
-enum { STEP_ATTR = 0, STEP_ITEM = 1 };
+enum { STEP_ATTR, STEP_ITEM, STEP_TYPE, STEP_INDEX, STEP_GENERIC_ATTR, STEP_DICT_ITEM, STEP_KINDS };
+
+/* What a record checks about its node (the object a step read from). */
+enum {
+    REC_DICT,     /* node is a dict: version tag */
+    REC_INSTANCE, /* node's type + tag, instance dict + version */
+    REC_CLASS,    /* node is a class: its tag, metaclass + tag */
+    REC_FIELD,    /* node is a function: one field is `held` */
+    REC_CELL,     /* node is a cell: contents is `held` */
+    REC_TYPEOF,   /* type(node) is `held` */
+    REC_DICTPTR,  /* node.__dict__ is `dict` */
+};
 
 typedef struct {
     int parent;     /* node index: 0 is the root */
-    int kind;       /* STEP_ATTR or STEP_ITEM */
-    PyObject *name; /* attribute name (str) or key (str) */
+    int kind;       /* STEP_* */
+    PyObject *name; /* attribute name or key (str), index (int), or None */
     int leaf;       /* index in the result tuple, or -1 */
 } Step;
 
 typedef struct {
-    int node;            /* whose container this is (0: the root) */
-    int kind;            /* STEP_ATTR: obj/type/dict; STEP_ITEM: dict */
-    PyObject *obj;       /* borrowed: the object read by attribute */
-    PyTypeObject *type;  /* borrowed */
-    unsigned int tag;    /* type's version tag */
-    PyObject *dict;      /* borrowed: the instance dict or the dict read by key */
-    uint64_t version;    /* its version tag */
+    int node;
+    int kind;           /* REC_* */
+    PyObject *obj;      /* borrowed: the node's value at the walk */
+    PyTypeObject *type; /* borrowed: REC_INSTANCE/REC_CLASS type */
+    unsigned int tag;
+    PyTypeObject *meta; /* REC_CLASS: metaclass */
+    unsigned int metatag;
+    PyObject *dict;    /* borrowed: REC_DICT/REC_INSTANCE */
+    uint64_t version;
+    int field;         /* REC_FIELD: which function field */
+    PyObject *held;    /* owned: REC_FIELD/REC_CELL/REC_TYPEOF value */
 } Record;
 
 typedef struct {
@@ -71,16 +106,25 @@ typedef struct {
     Record *records;
     PyObject **leaves; /* borrowed: live while the records hold */
     Py_ssize_t walks;  /* how many times the program was walked */
+    int plain_step;    /* the step that made the last walk uncacheable, or -1 */
     vectorcallfunc vectorcall;
 } SourceReader;
 
 static PyObject *object_getattribute = NULL; /* object.__getattribute__ */
 static PyObject *getattribute_name = NULL;   /* "__getattribute__" */
+static PyObject *cell_contents_name = NULL;  /* "cell_contents" */
+static PyObject *dict_name = NULL;           /* "__dict__" */
+
+static const char *function_fields[] = {"__closure__", "__globals__", "__defaults__", "__kwdefaults__",
+                                        "__code__", NULL};
+static PyObject *function_field_names[5];
 
 _Pragma("GCC diagnostic push")
 _Pragma("GCC diagnostic ignored \"-Wdeprecated-declarations\"")
 static inline uint64_t dict_tag(PyObject *d) { return ((PyDictObject *)d)->ma_version_tag; }
 _Pragma("GCC diagnostic pop")
+
+static inline int tag_valid(PyTypeObject *tp) { return (tp->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG) != 0; }
 
 /* The instance dict of obj (materialised if 3.11 keeps it as inline values). */
 static PyObject *instance_dict(PyObject *obj) {
@@ -90,29 +134,181 @@ static PyObject *instance_dict(PyObject *obj) {
     return *ptr;
 }
 
-/* Whether obj.name is obj.__dict__[name] for as long as type(obj)'s version
- * tag is unchanged. */
-static int plain_attribute(PyObject *obj, PyObject *name, PyObject **dict_out) {
+static PyObject *function_field(PyObject *fn, int field) {
+    PyFunctionObject *f = (PyFunctionObject *)fn;
+    PyObject *v = NULL;
+    switch (field) {
+    case 0: v = f->func_closure; break;
+    case 1: v = f->func_globals; break;
+    case 2: v = f->func_defaults; break;
+    case 3: v = f->func_kwdefaults; break;
+    case 4: v = f->func_code; break;
+    }
+    return v ? v : Py_None;
+}
+
+static int function_field_index(PyObject *name) {
+    for (int i = 0; function_fields[i] != NULL; i++)
+        if (PyUnicode_Compare(name, function_field_names[i]) == 0)
+            return i;
+    return -1;
+}
+
+/* --- one step, read the cacheable way. Each returns a new reference and
+ * fills *rec (rec->kind = -1 when the step needs no record), or returns NULL
+ * with no error when the step is not provably cacheable. */
+
+/* obj.name where it is obj.__dict__[name] for as long as type(obj)'s tag holds;
+ * `generic`: object.__getattribute__ was called explicitly. */
+static PyObject *cached_instance_attr(PyObject *obj, PyObject *name, int generic, Record *rec) {
     PyTypeObject *tp = Py_TYPE(obj);
-    if (tp->tp_getattro != PyObject_GenericGetAttr) {
+    if (!generic && tp->tp_getattro != PyObject_GenericGetAttr) {
         /* a class with __getattr__ (nn.Module) gets slot_tp_getattr_hook, which
          * only calls __getattr__ when __getattribute__ finds nothing */
         if (!(tp->tp_flags & Py_TPFLAGS_HEAPTYPE) ||
             _PyType_Lookup(tp, getattribute_name) != object_getattribute)
-            return 0;
+            return NULL;
     }
     PyObject *descr = _PyType_Lookup(tp, name); /* also assigns a version tag */
-    if (descr != NULL && Py_TYPE(descr)->tp_descr_set != NULL)
-        return 0;
-    if (!(tp->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG))
-        return 0;
+    if ((descr != NULL && Py_TYPE(descr)->tp_descr_set != NULL) || !tag_valid(tp))
+        return NULL;
     PyObject *dict = instance_dict(obj);
-    if (dict == NULL || PyDict_GetItemWithError(dict, name) == NULL) {
+    PyObject *value = dict ? PyDict_GetItemWithError(dict, name) : NULL;
+    if (value == NULL) {
         PyErr_Clear();
-        return 0;
+        return NULL;
     }
-    *dict_out = dict;
-    return 1;
+    *rec = (Record){.kind = REC_INSTANCE, .obj = obj, .type = tp, .tag = tp->tp_version_tag,
+                    .dict = dict, .version = dict_tag(dict)};
+    return Py_NewRef(value);
+}
+
+/* obj.__dict__ itself, when it is the standard descriptor's instance dict. */
+static PyObject *cached_instance_dict(PyObject *obj, int generic, Record *rec) {
+    PyTypeObject *tp = Py_TYPE(obj);
+    if (PyType_Check(obj) || (!generic && tp->tp_getattro != PyObject_GenericGetAttr &&
+                              (!(tp->tp_flags & Py_TPFLAGS_HEAPTYPE) ||
+                               _PyType_Lookup(tp, getattribute_name) != object_getattribute)))
+        return NULL;
+    PyObject *descr = _PyType_Lookup(tp, dict_name);
+    if (descr == NULL || !Py_IS_TYPE(descr, &PyGetSetDescr_Type) || !tag_valid(tp))
+        return NULL;
+    PyObject *dict = instance_dict(obj);
+    if (dict == NULL)
+        return NULL;
+    *rec = (Record){.kind = REC_DICTPTR, .obj = obj, .type = tp, .tag = tp->tp_version_tag, .dict = dict};
+    return Py_NewRef(dict);
+}
+
+/* cls.name found on the MRO: a plain value or a function (whose __get__ on a
+ * class returns itself), with no data descriptor of that name on the metaclass. */
+static PyObject *cached_class_attr(PyObject *cls, PyObject *name, Record *rec) {
+    PyTypeObject *meta = Py_TYPE(cls);
+    if (meta->tp_getattro != PyType_Type.tp_getattro)
+        return NULL;
+    PyObject *metadescr = _PyType_Lookup(meta, name);
+    if (metadescr != NULL && Py_TYPE(metadescr)->tp_descr_set != NULL)
+        return NULL;
+    PyObject *value = _PyType_Lookup((PyTypeObject *)cls, name);
+    if (value == NULL || (Py_TYPE(value)->tp_descr_get != NULL && !PyFunction_Check(value)))
+        return NULL;
+    if (!tag_valid((PyTypeObject *)cls) || !tag_valid(meta))
+        return NULL;
+    *rec = (Record){.kind = REC_CLASS, .obj = cls, .type = (PyTypeObject *)cls,
+                    .tag = ((PyTypeObject *)cls)->tp_version_tag, .meta = meta, .metatag = meta->tp_version_tag};
+    return Py_NewRef(value);
+}
+
+static PyObject *cached_step(Step *s, PyObject *obj, Record *rec) {
+    rec->kind = -1;
+    switch (s->kind) {
+    case STEP_ATTR:
+    case STEP_GENERIC_ATTR:
+        if (PyFunction_Check(obj) && Py_IS_TYPE(obj, &PyFunction_Type)) {
+            int field = function_field_index(s->name);
+            if (field >= 0) {
+                PyObject *v = function_field(obj, field);
+                *rec = (Record){.kind = REC_FIELD, .obj = obj, .field = field, .held = Py_NewRef(v)};
+                return Py_NewRef(v);
+            }
+        }
+        if (PyCell_Check(obj) && PyUnicode_Compare(s->name, cell_contents_name) == 0) {
+            PyObject *v = PyCell_GET(obj);
+            if (v == NULL)
+                return NULL; /* empty cell: the ordinary read raises */
+            *rec = (Record){.kind = REC_CELL, .obj = obj, .held = Py_NewRef(v)};
+            return Py_NewRef(v);
+        }
+        if (s->kind == STEP_ATTR && PyType_Check(obj))
+            return cached_class_attr(obj, s->name, rec);
+        if (PyUnicode_Compare(s->name, dict_name) == 0)
+            return cached_instance_dict(obj, s->kind == STEP_GENERIC_ATTR, rec);
+        return cached_instance_attr(obj, s->name, s->kind == STEP_GENERIC_ATTR, rec);
+    case STEP_ITEM:
+    case STEP_DICT_ITEM:
+        if (s->kind == STEP_ITEM ? !PyDict_CheckExact(obj) : !PyDict_Check(obj))
+            return NULL;
+        {
+            PyObject *v = PyDict_GetItemWithError(obj, s->name);
+            if (v == NULL) {
+                PyErr_Clear();
+                return NULL; /* the ordinary read raises KeyError */
+            }
+            *rec = (Record){.kind = REC_DICT, .obj = obj, .dict = obj, .version = dict_tag(obj)};
+            return Py_NewRef(v);
+        }
+    case STEP_TYPE:
+        *rec = (Record){.kind = REC_TYPEOF, .obj = obj, .held = Py_NewRef((PyObject *)Py_TYPE(obj))};
+        return Py_NewRef((PyObject *)Py_TYPE(obj));
+    case STEP_INDEX:
+        if (PyTuple_CheckExact(obj)) {
+            Py_ssize_t i = PyLong_AsSsize_t(s->name);
+            if (i == -1 && PyErr_Occurred()) {
+                PyErr_Clear();
+                return NULL;
+            }
+            if (i < 0)
+                i += PyTuple_GET_SIZE(obj);
+            if (i < 0 || i >= PyTuple_GET_SIZE(obj))
+                return NULL;
+            return Py_NewRef(PyTuple_GET_ITEM(obj, i)); /* a tuple never changes: no record */
+        }
+        return NULL;
+    }
+    return NULL;
+}
+
+/* The same step, read the ordinary way (new reference, or NULL with an error). */
+static PyObject *plain_step(Step *s, PyObject *obj) {
+    switch (s->kind) {
+    case STEP_ATTR:
+        return PyObject_GetAttr(obj, s->name);
+    case STEP_GENERIC_ATTR:
+        return PyObject_GenericGetAttr(obj, s->name);
+    case STEP_ITEM:
+    case STEP_INDEX:
+        return PyObject_GetItem(obj, s->name);
+    case STEP_DICT_ITEM:
+        if (!PyDict_Check(obj)) {
+            PyErr_Format(PyExc_TypeError, "dict.__getitem__ on a %.100s", Py_TYPE(obj)->tp_name);
+            return NULL;
+        }
+        {
+            PyObject *v = PyDict_GetItemWithError(obj, s->name);
+            if (v == NULL && !PyErr_Occurred())
+                PyErr_SetObject(PyExc_KeyError, s->name);
+            return Py_XNewRef(v);
+        }
+    case STEP_TYPE:
+        return Py_NewRef((PyObject *)Py_TYPE(obj));
+    }
+    PyErr_SetString(PyExc_SystemError, "SourceReader: unknown step");
+    return NULL;
+}
+
+static void clear_records(Record *records, int n) {
+    for (int i = 0; i < n; i++)
+        Py_CLEAR(records[i].held);
 }
 
 /* Walk the program from root. New reference to the leaves tuple, or NULL with
@@ -121,7 +317,7 @@ static PyObject *walk(SourceReader *r, PyObject *root) {
     int n = r->nsteps + 1;
     PyObject **values = PyMem_Calloc(n, sizeof(PyObject *));
     Record *records = PyMem_Calloc(n, sizeof(Record));
-    char *seen = PyMem_Calloc(n, 2);
+    unsigned char *seen = PyMem_Calloc(n, 1); /* per node: bit (1 << REC_*) recorded */
     PyObject *result = NULL;
     int nrecords = 0, cacheable = 1;
     if (values == NULL || records == NULL || seen == NULL) {
@@ -131,34 +327,31 @@ static PyObject *walk(SourceReader *r, PyObject *root) {
     values[0] = Py_NewRef(root);
     for (int i = 0; i < r->nsteps; i++) {
         Step *s = &r->steps[i];
-        PyObject *parent = values[s->parent], *value = NULL, *dict = NULL;
-        if (s->kind == STEP_ATTR) {
-            if (cacheable && plain_attribute(parent, s->name, &dict)) {
-                value = Py_XNewRef(PyDict_GetItemWithError(dict, s->name));
-                if (!seen[2 * s->parent]) {
-                    seen[2 * s->parent] = 1;
-                    PyTypeObject *tp = Py_TYPE(parent);
-                    records[nrecords++] = (Record){s->parent, STEP_ATTR, parent, tp, tp->tp_version_tag,
-                                                   dict, dict_tag(dict)};
-                }
-            } else {
-                cacheable = 0;
-                value = PyObject_GetAttr(parent, s->name);
-            }
-        } else if (PyDict_CheckExact(parent)) {
-            value = Py_XNewRef(PyDict_GetItemWithError(parent, s->name));
-            if (value == NULL && !PyErr_Occurred())
-                PyErr_SetObject(PyExc_KeyError, s->name);
-            if (cacheable && !seen[2 * s->parent + 1]) {
-                seen[2 * s->parent + 1] = 1;
-                records[nrecords++] = (Record){s->parent, STEP_ITEM, NULL, NULL, 0, parent, dict_tag(parent)};
-            }
-        } else {
-            cacheable = 0;
-            value = PyObject_GetItem(parent, s->name);
+        PyObject *parent = values[s->parent], *value = NULL;
+        Record rec = {.kind = -1};
+        if (cacheable) {
+            value = cached_step(s, parent, &rec);
+            if (value == NULL && PyErr_Occurred())
+                goto done;
         }
-        if (value == NULL)
-            goto done;
+        if (value == NULL) {
+            if (cacheable)
+                r->plain_step = i;
+            cacheable = 0;
+            value = plain_step(s, parent);
+            if (value == NULL)
+                goto done;
+        } else if (rec.kind >= 0) {
+            /* one record per (node, kind), except fields and cells, one per read */
+            int bit = 1 << rec.kind;
+            if (rec.kind == REC_FIELD || rec.kind == REC_CELL || !(seen[s->parent] & bit)) {
+                seen[s->parent] |= bit;
+                rec.node = s->parent;
+                records[nrecords++] = rec;
+            } else {
+                Py_CLEAR(rec.held);
+            }
+        }
         values[i + 1] = value;
     }
     result = PyTuple_New(r->nleaves);
@@ -168,17 +361,24 @@ static PyObject *walk(SourceReader *r, PyObject *root) {
         if (r->steps[i].leaf >= 0)
             PyTuple_SET_ITEM(result, r->steps[i].leaf, Py_NewRef(values[i + 1]));
     r->walks++;
+    if (cacheable)
+        r->plain_step = -1;
+    clear_records(r->records, r->nrecords);
+    r->nrecords = 0;
     r->valid = 0;
     if (cacheable) {
         /* borrowed pointers: each is held by its parent, which the next call checks first */
         memcpy(r->records, records, nrecords * sizeof(Record));
         r->nrecords = nrecords;
+        nrecords = 0; /* moved: their `held` references now belong to r */
         for (int i = 0; i < r->nsteps; i++)
             if (r->steps[i].leaf >= 0)
                 r->leaves[r->steps[i].leaf] = values[i + 1];
         r->valid = 1;
     }
 done:
+    if (records != NULL)
+        clear_records(records, nrecords);
     if (values != NULL)
         for (int i = 0; i < n; i++)
             Py_XDECREF(values[i]);
@@ -192,18 +392,48 @@ done:
 static int unchanged(SourceReader *r, PyObject *root) {
     for (int i = 0; i < r->nrecords; i++) {
         Record *c = &r->records[i];
-        PyObject *obj = c->node == 0 ? root : (c->kind == STEP_ATTR ? c->obj : c->dict);
-        if (c->kind == STEP_ITEM) {
-            if (obj != c->dict || !PyDict_CheckExact(obj) || dict_tag(obj) != c->version)
+        PyObject *obj = c->node == 0 ? root : c->obj;
+        switch (c->kind) {
+        case REC_DICT:
+            if (obj != c->dict || !PyDict_Check(obj) || dict_tag(obj) != c->version)
                 return 0;
-            continue;
+            break;
+        case REC_INSTANCE: {
+            PyTypeObject *tp = Py_TYPE(obj);
+            if (tp != c->type || !tag_valid(tp) || tp->tp_version_tag != c->tag)
+                return 0;
+            PyObject **ptr = _PyObject_GetDictPtr(obj);
+            if (ptr == NULL || *ptr != c->dict || dict_tag(c->dict) != c->version)
+                return 0;
+            break;
         }
-        PyTypeObject *tp = Py_TYPE(obj);
-        if (tp != c->type || !(tp->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG) || tp->tp_version_tag != c->tag)
-            return 0;
-        PyObject **ptr = _PyObject_GetDictPtr(obj);
-        if (ptr == NULL || *ptr != c->dict || dict_tag(c->dict) != c->version)
-            return 0;
+        case REC_CLASS:
+            if (obj != (PyObject *)c->type || Py_TYPE(obj) != c->meta || !tag_valid(c->type) ||
+                c->type->tp_version_tag != c->tag || !tag_valid(c->meta) || c->meta->tp_version_tag != c->metatag)
+                return 0;
+            break;
+        case REC_FIELD:
+            if (obj != c->obj || function_field(obj, c->field) != c->held)
+                return 0;
+            break;
+        case REC_CELL:
+            if (obj != c->obj || PyCell_GET(obj) != c->held)
+                return 0;
+            break;
+        case REC_TYPEOF:
+            if ((PyObject *)Py_TYPE(obj) != c->held)
+                return 0;
+            break;
+        case REC_DICTPTR: {
+            PyTypeObject *tp = Py_TYPE(obj);
+            if (tp != c->type || !tag_valid(tp) || tp->tp_version_tag != c->tag)
+                return 0;
+            PyObject **ptr = _PyObject_GetDictPtr(obj);
+            if (ptr == NULL || *ptr != c->dict)
+                return 0;
+            break;
+        }
+        }
     }
     return 1;
 }
@@ -225,13 +455,39 @@ static PyObject *reader_vectorcall(SourceReader *r, PyObject *const *args, size_
     return walk(r, root);
 }
 
+static int reader_traverse(SourceReader *r, visitproc visit, void *arg) {
+    for (int i = 0; i < r->nrecords; i++)
+        Py_VISIT(r->records[i].held);
+    return 0;
+}
+
+static int reader_clear(SourceReader *r) {
+    r->valid = 0;
+    clear_records(r->records, r->nrecords);
+    r->nrecords = 0;
+    return 0;
+}
+
 static void reader_dealloc(SourceReader *r) {
+    PyObject_GC_UnTrack(r);
+    reader_clear(r);
     for (int i = 0; i < r->nsteps; i++)
         Py_XDECREF(r->steps[i].name);
     PyMem_Free(r->steps);
     PyMem_Free(r->records);
     PyMem_Free(r->leaves);
     Py_TYPE(r)->tp_free((PyObject *)r);
+}
+
+static int valid_name(int kind, PyObject *name) {
+    switch (kind) {
+    case STEP_INDEX:
+        return PyLong_CheckExact(name);
+    case STEP_TYPE:
+        return name == Py_None;
+    default:
+        return PyUnicode_CheckExact(name);
+    }
 }
 
 /* SourceReader(steps, nleaves): steps is a sequence of (parent, kind, name, leaf). */
@@ -244,53 +500,52 @@ static PyObject *reader_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
     if (seq == NULL)
         return NULL;
     Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    char *filled = NULL;
     SourceReader *r = (SourceReader *)type->tp_alloc(type, 0);
     if (r == NULL || n > INT_MAX / 4 || nleaves < 0 || nleaves > n) {
         if (r != NULL && !PyErr_Occurred())
             PyErr_SetString(PyExc_ValueError, "SourceReader: bad number of steps or leaves");
         goto fail;
     }
+    r->vectorcall = (vectorcallfunc)reader_vectorcall;
+    r->plain_step = -1;
     r->steps = PyMem_Calloc(n ? n : 1, sizeof(Step));
     r->records = PyMem_Calloc(n + 1, sizeof(Record));
     r->leaves = PyMem_Calloc(nleaves ? nleaves : 1, sizeof(PyObject *));
-    if (r->steps == NULL || r->records == NULL || r->leaves == NULL) {
-        PyErr_NoMemory();
-        goto fail;
-    }
-    char *filled = PyMem_Calloc(nleaves ? nleaves : 1, 1);
-    if (filled == NULL) {
+    filled = PyMem_Calloc(nleaves ? nleaves : 1, 1);
+    if (r->steps == NULL || r->records == NULL || r->leaves == NULL || filled == NULL) {
         PyErr_NoMemory();
         goto fail;
     }
     for (Py_ssize_t i = 0; i < n; i++) {
         Step *s = &r->steps[i];
         PyObject *name;
-        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(seq, i), "iiUi:SourceReader step", &s->parent,
+        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(seq, i), "iiOi:SourceReader step", &s->parent,
                               &s->kind, &name, &s->leaf) ||
-            s->parent < 0 || s->parent > i || (s->kind != STEP_ATTR && s->kind != STEP_ITEM) ||
-            s->leaf < -1 || s->leaf >= nleaves || (s->leaf >= 0 && filled[s->leaf]++)) {
+            s->parent < 0 || s->parent > i || s->kind < 0 || s->kind >= STEP_KINDS ||
+            !valid_name(s->kind, name) || s->leaf < -1 || s->leaf >= nleaves ||
+            (s->leaf >= 0 && filled[s->leaf]++)) {
             if (!PyErr_Occurred())
                 PyErr_Format(PyExc_ValueError, "SourceReader: bad step %zd", i);
-            PyMem_Free(filled);
             goto fail;
         }
         Py_INCREF(name);
-        PyUnicode_InternInPlace(&name);
+        if (PyUnicode_CheckExact(name))
+            PyUnicode_InternInPlace(&name);
         s->name = name;
         r->nsteps = (int)i + 1;
     }
     for (int i = 0; i < nleaves; i++)
         if (!filled[i]) {
             PyErr_Format(PyExc_ValueError, "SourceReader: no step gives leaf %d", i);
-            PyMem_Free(filled);
             goto fail;
         }
     PyMem_Free(filled);
     r->nleaves = nleaves;
-    r->vectorcall = (vectorcallfunc)reader_vectorcall;
     Py_DECREF(seq);
     return (PyObject *)r;
 fail:
+    PyMem_Free(filled);
     Py_DECREF(seq);
     Py_XDECREF(r);
     return NULL;
@@ -301,9 +556,13 @@ static PyObject *reader_repr(SourceReader *r) { return PyUnicode_FromFormat("Sou
 
 static PyObject *reader_walks(SourceReader *r, void *unused) { return PyLong_FromSsize_t(r->walks); }
 
+static PyObject *reader_plain_step(SourceReader *r, void *unused) { return PyLong_FromLong(r->plain_step); }
+
 static PyGetSetDef reader_getset[] = {
     {"walks", (getter)reader_walks, NULL,
      "how many calls walked the steps (the others found nothing changed)", NULL},
+    {"plain_step", (getter)reader_plain_step, NULL,
+     "the step the last walk could not cache (read every call from there on), or -1", NULL},
     {NULL},
 };
 
@@ -315,17 +574,25 @@ static PyTypeObject SourceReaderType = {
     .tp_repr = (reprfunc)reader_repr,
     .tp_vectorcall_offset = offsetof(SourceReader, vectorcall),
     .tp_call = PyVectorcall_Call,
-    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL,
-    .tp_doc = "SourceReader(steps, nleaves)(root) -> tuple of leaves; steps: (parent, 0=attr|1=item, "
-              "name, leaf | -1). Skips the walk while every dict it read is unchanged.",
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_HAVE_GC,
+    .tp_doc = "SourceReader(steps, nleaves)(root) -> tuple of leaves; steps: (parent, kind, name, leaf | -1), "
+              "kind 0 attr, 1 str item, 2 type(), 3 int index, 4 object.__getattribute__, 5 dict.__getitem__. "
+              "Skips the walk while nothing it read changed.",
+    .tp_traverse = (traverseproc)reader_traverse,
+    .tp_clear = (inquiry)reader_clear,
     .tp_getset = reader_getset,
     .tp_new = reader_new,
 };
 
 int fg_source_reader_init(PyObject *module) {
     getattribute_name = PyUnicode_InternFromString("__getattribute__");
-    if (getattribute_name == NULL)
+    cell_contents_name = PyUnicode_InternFromString("cell_contents");
+    dict_name = PyUnicode_InternFromString("__dict__");
+    if (getattribute_name == NULL || cell_contents_name == NULL || dict_name == NULL)
         return -1;
+    for (int i = 0; function_fields[i] != NULL; i++)
+        if ((function_field_names[i] = PyUnicode_InternFromString(function_fields[i])) == NULL)
+            return -1;
     object_getattribute = PyDict_GetItemString(PyBaseObject_Type.tp_dict, "__getattribute__");
     if (object_getattribute == NULL) {
         PyErr_SetString(PyExc_ImportError, "framegraph._C: object.__getattribute__ not found");

@@ -7,7 +7,7 @@ import torch
 
 from framegraph import _C
 from framegraph.source_reader import Reader, chain, group
-from framegraph.sources import AttrSource, GetItemSource, LocalSource, module_member_source
+from framegraph.sources import AttrSource, GetItemSource, LocalSource, TypeSource, module_member_source
 
 
 def param_sources(model, root=LocalSource("self")):
@@ -146,7 +146,9 @@ def test_missing_keys_and_attributes_raise_like_the_chain_would():
     ([(0, 2, "a", 0)], 1),           # unknown kind
     ([(0, 0, "a", 0)], 2),           # leaf 1 never produced
     ([(0, 0, "a", 0), (0, 0, "b", 0)], 1),  # leaf 0 twice
-    ([(0, 0, 5, 0)], 1),             # a name that is not a str
+    ([(0, 0, 5, 0)], 1),             # an attribute name that is not a str
+    ([(0, 3, "a", 0)], 1),           # an index that is not an int
+    ([(0, 9, "a", 0)], 1),           # unknown kind
     (5, 1),
 ])
 def test_bad_programs_are_errors(steps, nleaves):
@@ -158,8 +160,67 @@ def test_chain_and_group():
     self_ = LocalSource("self")
     w = module_member_source(module_member_source(self_, "_modules", "0"), "_parameters", "weight")
     assert chain(w) == (self_, [(0, "_modules"), (1, "0"), (0, "_parameters"), (1, "weight")])
-    assert chain(GetItemSource(self_, 0)) is None
-    item = AttrSource(GetItemSource(LocalSource("xs"), 0), "grad")  # root: xs[0]
-    assert chain(item) == (GetItemSource(LocalSource("xs"), 0), [(0, "grad")])
-    assert group([w, item], min_leaves=1) == {self_: [w], GetItemSource(LocalSource("xs"), 0): [item]}
+    assert chain(self_) is None
+    cell = AttrSource(GetItemSource(AttrSource(AttrSource(TypeSource(self_), "forward"), "__closure__"), 0),
+                      "cell_contents")
+    assert chain(cell) == (self_, [(2, None), (0, "forward"), (0, "__closure__"), (3, 0), (0, "cell_contents")])
+    assert chain(GetItemSource(self_, 1.5)) is None  # only str keys and int indexes
+    assert group([w, cell], min_leaves=1) == {self_: [w, cell]}
     assert group([w], min_leaves=2) == {}
+
+
+def make_decorated(tag):
+    def decorate(fn):
+        def wrapper(*args):
+            return fn(*args), tag
+        return wrapper
+
+    class Model(torch.nn.Module):
+        scale = 2
+
+        @decorate
+        def forward(self, x):
+            return x
+
+    return Model()
+
+
+def decorated_sources():
+    """``type(self).forward.__closure__[i].cell_contents`` and a class attribute."""
+    self_ = LocalSource("self")
+    closure = AttrSource(AttrSource(TypeSource(self_), "forward"), "__closure__")
+    cells = [AttrSource(GetItemSource(closure, i), "cell_contents") for i in range(2)]
+    return [*cells, AttrSource(TypeSource(self_), "scale"), closure]
+
+
+def test_classes_closures_and_cells_are_cached_and_checked():
+    model = make_decorated("a")
+    read = Reader(LocalSource("self"), decorated_sources()).c
+    fn, tag, scale, closure = read(model)
+    assert (tag, scale) == ("a", 2) and fn.__name__ == "forward"
+    read(model)
+    assert read.walks == 1
+    closure[1].cell_contents = "b"  # a cell rebound
+    assert read(model)[1] == "b" and read.walks == 2
+    type(model).scale = 3  # a class attribute changed
+    assert read(model)[2] == 3 and read.walks == 3
+    other = make_decorated("c")  # another class, same shape
+    assert read(other)[1] == "c" and read.walks == 4
+    model.__class__ = type(other)  # type(self) changed: now what was just read for `other`
+    assert read(model)[1] == "c"
+    model.__class__ = type(make_decorated("d"))
+    assert read(model)[1] == "d" and read.walks == 5
+
+
+def test_tuples_are_indexed_and_lists_reread():
+    root = LocalSource("o")
+    leaves = [GetItemSource(AttrSource(root, "t"), 0), GetItemSource(AttrSource(root, "l"), 0),
+              GetItemSource(AttrSource(root, "t"), 1)]
+    obj = type("O", (), {})()
+    obj.t, obj.l = (1, 2), [3]
+    read = Reader(root, leaves).c
+    assert read(obj) == (1, 3, 2)
+    obj.l[0] = 4
+    assert read(obj) == (1, 4, 2) and read.walks == 2  # a list has no version: read every call
+    with pytest.raises(IndexError):
+        Reader(root, [GetItemSource(AttrSource(root, "t"), 5)]).c(obj)
