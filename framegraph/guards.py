@@ -377,9 +377,8 @@ class CompiledGuard:
         self.consts = _Consts()
         batch = _TensorBatch()
         batched = {g for g in self.guards if g.kind == "TENSOR_MATCH" and batch.accepts(g)}
-        readers, leaves = _readers(self.guards, batched)
+        readers, leaves, groups = _readers(self.guards, batched)
         self.readers = [call.reader for call in readers]
-        groups = _reader_groups(self.guards, readers, leaves)
         groups.update(_version_groups([g for g in self.guards if g not in batched and g not in groups]))
         plan = self._plan(batched, groups, readers)
         roots = [s for step in plan for s in _step_sources(step, batched, groups)]
@@ -584,10 +583,12 @@ class _VersionGroup:
 
 # ---- source readers: the values under one root read in C, walk skipped while unchanged
 class _ReaderCall:
-    """``(___rK := reader(root))``: binds the values of a SourceReader (source_reader.py)."""
+    """``(___rK := reader(root))``: binds the values a SourceReader (source_reader.py)
+    returns on every call; ``all_name`` (``___aK``) is bound to all its values only
+    where its group's checks run."""
 
-    def __init__(self, reader: Reader, name: str):
-        self.reader, self.name = reader, name
+    def __init__(self, reader: Reader, name: str, all_name: str):
+        self.reader, self.name, self.all_name = reader, name, all_name
 
     def render(self, cache, consts) -> Tuple[str, str]:
         code = f"({self.name} := {consts(self.reader.c)}({cache.expr(self.reader.root)})) is not None"
@@ -597,7 +598,9 @@ class _ReaderCall:
 class _ReaderGroup:
     """Identity and immutable-constant checks of values a reader returns, skipped
     while the reader has not walked since they last passed: an unchanged walk
-    means the same objects (``SourceReader.walks`` counts walks)."""
+    means the same objects (``SourceReader.walks`` counts walks). Values only
+    these checks read are not returned by the reader's call (fewer objects
+    touched each call) but by ``reader.all(root)``, here."""
 
     def __init__(self, call: _ReaderCall, members: List[Guard]):
         self.call, self.members = call, members
@@ -605,35 +608,72 @@ class _ReaderGroup:
     def render(self, cache, consts) -> Tuple[str, str]:
         checks = [f"{cache.expr(g.source)} is {cache.expr(g.value)}" if g.kind == "IS_SAME"
                   else KINDS[g.kind][1](g, cache.expr(g.source), consts)[0] for g in self.members]
-        seen, walks = consts([-1]), f"{consts(self.call.reader.c)}.walks"
+        reader = self.call.reader
+        if reader.nhot < len(reader.leaves):
+            checks.insert(0, f"({self.call.all_name} := {consts(reader.c)}.all({cache.expr(reader.root)})) is not None")
+        seen, walks = consts([-1]), f"{consts(reader.c)}.walks"
         code = f"({seen}[0] == {walks} or ({' and '.join(checks)} and {seen}.__setitem__(0, {walks}) is None))"
-        return code, f"{self.call.reader.root.name()}: {len(checks)} identity checks, run when the reader walked"
+        return code, f"{reader.root.name()}: {len(self.members)} identity checks, run when the reader walked"
 
 
-def _readers(guards: List[Guard], batched) -> Tuple[List[_ReaderCall], Dict[Source, str]]:
-    """The reader calls of a guard and, for each value they return, its expression.
+_SKIPPABLE = ("ID_MATCH", "CONSTANT_MATCH", "IS_SAME")
 
-    A guarded source that is an attribute/str-key chain is read by its root's
-    reader; one that is not (``L['self'].layers[0]``) through its nearest
-    ancestor that is. Batched tensors come first, in batch order, so the
-    tensor check can take them as ``*___rK``."""
+
+def _readers(guards: List[Guard], batched):
+    """The reader calls of a guard, the expression of each value they return, and
+    the reader group of each guard that needs checking only after a walk.
+
+    A guarded source that is a chain of reads (source_reader.chain) is read by
+    its root's reader; one that is not (``L['self'].layers[0]`` with a list)
+    through its nearest ancestor that is. Values some check reads every call
+    are "hot" and come first (batched tensors first, in batch order, so the
+    tensor check can take them as ``*___rK``); the rest are only read by the
+    reader's group."""
+    def readable(source):
+        while source is not None and chain(source) is None:
+            source = getattr(source, "base", None)
+        return source
+
     first: List[Source] = []
     rest: List[Source] = []
     for g in guards:
         for read in (g.source, g.value) if g.kind == "IS_SAME" else (g.source,):
-            source = read
-            while source is not None and chain(source) is None:
-                source = getattr(source, "base", None)
+            source = readable(read)
             if source is not None:
                 (first if g in batched and source == read else rest).append(source)
-    groups = group(first + rest)
-    owner = {s: root for root, sources in groups.items() for s in sources}
-    calls, leaves = [], {}
-    for k, root in enumerate(_roots_in_order(groups, owner)):
-        call = _ReaderCall(Reader(root, groups[root]), f"___r{k}")
+    by_root = group(first + rest)
+    owner = {s: root for root, sources in by_root.items() for s in sources}
+
+    def skippable(g):
+        if g.source not in owner or g.source != readable(g.source):
+            return False
+        if g.kind == "IS_SAME":
+            return owner.get(g.value) == owner[g.source] and g.value == readable(g.value)
+        return g.kind == "ID_MATCH" or g.kind == "CONSTANT_MATCH" and type(g.value) in _IMMUTABLE
+
+    members = {g for g in guards if skippable(g)}
+    hot = set()
+    for g in guards:
+        if g not in members:
+            hot.update(readable(r) for r in ((g.source, g.value) if g.kind == "IS_SAME" else (g.source,)))
+    for root in by_root:
+        hot.update(part for part in _parts(root) if part in owner)
+    calls, leaves, by_call = [], {}, {}
+    for k, root in enumerate(_roots_in_order(by_root, owner)):
+        sources = by_root[root]
+        ordered = [s for s in sources if s in hot] + [s for s in sources if s not in hot]
+        nhot = sum(1 for s in sources if s in hot)
+        call = _ReaderCall(Reader(root, ordered, nhot), f"___r{k}", f"___a{k}")
         calls.append(call)
-        leaves.update((s, f"{call.name}[{i}]") for i, s in enumerate(groups[root]))
-    return calls, leaves
+        by_call[root] = call
+        leaves.update((s, f"{call.name if i < nhot else call.all_name}[{i}]") for i, s in enumerate(ordered))
+    groups: Dict[Guard, _ReaderGroup] = {}
+    for root, call in by_call.items():
+        mine = [g for g in guards if g in members and owner[g.source] == root]
+        if mine:
+            grp = _ReaderGroup(call, mine)
+            groups.update((g, grp) for g in mine)
+    return calls, leaves, groups
 
 
 def _roots_in_order(groups, owner) -> List[Source]:
@@ -668,26 +708,6 @@ def _parts(source) -> List[Source]:
     return out
 
 
-def _reader_groups(guards, readers, leaves) -> Dict[Guard, _ReaderGroup]:
-    by_reader: Dict[int, List[Guard]] = {}
-    def reader_of(source):
-        return int(leaves[source][len("___r"):].split("[")[0]) if source in leaves else None
-
-    for g in guards:
-        k = reader_of(g.source)
-        if k is None:
-            continue
-        # identities, immutable constants and "a is b" of values that did not change
-        if (g.kind == "ID_MATCH" or g.kind == "CONSTANT_MATCH" and type(g.value) in _IMMUTABLE
-                or g.kind == "IS_SAME" and reader_of(g.value) == k):
-            by_reader.setdefault(k, []).append(g)
-    groups = {}
-    for k, members in by_reader.items():
-        grp = _ReaderGroup(readers[k], members)
-        groups.update((g, grp) for g in members)
-    return groups
-
-
 def _leaf_order(g: Guard, leaves) -> Tuple[int, int, int]:
     """Batch order: tensors read directly first, then each reader's, by index."""
     name = leaves.get(g.source)
@@ -701,7 +721,7 @@ def _star_leaves(exprs: List[str], readers: List[_ReaderCall]) -> List[str]:
     """``___r0[0], ___r0[1], ...`` -> ``*___r0`` (or ``*___r0[:n]``)."""
     out = list(exprs)
     for call in readers:
-        run = [f"{call.name}[{i}]" for i in range(len(call.reader.leaves))]
+        run = [f"{call.name}[{i}]" for i in range(call.reader.nhot)]
         n = 0
         while n < len(run) and run[n] in out:
             n += 1
@@ -738,7 +758,7 @@ def _step_sources(step, batched, groups) -> List[Source]:
     if isinstance(step, _ReaderCall):
         return [step.reader.root]
     if isinstance(step, _ReaderGroup):
-        return []
+        return [step.call.reader.root] if step.call.reader.nhot < len(step.call.reader.leaves) else []
     if step.source is None:
         return []
     if step in batched:

@@ -89,10 +89,12 @@ def plan_inputs(sources: Sequence[Source]) -> Tuple[List[int], List[Source], Lis
 
 class Reader:
     """A ``_C.SourceReader`` for ``leaves`` (all under ``root``): ``reader.c(root_value)``
-    returns their values as a tuple, in order."""
+    returns the values of the first ``nhot`` as a tuple, in order;
+    ``reader.c.all(root_value)`` all of them."""
 
-    def __init__(self, root: Source, leaves: List[Source]):
+    def __init__(self, root: Source, leaves: List[Source], nhot: Optional[int] = None):
         self.root, self.leaves = root, list(leaves)
+        self.nhot = len(self.leaves) if nhot is None else nhot
         nodes: Dict[Source, int] = {root: 0}
         steps: List[list] = []
         self.step_sources: List[Source] = []  # what each step reads, for diagnostics
@@ -109,7 +111,7 @@ class Reader:
         for i, leaf in enumerate(self.leaves):
             steps[node(leaf) - 1][3] = i
         self.steps = len(steps)
-        self.c = _C.SourceReader([tuple(s) for s in steps], len(self.leaves))
+        self.c = _C.SourceReader([tuple(s) for s in steps], len(self.leaves), self.nhot)
 
     def plain_source(self) -> Optional[Source]:
         """The read that made the last walk uncacheable (read every call), or None."""

@@ -99,6 +99,7 @@ typedef struct {
     PyObject_HEAD
     int nsteps;
     int nleaves;
+    int nhot;          /* a call returns leaves [0, nhot); all() returns every leaf */
     Step *steps;
     /* the last cacheable walk (valid != 0) */
     int valid;
@@ -313,7 +314,7 @@ static void clear_records(Record *records, int n) {
 
 /* Walk the program from root. New reference to the leaves tuple, or NULL with
  * an exception (a missing attribute or key: the guard using it fails). */
-static PyObject *walk(SourceReader *r, PyObject *root) {
+static PyObject *walk(SourceReader *r, PyObject *root, int count) {
     int n = r->nsteps + 1;
     PyObject **values = PyMem_Calloc(n, sizeof(PyObject *));
     Record *records = PyMem_Calloc(n, sizeof(Record));
@@ -354,11 +355,11 @@ static PyObject *walk(SourceReader *r, PyObject *root) {
         }
         values[i + 1] = value;
     }
-    result = PyTuple_New(r->nleaves);
+    result = PyTuple_New(count);
     if (result == NULL)
         goto done;
     for (int i = 0; i < r->nsteps; i++)
-        if (r->steps[i].leaf >= 0)
+        if (r->steps[i].leaf >= 0 && r->steps[i].leaf < count)
             PyTuple_SET_ITEM(result, r->steps[i].leaf, Py_NewRef(values[i + 1]));
     r->walks++;
     if (cacheable)
@@ -438,22 +439,35 @@ static int unchanged(SourceReader *r, PyObject *root) {
     return 1;
 }
 
+/* The first `count` leaves for this root: the last walk's if nothing changed. */
+static PyObject *read_leaves(SourceReader *r, PyObject *root, int count) {
+    if (r->valid && unchanged(r, root)) {
+        PyObject *result = PyTuple_New(count);
+        if (result == NULL)
+            return NULL;
+        for (int i = 0; i < count; i++)
+            PyTuple_SET_ITEM(result, i, Py_NewRef(r->leaves[i]));
+        return result;
+    }
+    return walk(r, root, count);
+}
+
 static PyObject *reader_vectorcall(SourceReader *r, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
     if (PyVectorcall_NARGS(nargsf) != 1 || kwnames != NULL) {
         PyErr_SetString(PyExc_TypeError, "SourceReader takes one positional argument, the root");
         return NULL;
     }
-    PyObject *root = args[0];
-    if (r->valid && unchanged(r, root)) {
-        PyObject *result = PyTuple_New(r->nleaves);
-        if (result == NULL)
-            return NULL;
-        for (int i = 0; i < r->nleaves; i++)
-            PyTuple_SET_ITEM(result, i, Py_NewRef(r->leaves[i]));
-        return result;
-    }
-    return walk(r, root);
+    return read_leaves(r, args[0], r->nhot);
 }
+
+/* all(root): every leaf. A guard reads the few values it checks every call
+ * with a call, and the many it only re-checks after a walk with all(). */
+static PyObject *reader_all(SourceReader *r, PyObject *root) { return read_leaves(r, root, r->nleaves); }
+
+static PyMethodDef reader_methods[] = {
+    {"all", (PyCFunction)reader_all, METH_O, "all(root) -> every leaf (a call returns the first nhot)"},
+    {NULL},
+};
 
 static int reader_traverse(SourceReader *r, visitproc visit, void *arg) {
     for (int i = 0; i < r->nrecords; i++)
@@ -490,11 +504,13 @@ static int valid_name(int kind, PyObject *name) {
     }
 }
 
-/* SourceReader(steps, nleaves): steps is a sequence of (parent, kind, name, leaf). */
+/* SourceReader(steps, nleaves, nhot=nleaves): steps is a sequence of
+ * (parent, kind, name, leaf). */
 static PyObject *reader_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
     PyObject *steps;
-    int nleaves;
-    if (!PyArg_ParseTuple(args, "Oi:SourceReader", &steps, &nleaves))
+    int nleaves, nhot = -1;
+    static char *names[] = {"steps", "nleaves", "nhot", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "Oi|i:SourceReader", names, &steps, &nleaves, &nhot))
         return NULL;
     PyObject *seq = PySequence_Fast(steps, "SourceReader: steps must be a sequence");
     if (seq == NULL)
@@ -502,7 +518,9 @@ static PyObject *reader_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
     Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
     char *filled = NULL;
     SourceReader *r = (SourceReader *)type->tp_alloc(type, 0);
-    if (r == NULL || n > INT_MAX / 4 || nleaves < 0 || nleaves > n) {
+    if (nhot < 0)
+        nhot = nleaves;
+    if (r == NULL || n > INT_MAX / 4 || nleaves < 0 || nleaves > n || nhot > nleaves) {
         if (r != NULL && !PyErr_Occurred())
             PyErr_SetString(PyExc_ValueError, "SourceReader: bad number of steps or leaves");
         goto fail;
@@ -542,6 +560,7 @@ static PyObject *reader_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
         }
     PyMem_Free(filled);
     r->nleaves = nleaves;
+    r->nhot = nhot;
     Py_DECREF(seq);
     return (PyObject *)r;
 fail:
@@ -552,7 +571,7 @@ fail:
 }
 
 /* Short, so decompiled replacement code reads as "SourceReader[50](self)". */
-static PyObject *reader_repr(SourceReader *r) { return PyUnicode_FromFormat("SourceReader[%d]", r->nleaves); }
+static PyObject *reader_repr(SourceReader *r) { return PyUnicode_FromFormat("SourceReader[%d]", r->nhot); }
 
 static PyObject *reader_walks(SourceReader *r, void *unused) { return PyLong_FromSsize_t(r->walks); }
 
@@ -575,12 +594,13 @@ static PyTypeObject SourceReaderType = {
     .tp_vectorcall_offset = offsetof(SourceReader, vectorcall),
     .tp_call = PyVectorcall_Call,
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_HAVE_GC,
-    .tp_doc = "SourceReader(steps, nleaves)(root) -> tuple of leaves; steps: (parent, kind, name, leaf | -1), "
+    .tp_doc = "SourceReader(steps, nleaves, nhot=nleaves)(root) -> the first nhot leaves; steps: (parent, kind, name, leaf | -1), "
               "kind 0 attr, 1 str item, 2 type(), 3 int index, 4 object.__getattribute__, 5 dict.__getitem__. "
               "Skips the walk while nothing it read changed.",
     .tp_traverse = (traverseproc)reader_traverse,
     .tp_clear = (inquiry)reader_clear,
     .tp_getset = reader_getset,
+    .tp_methods = reader_methods,
     .tp_new = reader_new,
 };
 
