@@ -23,6 +23,7 @@ import enum
 import functools
 import os
 import types
+import typing
 from typing import Optional
 
 import torch
@@ -47,8 +48,8 @@ from .optim import OPTIM_MODELS
 from .torch_fn import TRACE_TIME, TorchFunctionVariable, is_graph_callable
 from .user_defined import UserDefinedClassVariable, UserDefinedObjectVariable, bind_class_attribute
 from .copying import COPY_MODELS
-from .trace_time import (NULL_CONTEXTS, PURE_CALLS, EnvironVariable, ModelledCallVariable,
-                         NullContextClassVariable, PureCallVariable)
+from .trace_time import (NULL_CONTEXTS, PURE_CALLS, TYPING_MODELS, EnvironVariable, ModelledCallVariable,
+                         NullContextClassVariable, OpaqueConstantVariable, PureCallVariable)
 from .user_dict import is_user_dict_class, wrap_user_dict
 from .wrappers import BreakingCallVariable, grad_mode_exit, is_grad_mode_exit, wrap_framegraph_wrapper
 
@@ -159,6 +160,8 @@ def _wrap_function(tx, value, source):
         return ModelledCallVariable(value, COPY_MODELS[value], source=source)
     if value in OPTIM_MODELS:  # step counters stay Python numbers (optim.py)
         return ModelledCallVariable(value, OPTIM_MODELS[value], source=source)
+    if value in TYPING_MODELS:  # typing.cast(typ, val) is val
+        return ModelledCallVariable(value, TYPING_MODELS[value], source=source)
     if value in TRACE_TIME or is_graph_callable(value):
         return TorchFunctionVariable(value, source=source)
     return UserFunctionVariable(value, source=source)
@@ -218,6 +221,14 @@ def _wrap_enum(tx, value, source):
     return EnumVariable(value, source=source)
 
 
+def _wrap_annotation(tx, value, source):
+    """A type annotation object: ``list[Tensor]`` stored in a global, or a ``typing``
+    form (``Optional``, ``List[int]``, a TypeVar). These are immutable, and
+    subscripting them is a pure (cached) computation, so every use runs now."""
+    _id_guard(tx, value, source)
+    return OpaqueConstantVariable(value, source=source)
+
+
 def _wrap_object(tx, value, source):
     if callable(value) and not hasattr(type(value), "__call__"):  # pragma: no cover
         unsupported("unsupported_value", type(value).__name__)
@@ -238,6 +249,7 @@ EXACT = {
     types.MethodWrapperType: _wrap_builtin, types.ClassMethodDescriptorType: _wrap_builtin,
     _C.Wrapper: wrap_framegraph_wrapper,
     os._Environ: lambda tx, value, source: EnvironVariable(source=source),
+    types.GenericAlias: _wrap_annotation,
 }
 BY_BASE = (
     (torch.Tensor, _wrap_tensor),
@@ -248,6 +260,9 @@ BY_BASE = (
     (list, _wrap_sequence),
     (dict, _wrap_dict),
     ((torch._ops.OpOverload, torch._ops.OpOverloadPacket), _wrap_function),
+    # the base class of typing's special forms, aliases and TypeVars (private, but
+    # present from 3.7 to 3.13); an object with no such base is wrapped as usual
+    (getattr(typing, "_Final", ()), _wrap_annotation),
 )
 
 

@@ -53,6 +53,14 @@ class BuiltinVariable(CallableVariable):
             return BuiltinVariable(attr)
         return super().getattr(tx, name)
 
+    def getitem(self, tx, key):
+        """``list[Tensor]``, ``dict[str, int]``: a generic alias, built at trace time."""
+        if isinstance(self.fn, type):
+            from .trace_time import class_getitem
+
+            return class_getitem(tx, self.fn, key)
+        return super().getitem(tx, key)
+
     def __repr__(self):
         return f"BuiltinVariable({_name(self.fn)})"
 

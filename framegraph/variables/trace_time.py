@@ -13,6 +13,12 @@ constant (a Signature, a finfo): every attribute read, method call, ``len``
 or iteration on it runs for real and is again a constant. That is sound
 because these objects are immutable and were computed from guarded inputs.
 
+Type annotations evaluated in function bodies are answered the same way:
+``list[Tensor]`` (a ``types.GenericAlias``) is built at trace time by
+``class_getitem`` and is an opaque constant, and ``typing.cast(typ, val)``
+is its second argument (``TYPING_MODELS``); torch's foreach optimizers call
+``cast(list[Tensor], ...)`` on every tensor list.
+
 ``EnvironVariable`` models ``os.environ`` reads (``os.environ.get(k, d)``):
 the value is read at trace time. Environment variables are not guarded,
 like torch.compile: configuration read once per process.
@@ -21,6 +27,7 @@ import contextlib
 import inspect
 import os
 import types
+import typing
 
 import torch
 
@@ -134,6 +141,51 @@ PURE_CALLS = frozenset({
     inspect.signature, inspect.isclass, inspect.isfunction, inspect.ismethod, inspect.getmro,
     torch.finfo, torch.iinfo, torch.promote_types, torch.can_cast,
 })
+
+
+def is_pure_class_getitem(cls) -> bool:
+    """Does ``cls[...]`` only build a generic alias? True for the builtin containers
+    (a C ``__class_getitem__``), stdlib classes declaring ``classmethod(GenericAlias)``
+    and ``typing.Generic`` subclasses; a metaclass ``__getitem__`` (an Enum's
+    ``Color["RED"]``) or a user-written ``__class_getitem__`` is not."""
+    if cls is type:  # CPython's PyObject_GetItem special-cases type[int]
+        return True
+    if getattr(type(cls), "__getitem__", None) is not None:
+        return False
+    for klass in cls.__mro__:
+        if "__class_getitem__" in klass.__dict__:
+            raw = klass.__dict__["__class_getitem__"]
+            if isinstance(raw, types.ClassMethodDescriptorType):  # list, dict, tuple, ...
+                return True
+            if isinstance(raw, classmethod):
+                return raw.__func__ is types.GenericAlias or klass is typing.Generic
+            return False
+    return False
+
+
+def class_getitem(tx, cls, key: VariableTracker) -> VariableTracker:
+    """``cls[key]`` on a class: a type annotation (``list[Tensor]``), built now.
+
+    The result is immutable and depends only on the class (identity-guarded where
+    it was read) and the key, which must be a trace-time constant."""
+    if not is_pure_class_getitem(cls):
+        unsupported("unsupported_value", f"{cls.__name__}[...]: not a generic alias")
+    if not key.is_python_constant():
+        unsupported("unsupported_value", f"{cls.__name__}[{key}]: the key is not a constant")
+    try:
+        alias = cls[key.as_python_constant()]
+    except Exception as e:
+        unsupported("operator_error", f"{cls.__name__}[...]: {type(e).__name__}: {e}")
+    return wrap_result(alias)
+
+
+def _typing_cast(tx, typ, val):
+    """``typing.cast(typ, val)``: ``val`` itself (a no-op at run time)."""
+    return val
+
+
+# Functions of the typing module modelled over trackers (see ModelledCallVariable).
+TYPING_MODELS = {typing.cast: _typing_cast}
 
 
 class EnvironVariable(VariableTracker):

@@ -157,6 +157,19 @@ class UserDefinedClassVariable(VariableTracker):
     def hasattr(self, tx, name):
         return hasattr(self.cls, name)
 
+    def getitem(self, tx, key):
+        """``MyGeneric[T]``, ``OrderedDict[str, Tensor]``: a generic alias, built at trace
+        time; a ``__class_getitem__`` written in Python by the user is inlined, as
+        CPython calls it."""
+        from .trace_time import class_getitem, is_pure_class_getitem
+
+        found, raw = _static(self.cls, "__class_getitem__")
+        if (found and not is_pure_class_getitem(self.cls) and isinstance(raw, classmethod)
+                and isinstance(raw.__func__, types.FunctionType)
+                and getattr(type(self.cls), "__getitem__", None) is None):
+            return self.getattr(tx, "__class_getitem__").call(tx, [key], {})
+        return class_getitem(tx, self.cls, key)
+
     def call(self, tx, args, kwargs):
         cls = self.cls
         if _is_namedtuple(cls):

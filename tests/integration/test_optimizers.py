@@ -5,6 +5,10 @@ parameters) and runs eagerly; every later step is one graph that reads the
 state through ``dict.get(state, <parameter source>)``. Step counters stay
 Python numbers in the graph (``step.item()`` then float arithmetic, as in
 eager), never per-parameter 0-d tensor ops.
+
+With ``foreach=True`` the step is a handful of ``torch._foreach_*`` nodes over
+all parameters; torch's code around them (``cast(list[Tensor], ...)``, the
+device/dtype grouping, which under a compiler is one group) is traced.
 """
 import collections
 import operator
@@ -21,6 +25,12 @@ KINDS = {
     "Adam": (torch.optim.Adam, dict(lr=0.01)),
     "AdamW": (torch.optim.AdamW, dict(lr=0.01, weight_decay=0.01)),
 }
+# Options that take other branches of the same step code, on top of KINDS' own.
+VARIANTS = [
+    ("Adam", dict(amsgrad=True)),
+    ("AdamW", dict(amsgrad=True)),
+    ("SGD", dict(nesterov=True)),  # KINDS' SGD has momentum, which nesterov needs
+]
 
 
 @pytest.fixture(autouse=True)
@@ -48,14 +58,16 @@ def set_grads(step, *param_lists):
 def assert_bitwise(eager_params, eager_opt, params, opt):
     for a, b in zip(eager_params, params):
         assert torch.equal(a, b)
+        assert torch.equal(a.grad, b.grad)  # nesterov and maximize update the grads in place
         for key, value in eager_opt.state[a].items():
             assert torch.equal(value, opt.state[b][key]), key
 
 
-@pytest.mark.parametrize("kind", list(KINDS))
-def test_step_is_one_graph_and_bitwise_eager(kind):
-    eager_params, eager_opt = make(kind)
-    params, opt = make(kind)
+def run_five_steps(kind, **overrides):
+    """Five steps eager and compiled side by side; asserts bitwise equality and
+    returns the compiled side's CountingBackend."""
+    eager_params, eager_opt = make(kind, **overrides)
+    params, opt = make(kind, **overrides)
     cnt = CountingBackend()
     step = framegraph.compile(opt.step, backend=cnt)
     for i in range(5):
@@ -63,7 +75,32 @@ def test_step_is_one_graph_and_bitwise_eager(kind):
         eager_opt.step()
         step()
     assert_bitwise(eager_params, eager_opt, params, opt)
+    return cnt
+
+
+@pytest.mark.parametrize("foreach", [False, True], ids=["for_loop", "foreach"])
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_step_is_one_graph_and_bitwise_eager(kind, foreach):
+    cnt = run_five_steps(kind, foreach=foreach)
     assert cnt.frame_count == 1  # the first step ran eagerly (it creates the state)
+
+
+@pytest.mark.parametrize("foreach", [False, True], ids=["for_loop", "foreach"])
+@pytest.mark.parametrize("kind, options", VARIANTS, ids=[f"{k}-{next(iter(o))}" for k, o in VARIANTS])
+def test_variant_step_is_one_graph_and_bitwise_eager(kind, options, foreach):
+    cnt = run_five_steps(kind, foreach=foreach, **options)
+    assert cnt.frame_count == 1
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_foreach_step_has_no_per_parameter_tensor_ops(kind):
+    """The tensor work is a few foreach nodes over all parameters; what is per
+    parameter is only list indexing, ``step.item()`` and Python-float math."""
+    cnt = run_five_steps(kind, foreach=True)
+    nodes = [n for n in cnt.graphs[0].graph.nodes if n.op.startswith("call")]
+    foreach = [n for n in nodes if getattr(n.target, "__name__", "").startswith("_foreach_")]
+    assert 2 <= len(foreach) <= 10
+    assert all(n.target == "item" for n in nodes if n.op == "call_method")
 
 
 def test_adam_step_counter_is_a_python_number():
