@@ -46,7 +46,25 @@ class Source:
         return self.name()
 
 
-@dataclasses.dataclass(frozen=True)
+def source(cls):
+    """``@dataclasses.dataclass(frozen=True)`` with the hash computed once: sources
+    nest (``L['self']._modules['0']._parameters['w']`` is five deep), and hashing
+    them again on every dict lookup was a tenth of a first trace on a real model."""
+    cls = dataclasses.dataclass(frozen=True)(cls)
+    field_hash = cls.__hash__
+
+    def __hash__(self):
+        cached = self.__dict__.get("_hash")
+        if cached is None:
+            cached = field_hash(self)
+            object.__setattr__(self, "_hash", cached)
+        return cached
+
+    cls.__hash__ = __hash__
+    return cls
+
+
+@source
 class LocalSource(Source):
     """An argument slot of the traced frame (a parameter of the guard function)."""
 
@@ -62,7 +80,7 @@ class LocalSource(Source):
         cg.load_fast(self.local_name)
 
 
-@dataclasses.dataclass(frozen=True)
+@source
 class GlobalSource(Source):
     """A name in the traced function's globals."""
 
@@ -78,7 +96,7 @@ class GlobalSource(Source):
         cg.load_global(self.global_name)
 
 
-@dataclasses.dataclass(frozen=True)
+@source
 class BuiltinSource(Source):
     """A builtin reached through LOAD_GLOBAL (not shadowed by a global)."""
 
@@ -94,7 +112,7 @@ class BuiltinSource(Source):
         cg.load_global(self.builtin_name)
 
 
-@dataclasses.dataclass(frozen=True)
+@source
 class ClosureSource(Source):
     """The contents of free variable number ``index`` of the traced function."""
 
@@ -111,7 +129,7 @@ class ClosureSource(Source):
         cg.load_deref(self.var_name)
 
 
-@dataclasses.dataclass(frozen=True)
+@source
 class AttrSource(Source):
     """``base.member``."""
 
@@ -133,7 +151,7 @@ class AttrSource(Source):
         cg.load_attr(self.member)
 
 
-@dataclasses.dataclass(frozen=True)
+@source
 class GetItemSource(Source):
     """``base[index]`` for a constant index (int or str)."""
 
@@ -152,7 +170,7 @@ class GetItemSource(Source):
         cg.binary_subscr()
 
 
-@dataclasses.dataclass(frozen=True)
+@source
 class DictItemSource(Source):
     """``dict.__getitem__(base, key)``: an item of a dict subclass, read without
     the subclass's own ``__getitem__`` (which may compute, or recurse)."""
@@ -176,7 +194,7 @@ class DictItemSource(Source):
         cg.call(2)
 
 
-@dataclasses.dataclass(frozen=True)
+@source
 class GenericAttrSource(Source):
     """``object.__getattribute__(base, member)``: an instance attribute of an object
     whose class overrides ``__getattribute__``, read without running the override
@@ -201,7 +219,7 @@ class GenericAttrSource(Source):
         cg.call(2)
 
 
-@dataclasses.dataclass(frozen=True)
+@source
 class TypeSource(Source):
     """``type(base)``: where class attributes of an instance come from."""
 
@@ -231,7 +249,7 @@ def module_member_source(module_source: Source, table: str, name: str) -> Source
     return GetItemSource(AttrSource(module_source, table), name)
 
 
-@dataclasses.dataclass(frozen=True)
+@source
 class DictGetSource(Source):
     """``dict.get(base, key)``: the value of a dict keyed by an object (a tensor, a
     module) that is itself re-read from ``key``. ``dict.get`` never runs a
@@ -259,7 +277,7 @@ class DictGetSource(Source):
         cg.call(2)
 
 
-@dataclasses.dataclass(frozen=True)
+@source
 class DictContainsSource(Source):
     """``dict.__contains__(base, key)``: whether an object key is in a dict (a bool,
     guarded with CONSTANT_MATCH like any other constant)."""

@@ -20,6 +20,7 @@ translator that runs an inlined user function on the same OutputGraph.
 import builtins
 import logging
 import types
+import weakref
 from typing import Dict, List, Optional
 
 from .. import bytecode, logs, pyver
@@ -61,6 +62,20 @@ class LazyVariable(VariableTracker):
         return wrap_value(tx, self.value, self.source)
 
 
+_decode_cache: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _decoded(code: types.CodeType):
+    """(instructions, id -> index) of ``code``, decoded once per code object: a
+    transformer inlines the same few functions hundreds of times, and decoding
+    was a third of a first trace. Translators only read the instructions."""
+    found = _decode_cache.get(code)
+    if found is None:
+        instructions = bytecode.decode(code)
+        found = _decode_cache[code] = (instructions, {id(inst): i for i, inst in enumerate(instructions)})
+    return found
+
+
 class TranslatorBase:
     """State and stepping shared by the root translator and inlined calls."""
 
@@ -72,8 +87,7 @@ class TranslatorBase:
         self.symbolic_locals = symbolic_locals
         self.parent = parent
         self.fn_var = fn_var
-        self.instructions = bytecode.decode(code)
-        self.index_of = {id(inst): i for i, inst in enumerate(self.instructions)}
+        self.instructions, self.index_of = _decoded(code)
         self.stack: List[VariableTracker] = []
         self.ip = 0
         self.current_instruction = None
