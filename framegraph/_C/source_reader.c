@@ -51,8 +51,10 @@
  * passed in.
  *
  * A step that is not provably one of these (a property, __getattr__, a dict
- * subclass read with [], a list) makes the walk uncacheable: such a reader
- * walks every call, reading each step the ordinary way, and is still exact.
+ * subclass read with [], a list) is "dynamic": it and every step below it are
+ * read the ordinary way on every call, while the rest stays cached. A
+ * dynamic leaf is held, and one that is a different object than last time
+ * counts as a walk (`walks`: what the guard's skipped checks key on).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -101,13 +103,17 @@ typedef struct {
     int nleaves;
     int nhot;          /* a call returns leaves [0, nhot); all() returns every leaf */
     Step *steps;
-    /* the last cacheable walk (valid != 0) */
+    int *leaf_step;    /* leaf -> the step that produces it */
+    /* the last walk (valid != 0) */
     int valid;
     int nrecords;
     Record *records;
-    PyObject **leaves; /* borrowed: live while the records hold */
-    Py_ssize_t walks;  /* how many times the program was walked */
-    int plain_step;    /* the step that made the last walk uncacheable, or -1 */
+    PyObject **nodes;  /* borrowed node values: live while the records hold (static nodes) */
+    char *dynamic;     /* per step: not provably cacheable, or below such a step: re-read every call */
+    int ndynamic;
+    PyObject **held;   /* per leaf: the value a dynamic step gave last time (owned) */
+    Py_ssize_t walks;  /* how many times a returned value may have changed */
+    int plain_step;    /* the first dynamic step of the last walk, or -1 */
     vectorcallfunc vectorcall;
 } SourceReader;
 
@@ -312,16 +318,20 @@ static void clear_records(Record *records, int n) {
         Py_CLEAR(records[i].held);
 }
 
-/* Walk the program from root. New reference to the leaves tuple, or NULL with
- * an exception (a missing attribute or key: the guard using it fails). */
+/* Walk the program from root, recording what makes each step's value the
+ * same next time; a step that is not provably cacheable, and everything below
+ * it, is "dynamic": re-read every call. New reference to the first `count`
+ * leaves, or NULL with an exception (a missing attribute or key: the guard
+ * using it fails). */
 static PyObject *walk(SourceReader *r, PyObject *root, int count) {
     int n = r->nsteps + 1;
     PyObject **values = PyMem_Calloc(n, sizeof(PyObject *));
     Record *records = PyMem_Calloc(n, sizeof(Record));
     unsigned char *seen = PyMem_Calloc(n, 1); /* per node: bit (1 << REC_*) recorded */
+    char *dyn = PyMem_Calloc(n, 1);           /* per node */
     PyObject *result = NULL;
-    int nrecords = 0, cacheable = 1;
-    if (values == NULL || records == NULL || seen == NULL) {
+    int nrecords = 0, first_dynamic = -1;
+    if (values == NULL || records == NULL || seen == NULL || dyn == NULL) {
         PyErr_NoMemory();
         goto done;
     }
@@ -330,15 +340,15 @@ static PyObject *walk(SourceReader *r, PyObject *root, int count) {
         Step *s = &r->steps[i];
         PyObject *parent = values[s->parent], *value = NULL;
         Record rec = {.kind = -1};
-        if (cacheable) {
+        if (!dyn[s->parent]) {
             value = cached_step(s, parent, &rec);
             if (value == NULL && PyErr_Occurred())
                 goto done;
         }
         if (value == NULL) {
-            if (cacheable)
-                r->plain_step = i;
-            cacheable = 0;
+            if (first_dynamic < 0)
+                first_dynamic = i;
+            dyn[i + 1] = 1;
             value = plain_step(s, parent);
             if (value == NULL)
                 goto done;
@@ -358,25 +368,27 @@ static PyObject *walk(SourceReader *r, PyObject *root, int count) {
     result = PyTuple_New(count);
     if (result == NULL)
         goto done;
-    for (int i = 0; i < r->nsteps; i++)
-        if (r->steps[i].leaf >= 0 && r->steps[i].leaf < count)
-            PyTuple_SET_ITEM(result, r->steps[i].leaf, Py_NewRef(values[i + 1]));
+    for (int l = 0; l < count; l++)
+        PyTuple_SET_ITEM(result, l, Py_NewRef(values[r->leaf_step[l] + 1]));
+    /* commit: borrowed pointers for static nodes (each is held by its parent,
+     * which the next call checks first), owned ones for dynamic leaves */
     r->walks++;
-    if (cacheable)
-        r->plain_step = -1;
+    r->plain_step = first_dynamic;
     clear_records(r->records, r->nrecords);
-    r->nrecords = 0;
-    r->valid = 0;
-    if (cacheable) {
-        /* borrowed pointers: each is held by its parent, which the next call checks first */
-        memcpy(r->records, records, nrecords * sizeof(Record));
-        r->nrecords = nrecords;
-        nrecords = 0; /* moved: their `held` references now belong to r */
-        for (int i = 0; i < r->nsteps; i++)
-            if (r->steps[i].leaf >= 0)
-                r->leaves[r->steps[i].leaf] = values[i + 1];
-        r->valid = 1;
+    memcpy(r->records, records, nrecords * sizeof(Record));
+    r->nrecords = nrecords;
+    nrecords = 0; /* moved: their `held` references now belong to r */
+    r->ndynamic = 0;
+    for (int i = 0; i < r->nsteps; i++) {
+        r->dynamic[i] = dyn[i + 1];
+        r->ndynamic += dyn[i + 1];
+        r->nodes[i + 1] = dyn[i + 1] ? NULL : values[i + 1];
     }
+    for (int l = 0; l < r->nleaves; l++) {
+        int step = r->leaf_step[l];
+        Py_XSETREF(r->held[l], r->dynamic[step] ? Py_NewRef(values[step + 1]) : NULL);
+    }
+    r->valid = 1;
 done:
     if (records != NULL)
         clear_records(records, nrecords);
@@ -386,6 +398,49 @@ done:
     PyMem_Free(values);
     PyMem_Free(records);
     PyMem_Free(seen);
+    PyMem_Free(dyn);
+    return result;
+}
+
+/* The records held: re-read only the dynamic steps. A dynamic leaf that is
+ * another object than last time counts as a walk (its checks must run). */
+static PyObject *reread(SourceReader *r, PyObject *root, int count) {
+    int n = r->nsteps + 1;
+    PyObject **fresh = NULL, *result = NULL;
+    r->nodes[0] = root;
+    if (r->ndynamic) {
+        fresh = PyMem_Calloc(n, sizeof(PyObject *));
+        if (fresh == NULL)
+            return PyErr_NoMemory();
+        int changed = 0;
+        for (int i = 0; i < r->nsteps; i++) {
+            if (!r->dynamic[i])
+                continue;
+            Step *s = &r->steps[i];
+            PyObject *parent = s->parent > 0 && r->dynamic[s->parent - 1] ? fresh[s->parent] : r->nodes[s->parent];
+            if ((fresh[i + 1] = plain_step(s, parent)) == NULL)
+                goto done;
+            if (s->leaf >= 0 && fresh[i + 1] != r->held[s->leaf]) {
+                changed = 1;
+                Py_XSETREF(r->held[s->leaf], Py_NewRef(fresh[i + 1]));
+            }
+        }
+        if (changed)
+            r->walks++;
+    }
+    result = PyTuple_New(count);
+    if (result == NULL)
+        goto done;
+    for (int l = 0; l < count; l++) {
+        int step = r->leaf_step[l];
+        PyTuple_SET_ITEM(result, l, Py_NewRef(r->dynamic[step] ? fresh[step + 1] : r->nodes[step + 1]));
+    }
+done:
+    if (fresh != NULL) {
+        for (int i = 0; i < n; i++)
+            Py_XDECREF(fresh[i]);
+        PyMem_Free(fresh);
+    }
     return result;
 }
 
@@ -441,14 +496,8 @@ static int unchanged(SourceReader *r, PyObject *root) {
 
 /* The first `count` leaves for this root: the last walk's if nothing changed. */
 static PyObject *read_leaves(SourceReader *r, PyObject *root, int count) {
-    if (r->valid && unchanged(r, root)) {
-        PyObject *result = PyTuple_New(count);
-        if (result == NULL)
-            return NULL;
-        for (int i = 0; i < count; i++)
-            PyTuple_SET_ITEM(result, i, Py_NewRef(r->leaves[i]));
-        return result;
-    }
+    if (r->valid && unchanged(r, root))
+        return reread(r, root, count);
     return walk(r, root, count);
 }
 
@@ -472,6 +521,8 @@ static PyMethodDef reader_methods[] = {
 static int reader_traverse(SourceReader *r, visitproc visit, void *arg) {
     for (int i = 0; i < r->nrecords; i++)
         Py_VISIT(r->records[i].held);
+    for (int l = 0; l < r->nleaves && r->held; l++)
+        Py_VISIT(r->held[l]);
     return 0;
 }
 
@@ -479,6 +530,8 @@ static int reader_clear(SourceReader *r) {
     r->valid = 0;
     clear_records(r->records, r->nrecords);
     r->nrecords = 0;
+    for (int l = 0; l < r->nleaves && r->held; l++)
+        Py_CLEAR(r->held[l]);
     return 0;
 }
 
@@ -489,7 +542,10 @@ static void reader_dealloc(SourceReader *r) {
         Py_XDECREF(r->steps[i].name);
     PyMem_Free(r->steps);
     PyMem_Free(r->records);
-    PyMem_Free(r->leaves);
+    PyMem_Free(r->leaf_step);
+    PyMem_Free(r->nodes);
+    PyMem_Free(r->dynamic);
+    PyMem_Free(r->held);
     Py_TYPE(r)->tp_free((PyObject *)r);
 }
 
@@ -527,11 +583,16 @@ static PyObject *reader_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
     }
     r->vectorcall = (vectorcallfunc)reader_vectorcall;
     r->plain_step = -1;
+    r->nleaves = nleaves;
     r->steps = PyMem_Calloc(n ? n : 1, sizeof(Step));
     r->records = PyMem_Calloc(n + 1, sizeof(Record));
-    r->leaves = PyMem_Calloc(nleaves ? nleaves : 1, sizeof(PyObject *));
+    r->leaf_step = PyMem_Calloc(nleaves ? nleaves : 1, sizeof(int));
+    r->nodes = PyMem_Calloc(n + 1, sizeof(PyObject *));
+    r->dynamic = PyMem_Calloc(n ? n : 1, 1);
+    r->held = PyMem_Calloc(nleaves ? nleaves : 1, sizeof(PyObject *));
     filled = PyMem_Calloc(nleaves ? nleaves : 1, 1);
-    if (r->steps == NULL || r->records == NULL || r->leaves == NULL || filled == NULL) {
+    if (r->steps == NULL || r->records == NULL || r->leaf_step == NULL || r->nodes == NULL ||
+        r->dynamic == NULL || r->held == NULL || filled == NULL) {
         PyErr_NoMemory();
         goto fail;
     }
@@ -551,6 +612,8 @@ static PyObject *reader_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
         if (PyUnicode_CheckExact(name))
             PyUnicode_InternInPlace(&name);
         s->name = name;
+        if (s->leaf >= 0)
+            r->leaf_step[s->leaf] = (int)i;
         r->nsteps = (int)i + 1;
     }
     for (int i = 0; i < nleaves; i++)
@@ -579,9 +642,10 @@ static PyObject *reader_plain_step(SourceReader *r, void *unused) { return PyLon
 
 static PyGetSetDef reader_getset[] = {
     {"walks", (getter)reader_walks, NULL,
-     "how many calls walked the steps (the others found nothing changed)", NULL},
+     "how many calls may have returned other objects than the call before (walks, or a dynamic step's "
+     "new value)", NULL},
     {"plain_step", (getter)reader_plain_step, NULL,
-     "the step the last walk could not cache (read every call from there on), or -1", NULL},
+     "the first step the last walk could not cache (it and its subtree are read every call), or -1", NULL},
     {NULL},
 };
 

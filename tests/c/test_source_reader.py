@@ -224,3 +224,25 @@ def test_tuples_are_indexed_and_lists_reread():
     assert read(obj) == (1, 4, 2) and read.walks == 2  # a list has no version: read every call
     with pytest.raises(IndexError):
         Reader(root, [GetItemSource(AttrSource(root, "t"), 5)]).c(obj)
+
+
+def test_a_property_is_read_every_call_while_the_rest_stays_cached():
+    class Config:
+        def __init__(self):
+            self.labels = {0: "a"}
+            self.size = 4
+
+        @property
+        def id2label(self):  # returns the same object while nothing changes
+            return self.labels
+
+    root = LocalSource("c")
+    read = Reader(root, [AttrSource(root, "size"), AttrSource(root, "id2label")]).c
+    config = Config()
+    assert read(config) == (4, {0: "a"})
+    assert read(config) == (4, {0: "a"}) and read.walks == 1  # same objects: no walk counted
+    assert read.plain_step == 1  # the property
+    config.labels = {1: "b"}  # the property now returns another object
+    assert read(config)[1] == {1: "b"} and read.walks == 2
+    config.size = 5
+    assert read(config)[0] == 5 and read.walks == 3
