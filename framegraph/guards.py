@@ -663,7 +663,9 @@ def _readers(guards: List[Guard], batched):
         sources = by_root[root]
         ordered = [s for s in sources if s in hot] + [s for s in sources if s not in hot]
         nhot = sum(1 for s in sources if s in hot)
-        call = _ReaderCall(Reader(root, ordered, nhot), f"___r{k}", f"___a{k}")
+        watched = {r for g in members if owner[g.source] == root
+                   for r in ((g.source, g.value) if g.kind == "IS_SAME" else (g.source,))}
+        call = _ReaderCall(Reader(root, ordered, nhot, watched), f"___r{k}", f"___a{k}")
         calls.append(call)
         by_call[root] = call
         leaves.update((s, f"{call.name if i < nhot else call.all_name}[{i}]") for i, s in enumerate(ordered))

@@ -92,9 +92,12 @@ class Reader:
     returns the values of the first ``nhot`` as a tuple, in order;
     ``reader.c.all(root_value)`` all of them."""
 
-    def __init__(self, root: Source, leaves: List[Source], nhot: Optional[int] = None):
+    def __init__(self, root: Source, leaves: List[Source], nhot: Optional[int] = None, watched=None):
         self.root, self.leaves = root, list(leaves)
         self.nhot = len(self.leaves) if nhot is None else nhot
+        # leaves whose checks are skipped while unchanged (None: all): only a new
+        # object there counts as a walk
+        self.watched = None if watched is None else [i for i, s in enumerate(self.leaves) if s in watched]
         nodes: Dict[Source, int] = {root: 0}
         steps: List[list] = []
         self.step_sources: List[Source] = []  # what each step reads, for diagnostics
@@ -111,7 +114,7 @@ class Reader:
         for i, leaf in enumerate(self.leaves):
             steps[node(leaf) - 1][3] = i
         self.steps = len(steps)
-        self.c = _C.SourceReader([tuple(s) for s in steps], len(self.leaves), self.nhot)
+        self.c = _C.SourceReader([tuple(s) for s in steps], len(self.leaves), self.nhot, self.watched)
 
     def plain_source(self) -> Optional[Source]:
         """The read that made the last walk uncacheable (read every call), or None."""

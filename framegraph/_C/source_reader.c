@@ -112,6 +112,7 @@ typedef struct {
     char *dynamic;     /* per step: not provably cacheable, or below such a step: re-read every call */
     int ndynamic;
     PyObject **held;   /* per leaf: the value a dynamic step gave last time (owned) */
+    char *watched;     /* per leaf: does a new object count as a walk (someone skips its checks) */
     Py_ssize_t walks;  /* how many times a returned value may have changed */
     int plain_step;    /* the first dynamic step of the last walk, or -1 */
     vectorcallfunc vectorcall;
@@ -421,7 +422,7 @@ static PyObject *reread(SourceReader *r, PyObject *root, int count) {
             if ((fresh[i + 1] = plain_step(s, parent)) == NULL)
                 goto done;
             if (s->leaf >= 0 && fresh[i + 1] != r->held[s->leaf]) {
-                changed = 1;
+                changed |= r->watched[s->leaf];
                 Py_XSETREF(r->held[s->leaf], Py_NewRef(fresh[i + 1]));
             }
         }
@@ -546,6 +547,7 @@ static void reader_dealloc(SourceReader *r) {
     PyMem_Free(r->nodes);
     PyMem_Free(r->dynamic);
     PyMem_Free(r->held);
+    PyMem_Free(r->watched);
     Py_TYPE(r)->tp_free((PyObject *)r);
 }
 
@@ -560,13 +562,14 @@ static int valid_name(int kind, PyObject *name) {
     }
 }
 
-/* SourceReader(steps, nleaves, nhot=nleaves): steps is a sequence of
- * (parent, kind, name, leaf). */
+/* SourceReader(steps, nleaves, nhot=nleaves, watched=None): steps is a
+ * sequence of (parent, kind, name, leaf); watched, the leaves whose dynamic
+ * change counts as a walk (None: all). */
 static PyObject *reader_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
-    PyObject *steps;
+    PyObject *steps, *watched = Py_None;
     int nleaves, nhot = -1;
-    static char *names[] = {"steps", "nleaves", "nhot", NULL};
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "Oi|i:SourceReader", names, &steps, &nleaves, &nhot))
+    static char *names[] = {"steps", "nleaves", "nhot", "watched", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "Oi|iO:SourceReader", names, &steps, &nleaves, &nhot, &watched))
         return NULL;
     PyObject *seq = PySequence_Fast(steps, "SourceReader: steps must be a sequence");
     if (seq == NULL)
@@ -590,11 +593,32 @@ static PyObject *reader_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
     r->nodes = PyMem_Calloc(n + 1, sizeof(PyObject *));
     r->dynamic = PyMem_Calloc(n ? n : 1, 1);
     r->held = PyMem_Calloc(nleaves ? nleaves : 1, sizeof(PyObject *));
+    r->watched = PyMem_Calloc(nleaves ? nleaves : 1, 1);
     filled = PyMem_Calloc(nleaves ? nleaves : 1, 1);
     if (r->steps == NULL || r->records == NULL || r->leaf_step == NULL || r->nodes == NULL ||
-        r->dynamic == NULL || r->held == NULL || filled == NULL) {
+        r->dynamic == NULL || r->held == NULL || r->watched == NULL || filled == NULL) {
         PyErr_NoMemory();
         goto fail;
+    }
+    if (watched == Py_None) {
+        memset(r->watched, 1, nleaves);
+    } else {
+        PyObject *it = PyObject_GetIter(watched), *item;
+        if (it == NULL)
+            goto fail;
+        while ((item = PyIter_Next(it)) != NULL) {
+            long l = PyLong_AsLong(item);
+            Py_DECREF(item);
+            if (l < 0 || l >= nleaves) {
+                if (!PyErr_Occurred())
+                    PyErr_SetString(PyExc_ValueError, "SourceReader: watched leaf out of range");
+                break;
+            }
+            r->watched[l] = 1;
+        }
+        Py_DECREF(it);
+        if (PyErr_Occurred())
+            goto fail;
     }
     for (Py_ssize_t i = 0; i < n; i++) {
         Step *s = &r->steps[i];

@@ -19,7 +19,7 @@ graph break. The memo keeps shared references shared, as ``deepcopy`` does.
 import copy
 
 from ..graph_breaks import unsupported
-from ..sources import AttrSource
+from ..sources import DictItemSource, GenericAttrSource
 from .base import VariableTracker
 from .dicts import ConstDictVariable
 from .lazy_dict import LazyDictVariable
@@ -79,8 +79,11 @@ def _attributes(tx, obj):
     from .builder import wrap_value
 
     attrs = {}
+    # what vars(obj)[name] is, even for a class overriding __getattribute__ or
+    # shadowing an instance attribute with a class descriptor
+    instance_dict = GenericAttrSource(obj.source, "__dict__") if obj.source is not None else None
     for name, value in vars(obj.value).items():
-        source = AttrSource(obj.source, name) if obj.source is not None else None
+        source = DictItemSource(instance_dict, name) if instance_dict is not None else None
         attrs[name] = obj.attrs[name] if name in obj.attrs else wrap_value(tx, value, source)
     return attrs
 
