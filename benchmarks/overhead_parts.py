@@ -23,6 +23,7 @@ of it. torch.compile pays the same; the table shows what is framegraph's
 own work (guard, code) and what is the machine.
 """
 import argparse
+import inspect
 import os
 import statistics
 import sys
@@ -51,6 +52,16 @@ def entry_of(model):
     raise RuntimeError("no cache entry found for the model's forward")
 
 
+def argument_slots(fn, model, inputs):
+    """The frame's argument slots for ``fn(model, **inputs)``, in the order the guard
+    and the replacement code take them (co_varnames: parameters, *args, **kwargs)."""
+    bound = inspect.signature(fn, follow_wrapped=False).bind(model, **inputs)
+    bound.apply_defaults()
+    code = fn.__code__
+    n = code.co_argcount + code.co_kwonlyargcount + bool(code.co_flags & 0x04) + bool(code.co_flags & 0x08)
+    return [bound.arguments[name] for name in code.co_varnames[:n]]
+
+
 def measure(name, rounds, calls):
     model, inputs = zoo.ZOO[name]()
     graphs = []
@@ -65,10 +76,7 @@ def measure(name, rounds, calls):
         compiled(**inputs)
         gm, graph_args = graphs[-1]
         check, fn, new_code = entry_of(model)
-        params = list(fn.__code__.co_varnames[:fn.__code__.co_argcount])
-        if fn.__code__.co_flags & 0x0C != 0x0C or len(params) != 1:
-            return None  # only the (self, *args, **kwargs) wrappers the zoo's models use
-        slots = (model, (), dict(inputs))
+        slots = argument_slots(fn, model, inputs)
         if not check(fn, *slots):
             return None
         replacement = types.FunctionType(new_code, fn.__globals__, None, None, fn.__closure__)
@@ -92,7 +100,7 @@ def measure(name, rounds, calls):
             parts["guard"].append(t(lambda: check(fn, *slots)))
             fn.__globals__[graph_name] = lambda *a: outputs
             try:
-                parts["code"].append(t(lambda: replacement(model, (), dict(inputs))))
+                parts["code"].append(t(lambda: replacement(*slots)))
             finally:
                 fn.__globals__[graph_name] = real
     return {k: statistics.median(v) for k, v in parts.items()}
@@ -112,7 +120,7 @@ def main():
         framegraph.reset()
         p = measure(name, args.rounds, args.calls)
         if p is None:
-            print(f"| {name} | (entry not in the expected form) | | | | | |")
+            print(f"| {name} | (its entry's guard rejects the re-bound arguments) | | | | | |")
             continue
         own = p["guard"] + p["code"]
         print(f"| {name} | {p['graph']:.0f} | {p['guard']:.1f} | {p['code']:.1f} | {own:.1f} "
