@@ -13,6 +13,7 @@ Times are the best of ``--repeats`` medians of ``--steps`` steps, variants
 interleaved, on one thread, so the numbers are stable on a shared machine.
 
     .venv/bin/python benchmarks/optimizers.py
+    .venv/bin/python benchmarks/optimizers.py --foreach   # the multi-tensor implementations
     .venv/bin/python benchmarks/optimizers.py --readme   # append the table to README.md
 """
 import argparse
@@ -32,13 +33,16 @@ KINDS = {
 }
 
 
+FOREACH = False  # --foreach: the multi-tensor implementations (torch._foreach_* ops)
+
+
 def make(kind, n, shape):
     gen = torch.Generator().manual_seed(0)
     params = [torch.nn.Parameter(torch.randn(*shape, generator=gen)) for _ in range(n)]
     for p in params:
         p.grad = torch.randn(*shape, generator=gen)
     cls, kwargs = KINDS[kind]
-    return params, cls(params, **kwargs)
+    return params, cls(params, foreach=FOREACH, **kwargs)
 
 
 def median_us(step, steps):
@@ -99,8 +103,11 @@ def main():
     parser.add_argument("--shape", type=int, nargs="+", default=[64, 64])
     parser.add_argument("--steps", type=int, default=50)
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--foreach", action="store_true", help="foreach=True optimizers")
     parser.add_argument("--readme", action="store_true", help="append the table to benchmarks/README.md")
     args = parser.parse_args()
+    global FOREACH
+    FOREACH = args.foreach
     torch.set_num_threads(1)
     lines = ["| optimizer | eager us/step | framegraph us (x eager) | torch.compile us (x eager) "
              "| fg graphs | fg bitwise == eager |", "|---|---|---|---|---|---|"]
