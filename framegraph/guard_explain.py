@@ -65,7 +65,7 @@ def _tensor(g, value) -> str:
 
 
 def _tensor_layout(name, spec, value) -> str:
-    from .guards import _stride_parts
+    from .guard_kinds import _stride_parts
 
     for code, _ in _stride_parts(spec, "v"):
         if not eval(code, {"v": value}):  # noqa: S307
@@ -150,7 +150,7 @@ def _grad_mode(g, fn) -> str:
 
 
 def _global_state(g, fn) -> str:
-    from .guards import GLOBAL_STATE_LABELS, global_state
+    from .guard_kinds import GLOBAL_STATE_LABELS, global_state
 
     for label, old, new in zip(GLOBAL_STATE_LABELS, g.value, global_state()):
         if old is not new:

@@ -35,7 +35,7 @@ from torch._subclasses.fake_tensor import (
 from .errors import BackendError
 from .graph_breaks import unsupported
 from .dynamic import ShapeContext
-from .guards import Guard, TensorSpec, global_state
+from .guard_kinds import Guard, TensorSpec, global_state
 from .source_reader import plan_inputs
 from .variables.base import VariableTracker
 from .variables.constant import ConstantVariable, is_constant_value, wrap_constant

@@ -7,7 +7,8 @@ import torch
 
 import framegraph
 from framegraph.config import CompileOptions
-from framegraph.guards import CompiledGuard, Guard, TensorSpec
+from framegraph.guard_kinds import Guard, TensorSpec
+from framegraph.guards import CompiledGuard
 from framegraph.sources import AttrSource, GlobalSource, LocalSource
 from framegraph.tracer import trace_frame
 from helpers import CountingBackend

@@ -31,7 +31,7 @@ from torch import nn
 
 from .. import _C
 from ..graph_breaks import unsupported
-from ..guards import function_guard_values
+from ..guard_kinds import function_guard_values
 from ..side_effects import remember_object, same_object
 from ..sources import GetItemSource, Source
 from .base import VariableTracker

@@ -1,0 +1,255 @@
+"""Checks skipped while nothing they read changed.
+
+Two kinds of group, each rendered as one part of the check function:
+
+* ``_VersionGroup``: identity/constant checks of items of one dict (module
+  globals), behind the dict's PEP 509 version tag.
+* ``_ReaderCall`` / ``_ReaderGroup``: the values under one root (a module's
+  parameters, submodules, closure cells) read by one ``_C.SourceReader``
+  call, and their identity/constant checks, run only when the reader saw a
+  change (source_reader.py).
+
+Neither drops a fact: a skipped check is one whose inputs are provably the
+objects it passed on before.
+"""
+import dataclasses
+from typing import Dict, List, Optional, Tuple
+
+from . import _C
+from .guard_kinds import _IMMUTABLE, KINDS, Guard
+from .source_reader import Reader, chain, group
+from .sources import GLOBALS, GetItemSource, GlobalSource, Source
+
+
+# ---- dict-version groups: many item checks of one dict, skipped while it is unchanged
+_VERSIONED_KINDS = ("ID_MATCH", "CONSTANT_MATCH", "DICT_CONTAINS", "NOT_IN_GLOBALS")
+MIN_GROUP = 2  # below this a version check costs as much as the checks it skips
+
+
+def _versioned_dict(g: Guard):
+    """(True, source of the dict) when ``g`` only checks one item (or key) of a dict
+    by identity or immutable value, so an unchanged dict version implies ``g``;
+    the source is None for the frame's globals. (False, None) otherwise."""
+    if g.kind not in _VERSIONED_KINDS:
+        return False, None
+    if g.kind == "NOT_IN_GLOBALS":
+        return True, None
+    if g.kind == "DICT_CONTAINS":
+        return True, g.source
+    if g.kind == "CONSTANT_MATCH" and type(g.value) not in _IMMUTABLE:
+        return False, None
+    if isinstance(g.source, GlobalSource):
+        return True, None
+    if isinstance(g.source, GetItemSource) and type(g.source.index) is str:
+        return True, g.source.base
+    return False, None
+
+
+class _VersionGroup:
+    """Checks of items of one dict, behind a check of the dict's version tag.
+
+    CPython 3.11 gives every dict a version (``ma_version_tag``, PEP 509) from
+    a global counter, renewed by every change to the dict: an equal version
+    means the same dict with the same key -> value identities. The group runs
+    its member checks (the slow path) until they pass once, then remembers the
+    version it read *before* running them; later calls that find the same
+    version skip the members. A dict that changes (a module global rebound, a
+    submodule replaced) gets a version never seen before, so the members run
+    again and decide. ``_C.dict_version`` is None for anything but an exact
+    dict (a subclass may override ``__getitem__``), which never matches.
+    """
+
+    def __init__(self, base: Optional[Source], members: List[Guard]):
+        self.base, self.members = base, members
+
+    def render(self, cache, consts) -> Tuple[str, str]:
+        if self.base is None:
+            header = name = GLOBALS
+        else:
+            header = cache.expr(self.base, bind=True)
+            name = cache.expr(self.base)
+        checks = []
+        for g in self.members:
+            if g.kind in ("DICT_CONTAINS", "NOT_IN_GLOBALS"):
+                hole = name  # the check is about the dict itself
+            elif isinstance(g.source, GlobalSource):
+                hole = g.source.expr()
+            else:
+                hole = f"{name}[{g.source.index!r}]"
+            checks.append(KINDS[g.kind][1](g, hole, consts)[0])
+        seen = consts([-1])  # the version the members last passed on (-1: none yet)
+        version = f"{seen}_v"
+        code = (f"({seen}[0] == ({version} := {consts(_C.dict_version)}({header})) or "
+                f"({' and '.join(checks)} and ({version} is None or {seen}.__setitem__(0, {version}) is None)))")
+        where = "G" if self.base is None else self.base.name()
+        return code, f"{where} unchanged (dict version), else its {len(checks)} item checks"
+
+
+# ---- source readers: the values under one root read in C, walk skipped while unchanged
+class _ReaderCall:
+    """``(___rK := reader(root))``: binds the values a SourceReader (source_reader.py)
+    returns on every call; ``all_name`` (``___aK``) is bound to all its values only
+    where its group's checks run."""
+
+    def __init__(self, reader: Reader, name: str, all_name: str):
+        self.reader, self.name, self.all_name = reader, name, all_name
+
+    def render(self, cache, consts) -> Tuple[str, str]:
+        code = f"({self.name} := {consts(self.reader.c)}({cache.expr(self.reader.root)})) is not None"
+        return code, self.reader.describe()
+
+
+class _ReaderGroup:
+    """Identity and immutable-constant checks of values a reader returns, skipped
+    while the reader has not walked since they last passed: an unchanged walk
+    means the same objects (``SourceReader.walks`` counts walks). Values only
+    these checks read are not returned by the reader's call (fewer objects
+    touched each call) but by ``reader.all(root)``, here."""
+
+    def __init__(self, call: _ReaderCall, members: List[Guard]):
+        self.call, self.members = call, members
+
+    def render(self, cache, consts) -> Tuple[str, str]:
+        checks = [f"{cache.expr(g.source)} is {cache.expr(g.value)}" if g.kind == "IS_SAME"
+                  else KINDS[g.kind][1](g, cache.expr(g.source), consts)[0] for g in self.members]
+        reader = self.call.reader
+        if reader.nhot < len(reader.leaves):
+            checks.insert(0, f"({self.call.all_name} := {consts(reader.c)}.all({cache.expr(reader.root)})) is not None")
+        seen, walks = consts([-1]), f"{consts(reader.c)}.walks"
+        code = f"({seen}[0] == {walks} or ({' and '.join(checks)} and {seen}.__setitem__(0, {walks}) is None))"
+        return code, f"{reader.root.name()}: {len(self.members)} identity checks, run when the reader walked"
+
+
+_SKIPPABLE = ("ID_MATCH", "CONSTANT_MATCH", "IS_SAME")
+
+
+def _readers(guards: List[Guard], batched):
+    """The reader calls of a guard, the expression of each value they return, and
+    the reader group of each guard that needs checking only after a walk.
+
+    A guarded source that is a chain of reads (source_reader.chain) is read by
+    its root's reader; one that is not (``L['self'].layers[0]`` with a list)
+    through its nearest ancestor that is. Values some check reads every call
+    are "hot" and come first (batched tensors first, in batch order, so the
+    tensor check can take them as ``*___rK``); the rest are only read by the
+    reader's group."""
+    def readable(source):
+        while source is not None and chain(source) is None:
+            source = getattr(source, "base", None)
+        return source
+
+    first: List[Source] = []
+    rest: List[Source] = []
+    for g in guards:
+        for read in (g.source, g.value) if g.kind == "IS_SAME" else (g.source,):
+            source = readable(read)
+            if source is not None:
+                (first if g in batched and source == read else rest).append(source)
+    by_root = group(first + rest)
+    owner = {s: root for root, sources in by_root.items() for s in sources}
+
+    def skippable(g):
+        if g.source not in owner or g.source != readable(g.source):
+            return False
+        if g.kind == "IS_SAME":
+            return owner.get(g.value) == owner[g.source] and g.value == readable(g.value)
+        return g.kind == "ID_MATCH" or g.kind == "CONSTANT_MATCH" and type(g.value) in _IMMUTABLE
+
+    members = {g for g in guards if skippable(g)}
+    hot = set()
+    for g in guards:
+        if g not in members:
+            hot.update(readable(r) for r in ((g.source, g.value) if g.kind == "IS_SAME" else (g.source,)))
+    for root in by_root:
+        hot.update(part for part in _parts(root) if part in owner)
+    calls, leaves, by_call = [], {}, {}
+    for k, root in enumerate(_roots_in_order(by_root, owner)):
+        sources = by_root[root]
+        ordered = [s for s in sources if s in hot] + [s for s in sources if s not in hot]
+        nhot = sum(1 for s in sources if s in hot)
+        watched = {r for g in members if owner[g.source] == root
+                   for r in ((g.source, g.value) if g.kind == "IS_SAME" else (g.source,))}
+        call = _ReaderCall(Reader(root, ordered, nhot, watched), f"___r{k}", f"___a{k}")
+        calls.append(call)
+        by_call[root] = call
+        leaves.update((s, f"{call.name if i < nhot else call.all_name}[{i}]") for i, s in enumerate(ordered))
+    groups: Dict[Guard, _ReaderGroup] = {}
+    for root, call in by_call.items():
+        mine = [g for g in guards if g in members and owner[g.source] == root]
+        if mine:
+            grp = _ReaderGroup(call, mine)
+            groups.update((g, grp) for g in mine)
+    return calls, leaves, groups
+
+
+def _roots_in_order(groups, owner) -> List[Source]:
+    """Reader roots, each after the readers whose values its root is read from
+    (``dict.get(___r0[1], ...)``)."""
+    done: Dict[Source, None] = {}
+
+    visiting = set()
+
+    def visit(root):
+        if root in done or root in visiting:  # a cycle cannot occur: a root is below its own leaves
+            return
+        visiting.add(root)
+        for part in _parts(root):
+            if part in owner and owner[part] != root:
+                visit(owner[part])
+        done[root] = None
+
+    for root in groups:
+        visit(root)
+    return list(done)
+
+
+def _parts(source) -> List[Source]:
+    """Every source ``source`` is read from (bases, and the key of a DictGetSource)."""
+    out = []
+    for field in dataclasses.fields(source) if dataclasses.is_dataclass(source) else ():
+        value = getattr(source, field.name)
+        if isinstance(value, Source):
+            out.append(value)
+            out.extend(_parts(value))
+    return out
+
+
+def _leaf_order(g: Guard, leaves) -> Tuple[int, int, int]:
+    """Batch order: tensors read directly first, then each reader's, by index."""
+    name = leaves.get(g.source)
+    if name is None:
+        return (0, 0, 0)
+    k, _, i = name[len("___r"):].rstrip("]").partition("[")
+    return (1, int(k), int(i))
+
+
+def _star_leaves(exprs: List[str], readers: List[_ReaderCall]) -> List[str]:
+    """``___r0[0], ___r0[1], ...`` -> ``*___r0`` (or ``*___r0[:n]``)."""
+    out = list(exprs)
+    for call in readers:
+        run = [f"{call.name}[{i}]" for i in range(call.reader.nhot)]
+        n = 0
+        while n < len(run) and run[n] in out:
+            n += 1
+        if n >= 2 and out[out.index(run[0]):out.index(run[0]) + n] == run[:n]:
+            at = out.index(run[0])
+            star = f"*{call.name}" if n == len(run) else f"*{call.name}[:{n}]"
+            out[at:at + n] = [star]
+    return out
+
+
+def _version_groups(guards: List[Guard]) -> Dict[Guard, _VersionGroup]:
+    """Guard -> its group, for dicts with at least MIN_GROUP versioned checks."""
+    if getattr(_C, "dict_version", None) is None:
+        return {}
+    by_dict: Dict[Optional[Source], List[Guard]] = {}
+    for g in guards:
+        ok, base = _versioned_dict(g)
+        if ok:
+            by_dict.setdefault(base, []).append(g)
+    groups = {}
+    for base, members in by_dict.items():
+        if len(members) >= MIN_GROUP:
+            group = _VersionGroup(base, members)
+            groups.update((g, group) for g in members)
+    return groups
