@@ -17,6 +17,11 @@ from framegraph import pyver
 
 from .instruction import ExceptionTableEntry, Instruction
 
+_OPNAMES = dis.opname
+_HAVE_ARGUMENT = dis.HAVE_ARGUMENT
+_CACHES = [pyver.inline_cache_entries(name) if not name.startswith("<") else 0 for name in dis.opname]
+_FORMAT_CONVERTERS = dis.FORMAT_VALUE_CONVERTERS
+
 
 def decode(code):
     """Decode ``code`` into Instructions with object-reference jumps and handlers."""
@@ -30,26 +35,65 @@ def decode(code):
 
 
 def _read(code):
-    """Instructions without EXTENDED_ARG, plus a first-code-unit offset index."""
+    """Instructions without EXTENDED_ARG, plus a first-code-unit offset index.
+
+    Reads ``co_code`` directly, resolving arguments as ``dis.get_instructions``
+    does (``tests/bytecode/test_decode.py`` checks they agree): dis also
+    builds a repr of every constant and a set of jump labels we never use,
+    which made it about 12 us an instruction, a third of a first trace.
+    """
+    raw, names, consts = code.co_code, code.co_names, code.co_consts
+    positions = list(code.co_positions())  # one per code unit, caches included
+    linestarts = dict(dis.findlinestarts(code))
+    varname = code._varname_from_oparg
     instructions, by_start, starts = [], {}, []
-    prefix = None  # the first EXTENDED_ARG before the current instruction
-    for raw in dis.get_instructions(code):
-        if raw.opcode == pyver.EXTENDED_ARG:
-            prefix = prefix or raw
+    prefix = None  # offset of the first EXTENDED_ARG before the current instruction
+    extended = caches = 0
+    for offset in range(0, len(raw), 2):
+        if caches:
+            caches -= 1
             continue
-        first = prefix or raw
-        line = raw.starts_line if first.starts_line is None else first.starts_line
-        argval = raw.argval
-        if pyver.arg_kind(raw.opname) == pyver.ARG_CONST:
-            argval = code.co_consts[raw.arg]  # dis leaves KW_NAMES unresolved
-        inst = Instruction(opname=raw.opname, arg=raw.arg, argval=argval,
-                           offset=raw.offset, starts_line=line,
-                           positions=raw.positions)
+        op = raw[offset]
+        caches = _CACHES[op]
+        arg = None
+        if op >= _HAVE_ARGUMENT:
+            arg = raw[offset + 1] | extended
+        if op == pyver.EXTENDED_ARG:
+            extended = arg << 8
+            prefix = offset if prefix is None else prefix
+            continue
+        extended = 0
+        first = offset if prefix is None else prefix
+        opname = _OPNAMES[op]
+        line = linestarts.get(first)
+        inst = Instruction(opname=opname, arg=arg, argval=_argval(opname, arg, names, consts, varname),
+                           offset=offset, starts_line=linestarts.get(offset) if line is None else line,
+                           positions=dis.Positions(*positions[offset // 2]))
         instructions.append(inst)
-        by_start[first.offset] = inst
-        starts.append(first.offset)
+        by_start[first] = inst
+        starts.append(first)
         prefix = None
     return instructions, by_start, starts
+
+
+def _argval(opname, arg, names, consts, varname):
+    """What ``arg`` stands for (a jump's target is resolved by ``decode``)."""
+    kind = pyver.arg_kind(opname)
+    if arg is None or kind == pyver.ARG_JUMP:
+        return None if kind == pyver.ARG_JUMP else arg
+    if kind == pyver.ARG_CONST:
+        return consts[arg]
+    if kind == pyver.ARG_NAME:
+        return names[arg]
+    if kind == pyver.ARG_GLOBAL:
+        return names[arg >> 1]
+    if kind in (pyver.ARG_LOCAL, pyver.ARG_LOCALSPLUS):
+        return varname(arg)
+    if kind == pyver.ARG_COMPARE:
+        return dis.cmp_op[arg]
+    if opname == "FORMAT_VALUE":  # (conversion, has a format spec), as dis gives it
+        return (_FORMAT_CONVERTERS[arg & 0x3][0], bool(arg & 0x4))
+    return arg
 
 
 def _attach_exception_table(code, instructions, by_start, starts):
