@@ -120,15 +120,12 @@ class _ReaderGroup:
         return code, f"{reader.root.name()}: {len(self.members)} identity checks, run when the reader walked"
 
 
-_SKIPPABLE = ("ID_MATCH", "CONSTANT_MATCH", "IS_SAME")
-
-
 def _readers(guards: List[Guard], batched):
     """The reader calls of a guard, the expression of each value they return, and
     the reader group of each guard that needs checking only after a walk.
 
     A guarded source that is a chain of reads (source_reader.chain) is read by
-    its root's reader; one that is not (``L['self'].layers[0]`` with a list)
+    its root's reader; one that is not (``dict.get(state, p)``, ``len(x)``)
     through its nearest ancestor that is. Values some check reads every call
     are "hot" and come first (batched tensors first, in batch order, so the
     tensor check can take them as ``*___rK``); the rest are only read by the
