@@ -269,8 +269,20 @@ def _make_function(st, inst):
 
 
 def _const(value):
+    """A constant as the reader would write it: functions, classes and builtin
+    methods the generated code loads as constants by their dotted names."""
     if isinstance(value, types.CodeType):
         return f"<code {value.co_name}>"
+    if isinstance(value, (type, types.FunctionType, types.BuiltinFunctionType)):
+        owner = getattr(value, "__self__", None)
+        if isinstance(owner, type):  # object.__new__, dict.get
+            return f"{owner.__qualname__}.{value.__name__}"
+        if isinstance(owner, types.ModuleType) or owner is None:
+            name = getattr(value, "__qualname__", None) or getattr(value, "__name__", None)
+            if name:
+                return name
+    if isinstance(value, types.MethodDescriptorType | types.WrapperDescriptorType):
+        return f"{value.__objclass__.__qualname__}.{value.__name__}"
     return repr(value)
 
 

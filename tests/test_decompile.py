@@ -44,3 +44,14 @@ def test_unknown_instructions_become_comments_not_errors():
             yield x
 
     assert "not decompiled" in decompile(h.__code__)
+
+
+def test_constants_read_as_dotted_names():
+    from framegraph.decompile import _const
+
+    assert _const(object.__new__) == "object.__new__"
+    assert _const(dict.get) == "dict.get"
+    assert _const(dict.__getitem__) == "dict.__getitem__"
+    assert _const(torch.nn.Linear) == "Linear"
+    assert _const(len) == "len"
+    assert _const((1, "a")) == "(1, 'a')"
