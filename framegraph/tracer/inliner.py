@@ -20,6 +20,7 @@ in a local, storing or returning it).
 import inspect
 
 from ..graph_breaks import unsupported
+from ..side_effects import changes
 from ..variables.iterators import ListIteratorVariable
 from .translator import TranslatorBase
 
@@ -63,5 +64,9 @@ def inline_call(parent, fn_var, args, kwargs):
             # run to the end now, its side effects would happen before (or
             # without) the consumer asking for the values: wrong answers
             unsupported("generator", f"the generator {code.co_name} has side effects")
-        return ListIteratorVariable(tx.yielded, from_generator=True)
+        it = ListIteratorVariable(tx.yielded, from_generator=True)
+        # the values were computed now: if the consumer changes outside state
+        # before it has them all, the generator would have seen the change
+        it.mutations_seen = changes(parent)
+        return it
     return tx.return_value

@@ -53,10 +53,12 @@ class VariableTracker:
     def check_mutable(self, what: str, tx=None):
         """Called before mutating in place: an object from outside the frame goes
         into the side-effect ledger (replayed after the graph), when ``tx`` is given."""
-        if not self.mutable:
-            from ..side_effects import record_mutation
+        from ..side_effects import ledger, record_mutation
 
+        if not self.mutable:
             record_mutation(tx, self, what)
+        elif tx is not None and ledger(tx) is not None:
+            ledger(tx).local_mutations += 1  # a generator run eagerly may have read it
 
     # ---- CPython slots
     def getattr(self, tx, name: str) -> "VariableTracker":

@@ -52,11 +52,18 @@ class ListIteratorVariable(IteratorVariable):
         self.items = list(items)
         self.index = 0
         self.from_generator = from_generator  # a generator run eagerly (tracer/inliner.py)
+        self.mutations_seen = None  # side_effects.changes() when it ran (generators only)
 
     def python_type(self):
         return types.GeneratorType if self.from_generator else self.py_type
 
     def next(self, tx) -> Optional[VariableTracker]:
+        if self.mutations_seen is not None:
+            from ..side_effects import changes
+
+            if changes(tx) != self.mutations_seen:
+                unsupported("generator", "the loop consuming a generator changed state before taking all "
+                            "its values (the generator ran at its call and saw the old state)")
         if self.index >= len(self.items):
             return None
         self.index += 1
