@@ -90,6 +90,19 @@ CASES = {
                 mine.append(v)
             return (x + len(mine), sum(mine))
     """,
+    "generator_reads_tensor_the_consumer_changes_in_place": """
+        def gen(t):
+            for i in range(3):
+                yield t * 1
+
+        def prog(x, y, n, lst, d, obj):
+            total = x * 0
+            mine = x.clone()
+            for v in gen(mine):
+                mine.add_(1)
+                total = total + v
+            return (total, n)
+    """,
     "generator_reads_attribute_the_consumer_bumps": """
         def gen(o, a):
             for i in range(3):
