@@ -57,8 +57,10 @@ class VariableTracker:
 
         if not self.mutable:
             record_mutation(tx, self, what)
-        elif tx is not None and ledger(tx) is not None:
-            ledger(tx).local_mutations += 1  # a generator run eagerly may have read it
+            return
+        se = ledger(tx) if tx is not None else None
+        if se is not None:
+            se.local_mutations += 1  # a generator run eagerly may have read it
 
     # ---- CPython slots
     def getattr(self, tx, name: str) -> "VariableTracker":
