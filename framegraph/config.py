@@ -17,6 +17,9 @@ class _Config:
         "recompile_limit": (int, 8),
         # Check every opcode handler's stack effect against dis.stack_effect.
         "debug_stack_effect": (bool, False),
+        # Run each op that meta_ops propagates directly also through FakeTensorMode,
+        # and raise if the two results' metadata differ.
+        "check_meta_ops": (bool, False),
     }
 
     def __init__(self):

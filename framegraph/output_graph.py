@@ -32,6 +32,8 @@ from torch._subclasses.fake_tensor import (
     DynamicOutputShapeException,
 )
 
+from . import meta_ops
+from .config import config
 from .errors import BackendError
 from .graph_breaks import unsupported
 from .dynamic import ShapeContext
@@ -180,6 +182,16 @@ class OutputGraph:
         return self._wrap_result(node, fake)
 
     def _run_fake(self, kind, target, args, kwargs):
+        fast = meta_ops.run_meta(self.fake_mode, kind, target, args, kwargs)
+        if fast is not meta_ops.NOT_ENGAGED:
+            if config.check_meta_ops:
+                slow = self._run_fake_mode(kind, target, args, kwargs)
+                if not meta_ops.same_meta(fast, slow):
+                    raise AssertionError(f"meta_ops: {_target_name(target)} gave {fast!r}, FakeTensorMode {slow!r}")
+            return fast
+        return self._run_fake_mode(kind, target, args, kwargs)
+
+    def _run_fake_mode(self, kind, target, args, kwargs):
         try:
             with self.fake_mode, _quiet_meta_failures():
                 if kind == "call_method":

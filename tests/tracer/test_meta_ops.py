@@ -1,0 +1,137 @@
+"""Shape propagation on the meta kernels (framegraph/meta_ops.py) agrees with FakeTensorMode.
+
+The suite runs with ``config.check_meta_ops`` on (tests/conftest.py), so every
+op traced anywhere in the tests is also checked against FakeTensorMode. Here
+each allowed op is run directly, first on a cache miss and then on a hit.
+"""
+import operator
+
+import pytest
+import torch
+import torch.nn.functional as F
+from torch._subclasses.fake_tensor import FakeTensor, FakeTensorMode
+from torch.fx.experimental.symbolic_shapes import ShapeEnv
+
+import framegraph
+from framegraph import meta_ops
+from helpers import check
+
+
+@pytest.fixture
+def mode():
+    return FakeTensorMode(shape_env=ShapeEnv())
+
+
+def fake(mode, *shape, dtype=torch.float32, **kw):
+    return mode.from_tensor(torch.randn(*shape, **kw).to(dtype), static_shapes=True)
+
+
+def slow(mode, kind, target, args, kwargs):
+    with mode:
+        return getattr(args[0], target)(*args[1:], **kwargs) if kind == "call_method" else target(*args, **kwargs)
+
+
+CASES = [
+    ("call_function", F.linear, lambda m: (fake(m, 2, 5, 8), fake(m, 4, 8), fake(m, 4)), {}),
+    ("call_function", F.layer_norm, lambda m: (fake(m, 2, 5, 8), (8,), fake(m, 8), fake(m, 8)), {}),
+    ("call_function", F.gelu, lambda m: (fake(m, 3, 4),), {"approximate": "tanh"}),
+    ("call_function", F.softmax, lambda m: (fake(m, 3, 4),), {"dim": -1}),
+    ("call_function", F.dropout, lambda m: (fake(m, 3, 4),), {"p": 0.1, "training": False}),
+    ("call_function", F.embedding, lambda m: (m.from_tensor(torch.tensor([[1, 2]]), static_shapes=True),
+                                              fake(m, 5, 3)), {}),
+    ("call_function", torch.cat, lambda m: ([fake(m, 2, 3), fake(m, 4, 3)],), {"dim": 0}),
+    ("call_function", torch.split, lambda m: (fake(m, 6, 2), [2, 4]), {}),
+    ("call_function", torch.where, lambda m: (fake(m, 3, dtype=torch.bool), fake(m, 3), fake(m, 1)), {}),
+    ("call_function", operator.add, lambda m: (fake(m, 3, dtype=torch.int64), 1.5), {}),
+    ("call_function", operator.add, lambda m: (fake(m, 3, dtype=torch.int64), 1), {}),
+    ("call_function", operator.mul, lambda m: (fake(m, 4, 1), fake(m, 1, 3, dtype=torch.float64)), {}),
+    ("call_function", operator.getitem, lambda m: (fake(m, 4, 5, 6), (slice(1, None, 2), None, ..., 0)), {}),
+    ("call_function", operator.matmul, lambda m: (fake(m, 2, 3, 4), fake(m, 4, 5)), {}),
+    ("call_method", "view", lambda m: (fake(m, 4, 6), 2, -1, 3), {}),
+    ("call_method", "transpose", lambda m: (fake(m, 4, 6, 2), 0, 2), {}),
+    ("call_method", "contiguous", lambda m: (fake(m, 4, 6).t(),), {}),
+    ("call_method", "contiguous", lambda m: (fake(m, 4, 6),), {}),
+    ("call_method", "expand", lambda m: (fake(m, 1, 6), 3, 6), {}),
+    ("call_method", "chunk", lambda m: (fake(m, 5, 6), 2, -1), {}),
+    ("call_method", "float", lambda m: (fake(m, 3, dtype=torch.float16),), {}),
+    ("call_method", "masked_fill", lambda m: (fake(m, 3, 3), fake(m, 3, 3, dtype=torch.bool), -1e9), {}),
+    ("call_method", "sum", lambda m: (fake(m, 3, 4),), {"dim": 1, "keepdim": True}),
+]
+
+
+@pytest.mark.parametrize("kind,target,make_args,kwargs", CASES,
+                         ids=[f"{getattr(c[1], '__name__', c[1])}-{i}" for i, c in enumerate(CASES)])
+def test_meta_result_matches_fake_tensor_mode_on_miss_and_hit(mode, kind, target, make_args, kwargs):
+    for _ in range(2):  # the first call runs the kernels, the second is rebuilt from the cached spec
+        args = make_args(mode)
+        with torch.no_grad():
+            fast = meta_ops.run_meta(mode, kind, target, args, kwargs)
+            assert fast is not meta_ops.NOT_ENGAGED
+            assert meta_ops.same_meta(fast, slow(mode, kind, target, args, kwargs))
+        for out in fast if isinstance(fast, (tuple, list)) else (fast,):
+            assert type(out) is FakeTensor and out.fake_mode is mode and out.device.type == "cpu"
+
+
+def test_views_alias_their_input_on_a_cache_hit(mode):
+    for _ in range(2):
+        x = fake(mode, 4, 6)
+        y = meta_ops.run_meta(mode, "call_method", "view", (x, 24), {})
+        assert torch._C._is_alias_of(y, x) and y._is_view()
+
+
+def test_not_engaged_where_fake_tensor_mode_must_decide(mode):
+    x = fake(mode, 3, 4)
+    sym = mode.from_tensor(torch.randn(3, 4))  # dynamic sizes
+    const = mode.from_tensor(torch.tensor([1.0, 2.0]))  # FakeTensorMode may fold it
+    const.constant = torch.tensor([1.0, 2.0])
+    grad = fake(mode, 3, 4, requires_grad=True)
+    not_engaged = [
+        ("call_function", torch.nonzero, (x,)),  # not on the list: its size depends on data
+        ("call_function", operator.add, (sym, 1)),
+        ("call_function", operator.add, (const, 1)),
+        ("call_function", operator.getitem, (x, fake(mode, 3, dtype=torch.bool))),  # data-dependent size
+        ("call_method", "to", (x, "cpu")),
+        ("call_function", operator.add, (x, torch.randn(3, 4))),  # a real tensor
+    ]
+    for kind, target, args in not_engaged:
+        assert meta_ops.run_meta(mode, kind, target, args, {}) is meta_ops.NOT_ENGAGED, target
+    with torch.enable_grad():
+        assert meta_ops.run_meta(mode, "call_function", operator.mul, (grad, 2), {}) is meta_ops.NOT_ENGAGED
+    with torch.no_grad():
+        assert meta_ops.run_meta(mode, "call_function", operator.mul, (grad, 2), {}) is not meta_ops.NOT_ENGAGED
+
+
+def test_an_op_that_fails_falls_back_and_reports_the_operator_error():
+    def f(x, w):
+        return F.linear(x, w)  # shapes do not match: eager raises too
+
+    fn = framegraph.compile(f, backend="eager")
+    with pytest.raises(RuntimeError):
+        fn(torch.randn(2, 3), torch.randn(4, 5))
+
+
+def test_default_dtype_is_part_of_the_cache_key():
+    def f(x):
+        return x + 1.5
+
+    x = torch.arange(3)
+    old = torch.get_default_dtype()
+    try:
+        for dtype in (torch.float32, torch.float64):
+            torch.set_default_dtype(dtype)
+            check(f, x)
+    finally:
+        torch.set_default_dtype(old)
+
+
+def test_in_place_on_a_traced_view_changes_the_input_like_eager():
+    def f(x):
+        y = x.view(-1)[1:3]
+        y.mul_(10)
+        return x.transpose(0, 1).contiguous() + 1
+
+    a, b = torch.randn(2, 3), None
+    b = a.clone()
+    fn = framegraph.compile(f, backend="eager")
+    torch.testing.assert_close(fn(a), f(b))
+    torch.testing.assert_close(a, b)
