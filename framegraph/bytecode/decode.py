@@ -20,7 +20,9 @@ from .instruction import ExceptionTableEntry, Instruction
 _OPNAMES = dis.opname
 _HAVE_ARGUMENT = dis.HAVE_ARGUMENT
 _CACHES = [pyver.inline_cache_entries(name) if not name.startswith("<") else 0 for name in dis.opname]
+_SIZE = [2 * (1 + n) for n in _CACHES]  # bytes from one instruction to the next
 _FORMAT_CONVERTERS = dis.FORMAT_VALUE_CONVERTERS
+_Positions = dis.Positions
 
 
 def decode(code):
@@ -48,27 +50,24 @@ def _read(code):
     varname = code._varname_from_oparg
     instructions, by_start, starts = [], {}, []
     prefix = None  # offset of the first EXTENDED_ARG before the current instruction
-    extended = caches = 0
-    for offset in range(0, len(raw), 2):
-        if caches:
-            caches -= 1
-            continue
+    extended = offset = 0
+    end = len(raw)
+    while offset < end:
         op = raw[offset]
-        caches = _CACHES[op]
+        here, offset = offset, offset + _SIZE[op]  # the next instruction, after this one's caches
         arg = None
         if op >= _HAVE_ARGUMENT:
-            arg = raw[offset + 1] | extended
+            arg = raw[here + 1] | extended
         if op == pyver.EXTENDED_ARG:
             extended = arg << 8
-            prefix = offset if prefix is None else prefix
+            prefix = here if prefix is None else prefix
             continue
         extended = 0
-        first = offset if prefix is None else prefix
+        first = here if prefix is None else prefix
         opname = _OPNAMES[op]
         line = linestarts.get(first)
-        inst = Instruction(opname=opname, arg=arg, argval=_argval(opname, arg, names, consts, varname),
-                           offset=offset, starts_line=linestarts.get(offset) if line is None else line,
-                           positions=dis.Positions(*positions[offset // 2]))
+        inst = Instruction(opname, arg, _argval(opname, arg, names, consts, varname), here,
+                           linestarts.get(here) if line is None else line, _Positions(*positions[here >> 1]))
         instructions.append(inst)
         by_start[first] = inst
         starts.append(first)

@@ -49,28 +49,56 @@ class CellVariable(VariableTracker):
 
 
 def bind_args(code, name, defaults, kwdefaults, args, kwargs) -> Dict[str, VariableTracker]:
-    """Bind tracker arguments to ``code``'s parameters (with CPython's rules)."""
-    stand_in = types.FunctionType(code, {}, name, tuple(defaults),
-                                  tuple(types.CellType(None) for _ in code.co_freevars))
-    stand_in.__kwdefaults__ = dict(kwdefaults) or None
-    try:
-        bound = inspect.signature(stand_in).bind(*args, **kwargs)
-    except TypeError as e:
-        unsupported("operator_error", f"calling {name}: {e}")
-    bound.apply_defaults()
-    # inspect names a comprehension's implicit ".0" parameter "implicit0"
-    result = {("." + k[8:] if k.startswith("implicit") and "." + k[8:] in code.co_varnames else k): v
-              for k, v in bound.arguments.items()}
-    params = inspect.signature(stand_in).parameters
+    """Bind tracker arguments to ``code``'s parameters with CPython's rules:
+    positional, then keyword, then defaults; extras to ``*args``/``**kwargs``.
+    A call CPython would reject is a clean break (it raises again eagerly)."""
     from .dicts import ConstDictVariable
     from .lists import TupleVariable
 
-    for pname, p in params.items():
-        if p.kind is p.VAR_POSITIONAL:
-            result[pname] = TupleVariable(list(result.get(pname, ())))
-        elif p.kind is p.VAR_KEYWORD:
-            result[pname] = ConstDictVariable.from_kwargs(result.get(pname, {}))
+    nargs, posonly, nkwonly = code.co_argcount, code.co_posonlyargcount, code.co_kwonlyargcount
+    names = code.co_varnames
+    positional, kwonly = names[:nargs], names[nargs:nargs + nkwonly]
+    star = names[nargs + nkwonly] if code.co_flags & inspect.CO_VARARGS else None
+    starstar = (names[nargs + nkwonly + (star is not None)]
+                if code.co_flags & inspect.CO_VARKEYWORDS else None)
+    if len(args) > nargs and star is None:
+        _reject(name, f"takes {nargs} positional arguments but {len(args)} were given")
+    given = dict(zip(positional, args))
+    extra = {}
+    for key, value in kwargs.items():
+        if key in kwonly or key in positional[posonly:]:
+            if key in given:
+                _reject(name, f"got multiple values for argument {key!r}")
+            given[key] = value
+        elif starstar is not None:
+            extra[key] = value
+        else:
+            _reject(name, f"got an unexpected keyword argument {key!r}")
+    first_default = nargs - len(defaults)
+    result = {}
+    for i, param in enumerate(positional):
+        if param in given:
+            result[param] = given[param]
+        elif i >= first_default:
+            result[param] = defaults[i - first_default]
+        else:
+            _reject(name, f"missing required argument {param!r}")
+    for param in kwonly:
+        if param in given:
+            result[param] = given[param]
+        elif param in kwdefaults:
+            result[param] = kwdefaults[param]
+        else:
+            _reject(name, f"missing required keyword-only argument {param!r}")
+    if star is not None:
+        result[star] = TupleVariable(list(args[nargs:]))
+    if starstar is not None:
+        result[starstar] = ConstDictVariable.from_kwargs(extra)
     return result
+
+
+def _reject(name, why):
+    unsupported("operator_error", f"calling {name}: {name}() {why}")
 
 
 class BaseUserFunctionVariable(VariableTracker):

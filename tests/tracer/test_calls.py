@@ -1,6 +1,7 @@
 """User functions are inlined into the caller's graph: helpers, closures, lambdas, *args."""
 import functools
 
+import pytest
 import torch
 
 import framegraph
@@ -96,6 +97,45 @@ def test_defaults_kwargs_and_star_args():
         return helper(x, 3, y, y, c=1), helper(x, c=y, z=x, w=2.0)
 
     check(f, torch.randn(3), torch.randn(3))
+
+
+def test_positional_only_names_may_also_arrive_in_star_star_kwargs():
+    def helper(a, b=1, /, **extra):
+        return a * b + sum(v for v in extra.values())
+
+    def f(x):
+        return helper(x, a=2, b=3), helper(x, 4)
+
+    check(f, torch.randn(3))
+
+
+def _calls_eager_rejects():
+    def two(a, b):
+        return a + b
+
+    def kwonly(a, *, k):
+        return a * k
+
+    def posonly(a, /):
+        return a
+
+    return [
+        lambda x: two(x),  # missing argument
+        lambda x: two(x, x, x),  # too many positional
+        lambda x: two(x, a=x),  # multiple values
+        lambda x: two(x, c=x),  # unexpected keyword
+        lambda x: kwonly(x, 2),  # keyword-only passed positionally
+        lambda x: posonly(a=x),  # positional-only passed by keyword
+    ]
+
+
+def test_a_call_python_rejects_raises_the_same_type_error_compiled():
+    for bad in _calls_eager_rejects():
+        with pytest.raises(TypeError) as eager:
+            bad(torch.ones(2))
+        with pytest.raises(TypeError) as compiled:
+            framegraph.compile(bad, backend="eager")(torch.ones(2))
+        assert str(compiled.value) == str(eager.value)
 
 
 def test_frame_with_star_args_and_kwargs():
