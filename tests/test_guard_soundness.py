@@ -387,3 +387,30 @@ def test_parameter_values_updated_in_place_keep_the_graph():
                 p.mul_(0.5)
 
     run_twice(m, (torch.ones(2, 3),), change, frames=1)
+
+
+class Stack(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = torch.nn.ModuleList([torch.nn.Linear(3, 3)])
+        self.seq = torch.nn.Sequential(torch.nn.Linear(3, 3), torch.nn.ReLU())
+        self.heads = torch.nn.ModuleDict({"a": torch.nn.Linear(3, 3)})
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        x = self.seq(x)
+        for name, head in self.heads.items():
+            x = head(x) + len(name)
+        return x, len(self.layers), sum(p.numel() for p in self.parameters())
+
+
+@pytest.mark.parametrize("change", [
+    lambda m: m.layers.append(torch.nn.Linear(3, 3)),
+    lambda m: m.seq.append(torch.nn.Tanh()),
+    lambda m: m.heads.update({"bb": torch.nn.Linear(3, 3)}),
+    lambda m: m.layers[0].register_parameter("extra", torch.nn.Parameter(torch.ones(2))),
+], ids=["ModuleList.append", "Sequential.append", "ModuleDict.update", "parameter added"])
+def test_a_container_grown_in_place_recompiles(change):
+    m = Stack()
+    run_twice(m, (torch.ones(2, 3),), lambda: change(m))

@@ -92,14 +92,15 @@ class NNModuleVariable(VariableTracker):
         return self.getattr(tx, name).call(tx, args, kwargs)
 
     # ---- containers (ModuleList, Sequential, ModuleDict, ParameterList)
-    def _child_names(self):
-        if isinstance(self.module, (nn.ParameterList, nn.ParameterDict)):
-            return list(self.module._parameters)
-        return list(self.module._modules)
+    def _table(self):
+        return "_parameters" if isinstance(self.module, (nn.ParameterList, nn.ParameterDict)) else "_modules"
+
+    def _child_names(self, tx):
+        """The container's keys, guarded: ``append`` or ``del`` changes what a loop over it does."""
+        return _guarded_keys(tx, self, self._table())
 
     def _child(self, tx, key):
-        table = "_parameters" if isinstance(self.module, (nn.ParameterList, nn.ParameterDict)) else "_modules"
-        return self._member(tx, table, key)
+        return self._member(tx, self._table(), key)
 
     def _is_container(self):
         return isinstance(self.module, _CONTAINERS)
@@ -109,28 +110,39 @@ class NNModuleVariable(VariableTracker):
 
     def unpack(self, tx):
         if self._is_dict():
-            return [ConstantVariable(k) for k in self._child_names()]
+            return [ConstantVariable(k) for k in self._child_names(tx)]
         if not isinstance(self.module, (nn.ModuleList, nn.Sequential, nn.ParameterList)):
             return self.call_method(tx, "__iter__", [], {}).unpack(tx)
-        return [self._child(tx, k) for k in self._child_names()]
+        return [self._child(tx, k) for k in self._child_names(tx)]
 
     def length(self, tx):
-        return len(self._child_names())
+        return len(self._child_names(tx))
 
     def getitem(self, tx, key):
         index = key.as_python_constant()
-        names = self._child_names()
+        names = self._child_names(tx)
         if self._is_dict():
+            if index not in names:
+                unsupported("operator_error", f"key {index!r} not in {type(self.module).__name__}")
             return self._child(tx, index)
         if isinstance(index, slice):
-            return ListVariable([self._child(tx, k) for k in names[index]])
+            return self._slice(tx, index, names)
         try:
             return self._child(tx, names[index])
-        except IndexError:
-            unsupported("operator_error", f"index {index} out of range for {type(self.module).__name__}")
+        except (IndexError, TypeError):
+            unsupported("operator_error", f"index {index!r} out of range for {type(self.module).__name__}")
+
+    def _slice(self, tx, index, names):
+        """``seq[1:]``, ``layers[::2]``: the new container eager makes, made here;
+        its children are this container's (the same trackers and sources)."""
+        if not isinstance(self.module, (nn.ModuleList, nn.Sequential)):
+            unsupported("unsupported_call", f"slicing a {type(self.module).__name__}")
+        sliced = self.module[index]
+        children = dict(zip(sliced._modules, (self._child(tx, k) for k in names[index])))
+        return SlicedContainerVariable(sliced, children)
 
     def contains(self, tx, item):
-        return item.as_python_constant() in self._child_names()
+        return item.as_python_constant() in self._child_names(tx)
 
     def _named(self, tx, method, **kwargs):
         """parameters() / named_parameters() / children() / modules() ... as lists."""
@@ -138,6 +150,12 @@ class NNModuleVariable(VariableTracker):
         real = getattr(self.module, method if named else "named_" + method)
         if method in ("modules", "named_modules"):
             kwargs.pop("recurse", None)
+        tables = ("_modules",) + (("_parameters",) if "param" in method else ("_buffers",) if "buffer" in method
+                                  else ())
+        for path, _ in self.module.named_modules():  # the tree's shape decides what is listed: guard it
+            owner = self._at_path(tx, path, None)
+            for table in tables:
+                _guarded_keys(tx, owner, table)
         items = []
         for path, value in real(**kwargs):
             var = self._at_path(tx, path, value)
@@ -154,21 +172,42 @@ class NNModuleVariable(VariableTracker):
         return f"NNModuleVariable({type(self.module).__name__})"
 
 
+class SlicedContainerVariable(NNModuleVariable):
+    """A container made while tracing (``seq[:2]``); it has no source of its own."""
+
+    def __init__(self, module, children, **kwargs):
+        super().__init__(module, **kwargs)
+        self.children = children
+
+    def _member(self, tx, table, name):
+        if table == "_modules" and name in self.children:
+            return self.children[name]
+        return super()._member(tx, table, name)
+
+
+def _guarded_keys(tx, var, table):
+    """The keys of ``var.module.<table>``, guarded when the module comes from outside."""
+    value = var.module.__dict__.get(table, {})
+    if var.source is not None and type(value) is dict:
+        tx.output.add_guard("DICT_KEYS", AttrSource(var.source, table), (dict, tuple(value)))
+    return list(value)
+
+
 _CONTAINERS = (nn.ModuleList, nn.ModuleDict, nn.Sequential, nn.ParameterList, nn.ParameterDict)
 _ITERATORS = {"parameters", "named_parameters", "buffers", "named_buffers", "children",
               "named_children", "modules", "named_modules"}
 
 
 def _items(m, tx):
-    return ListVariable([TupleVariable([ConstantVariable(k), m._child(tx, k)]) for k in m._child_names()])
+    return ListVariable([TupleVariable([ConstantVariable(k), m._child(tx, k)]) for k in m._child_names(tx)])
 
 
 _CONTAINER_METHODS = {
     "__len__": lambda m, tx: ConstantVariable(m.length(tx)),
     "__getitem__": lambda m, tx, k: m.getitem(tx, k),
     "__contains__": lambda m, tx, k: ConstantVariable(m.contains(tx, k)),
-    "keys": lambda m, tx: ListVariable([ConstantVariable(k) for k in m._child_names()]),
-    "values": lambda m, tx: ListVariable([m._child(tx, k) for k in m._child_names()]),
+    "keys": lambda m, tx: ListVariable([ConstantVariable(k) for k in m._child_names(tx)]),
+    "values": lambda m, tx: ListVariable([m._child(tx, k) for k in m._child_names(tx)]),
     "items": _items,
 }
 

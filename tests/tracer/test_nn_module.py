@@ -3,7 +3,7 @@ import torch
 from torch import nn
 
 import framegraph
-from helpers import CountingBackend, assert_same
+from helpers import CountingBackend, assert_same, check
 
 
 def run(model, *args, frames=1, ops=None):
@@ -174,3 +174,16 @@ def test_conv_batchnorm_eval():
     model = nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU(),
                           nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(4, 2)).eval()
     run(model, torch.randn(2, 3, 8, 8))
+
+
+def test_slicing_a_sequential_or_module_list_gives_a_callable_container():
+    seq = torch.nn.Sequential(torch.nn.Linear(5, 5), torch.nn.ReLU(), torch.nn.Linear(5, 5))
+    layers = torch.nn.ModuleList([torch.nn.Linear(5, 5) for _ in range(4)])
+
+    def f(x):
+        x = seq[:2](x) + seq[-1:](x)
+        for layer in layers[1::2]:
+            x = layer(x)
+        return x, len(layers[:3]), type(seq[1:]).__name__
+
+    check(f, torch.randn(3, 5))
