@@ -235,3 +235,20 @@ def test_int_that_python_needs_is_specialised():
     for n in (2, 3, 4, 3, 2):
         assert_same(compiled(x, n), f(x, n))
     assert cnt.frame_count == 3  # one per loop count, each guarded: never a stale unrolling
+
+
+def size_arithmetic(x):
+    s = x.shape
+    y = x.reshape(s[:-1] + (-1, 2)) * 2
+    return s[1:], s[:-1] + (2,), (1,) + s, s * 2, torch.Size(list(s)), y.shape, y
+
+
+def test_a_symbolic_size_sliced_or_added_stays_a_torch_size():
+    cnt = CountingBackend()
+    compiled = framegraph.compile(size_arithmetic, backend=cnt)
+    for b in (2, 3, 4):
+        x = torch.randn(b, 3, 4)
+        got, want = compiled(x), size_arithmetic(x)
+        assert [type(v) for v in got] == [type(v) for v in want] and got[:-1] == want[:-1]
+        assert_same(got[-1], want[-1])
+    assert cnt.frame_count == 2  # the second graph is symbolic in the batch size

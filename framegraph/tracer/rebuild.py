@@ -36,6 +36,7 @@ from ..variables.ctx_managers import GradModeVariable, WithExitVariable
 from ..variables.functions import UserFunctionVariable, UserMethodVariable
 from ..variables.iterators import EnumerateVariable, IteratorVariable, ListIteratorVariable, ZipVariable
 from ..variables.lists import TupleVariable
+from ..variables.symint import SymNodeVariable, is_symbolic
 from ..variables.tensor import TensorMethodVariable, TensorVariable
 from ..variables.user_defined import UserDefinedObjectVariable
 
@@ -117,6 +118,9 @@ class FrameCodegen(PyCodegen):
         if isinstance(value, TensorVariable) and value.source is None:
             self._graph_output(value)
             return
+        if isinstance(value, SymNodeVariable) and value.source is None and is_symbolic(value.value):
+            self._graph_output(value)  # a size returned as the graph computes it: no specialising
+            return
         if id(value) in self._building:
             unsupported("graph_output", f"{value} contains itself")
         self._building.add(id(value))
@@ -129,7 +133,7 @@ class FrameCodegen(PyCodegen):
             self.emit(bytecode.create_dup_top())
             self._remember(value)
 
-    def _graph_output(self, value: TensorVariable):
+    def _graph_output(self, value):
         key = id(value.node)
         if key not in self.graph_outputs:
             self.graph_outputs[key] = len(self.outputs)

@@ -37,6 +37,13 @@ class BaseListVariable(VariableTracker):
     def as_python_constant(self):
         return self.py_type(x.as_python_constant() for x in self.items)
 
+    def is_python_constant(self) -> bool:
+        from .symint import has_symbols
+
+        if has_symbols(self):  # answer without specialising a size (as_python_constant would)
+            return isinstance(self, TupleVariable) and all(x.is_python_constant() for x in self.items)
+        return super().is_python_constant()
+
     def unpack(self, tx):
         return list(self.items)
 
@@ -67,6 +74,10 @@ class BaseListVariable(VariableTracker):
                 self.items.extend(other.items)
                 return self
             return self.similar(self.items + other.items)
+        if fn in (operator.add, operator.iadd) and isinstance(self, TupleVariable) and isinstance(other, TupleVariable):
+            # a torch.Size on either side makes a Size (its __add__/__radd__); other tuples make a tuple
+            items = other.items + self.items if reflected else self.items + other.items
+            return (SizeVariable if SizeVariable in (type(self), type(other)) else TupleVariable)(items)
         if fn in (operator.mul, operator.imul) and other.python_type() is int:
             return self.similar(self.items * other.as_python_constant())
         return NotImplemented
@@ -109,12 +120,14 @@ class TupleVariable(BaseListVariable):
 
 
 class SizeVariable(TupleVariable):
-    """torch.Size of static sizes (every item is a ConstantVariable)."""
+    """torch.Size: items are ConstantVariables, or SymNodeVariables for symbolic sizes.
+
+    Slicing a Size gives a Size, as in eager (``s[1:]``), whatever its items."""
 
     py_type = torch.Size
 
     def similar(self, items):
-        return SizeVariable(items) if all(isinstance(i, ConstantVariable) for i in items) else TupleVariable(items)
+        return SizeVariable(items)
 
     def call_method(self, tx, name, args, kwargs):
         if name == "numel" and not args:
@@ -122,7 +135,10 @@ class SizeVariable(TupleVariable):
         return super().call_method(tx, name, args, kwargs)
 
     def reconstruct(self, cg):
-        cg.load_const(self.as_python_constant())
+        if all(isinstance(i, ConstantVariable) for i in self.items):
+            cg.load_const(self.as_python_constant())
+        else:
+            cg.call_const(torch.Size, [TupleVariable(self.items)])
 
 
 class NamedTupleVariable(TupleVariable):

@@ -15,7 +15,7 @@ import operator
 from ..graph_breaks import unsupported
 from .base import VariableTracker
 from .constant import ConstantVariable, wrap_constant
-from .symint import SymNodeVariable, sym_operands
+from .symint import SymNodeVariable, has_symbols, sym_operands
 from .tensor import TensorVariable
 
 # BINARY_OP's argument indexes this table (dis._nb_ops order; in-place after 13).
@@ -55,7 +55,7 @@ def _is_tensor(v):
 def _immutable_const(v):
     from .lists import ListVariable
 
-    return v.is_python_constant() and not isinstance(v, ListVariable)
+    return v.is_python_constant() and not isinstance(v, ListVariable) and not has_symbols(v)
 
 
 def binary_op(tx, fn, a: VariableTracker, b: VariableTracker) -> VariableTracker:

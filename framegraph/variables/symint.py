@@ -5,8 +5,9 @@ SymInt: an FX node (``x.size(0)`` in the graph) plus its symbolic value in the
 trace's ShapeEnv. Arithmetic and comparisons on it become graph nodes too,
 so ``x.view(x.size(0) * 2, -1)`` works for every batch size.
 
-Wherever Python needs an actual value (``range(n)``, ``if n > 4``, a return
-value, a key), the tracker *specialises*: it asks the ShapeEnv for the value,
+A symbolic value the frame returns (``return x.shape``) is a graph output,
+computed when the graph runs. Wherever Python needs an actual value
+(``range(n)``, ``if n > 4``, a key), the tracker *specialises*: it asks the ShapeEnv for the value,
 which records a guard (``s0 == 8``, ``s0 > 4``), so the graph is reused only
 when that decision holds. That is always sound; it only costs generality.
 """
