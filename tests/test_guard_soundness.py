@@ -414,3 +414,67 @@ class Stack(torch.nn.Module):
 def test_a_container_grown_in_place_recompiles(change):
     m = Stack()
     run_twice(m, (torch.ones(2, 3),), lambda: change(m))
+
+
+class Settings:
+    scale = 2.0
+
+
+def uses_class_attribute(x):
+    return x * Settings.scale
+
+
+def test_class_attribute_changed():
+    def undo():
+        Settings.scale = 2.0
+
+    run_twice(uses_class_attribute, (torch.ones(3),), lambda: setattr(Settings, "scale", 3.0), undo=undo)
+
+
+class Counted:
+    made = 0
+
+    def __init__(self):
+        type(self).made += 1
+
+
+def test_class_attribute_incremented_through_type_of_self_each_call():
+    def f(x):
+        Counted()
+        return x * Counted.made
+
+    compiled = framegraph.compile(f, backend="eager")
+    start = Counted.made
+    got = [compiled(torch.ones(1)).item() for _ in range(3)]
+    assert got == [start + 1.0, start + 2.0, start + 3.0] and Counted.made == start + 3
+
+
+class Optional_(torch.nn.Module):
+    def forward(self, x):
+        y = x * getattr(self, "scale", 1.0)
+        if hasattr(self, "shift"):
+            y = y + self.shift
+        return y
+
+
+@pytest.mark.parametrize("change", [
+    lambda m: setattr(m, "scale", 3.0),
+    lambda m: setattr(m, "shift", 1.0),
+    lambda m: m.register_buffer("shift", torch.ones(1)),
+], ids=["getattr default", "hasattr", "buffer"])
+def test_an_attribute_that_was_missing_appears(change):
+    m = Optional_()
+    run_twice(m, (torch.ones(2),), lambda: change(m))
+
+
+class Plain:
+    pass
+
+
+def test_getattr_default_on_a_plain_object_then_the_attribute_exists():
+    def f(x, obj):
+        return x * getattr(obj, "k", 1)
+
+    without, with_k = Plain(), Plain()
+    with_k.k = 5
+    run_twice(f, (torch.ones(1), without), lambda: None, args2=(torch.ones(1), with_k))

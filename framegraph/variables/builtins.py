@@ -252,9 +252,9 @@ def _abs(tx, x):
 
 
 def _type(tx, obj):
-    from .builder import wrap_value
+    from .user_defined import class_of
 
-    return wrap_value(tx, obj.python_type())
+    return class_of(tx, obj)
 
 
 def _callable(tx, obj):

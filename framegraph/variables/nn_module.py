@@ -71,7 +71,20 @@ class NNModuleVariable(VariableTracker):
         return wrap_class_attribute(tx, self, name)
 
     def hasattr(self, tx, name):
-        return hasattr(self.module, name)
+        """Where ``nn.Module`` looks: the class, the instance dict, then parameters,
+        buffers and submodules; each dict looked in is guarded to hold ``name`` or not."""
+        from .user_defined import _static
+
+        if _static(type(self.module), name)[0]:
+            return True
+        d = self.module.__dict__
+        for table in ("__dict__",) + _TABLES:
+            present = name in (d if table == "__dict__" else d.get(table, ()))
+            if self.source is not None:
+                tx.output.add_guard("DICT_CONTAINS", AttrSource(self.source, table), (name, present))
+            if present:
+                return True
+        return False
 
     def setattr(self, tx, name, value):
         unsupported("side_effect", f"setting {type(self.module).__name__}.{name}")

@@ -89,13 +89,29 @@ def _guard_not_shadowed(tx, obj, cls, name):
     tx.output.add_guard("DICT_CONTAINS", instance_attr_source(obj.source, cls, "__dict__"), (name, False))
 
 
+def class_of(tx, obj):
+    """``type(obj)``, with a source to re-read it from, so that reading a class
+    attribute through it (``type(self).count``) is guarded like ``Cls.count``:
+    ``type(L['self'])`` for an object from outside, or the class tracker that
+    created an object made in the trace."""
+    from .builder import wrap_value
+
+    cls = obj.python_type()
+    if not _user_class(cls):  # torch's and the standard library's classes are assumed stable
+        return wrap_value(tx, cls)
+    if obj.source is not None:
+        return wrap_value(tx, cls, TypeSource(obj.source))
+    maker = getattr(obj, "class_var", None)
+    if maker is not None:
+        return maker
+    return wrap_value(tx, cls)
+
+
 def lookup_attribute(tx, obj, name, instance_dict_lookup):
     """Generic attribute lookup; ``instance_dict_lookup(name)`` -> tracker or None."""
     cls = obj.python_type()
     if name == "__class__":  # the type is fixed by the tracker (and guarded by TYPE_MATCH)
-        from .builder import wrap_value
-
-        return wrap_value(tx, cls)
+        return class_of(tx, obj)
     found, attr = _static(cls, name)
     source = AttrSource(TypeSource(obj.source), name) if obj.source is not None and found else None
     if found and isinstance(attr, property):
@@ -152,7 +168,7 @@ class UserDefinedClassVariable(VariableTracker):
         if isinstance(attr, staticmethod):
             attr = attr.__func__
         source = AttrSource(self.source, name) if self.source is not None else None
-        return wrap_value(tx, attr, source, guard=False)
+        return wrap_value(tx, attr, source, guard=_user_class(self.cls))  # `Cfg.scale = 3.0` recompiles
 
     def hasattr(self, tx, name):
         return hasattr(self.cls, name)
@@ -196,6 +212,7 @@ class UserDefinedClassVariable(VariableTracker):
         if cls.__new__ is not object.__new__ or "__slots__" in cls.__dict__:
             unsupported("unsupported_call", f"creating a {cls.__name__} (custom __new__/metaclass/slots)")
         obj = UserDefinedObjectVariable(None, cls)
+        obj.class_var = self  # type(obj) is this tracker, with its source
         found, init = _static(cls, "__init__")
         if init is object.__init__:
             if args or kwargs:
@@ -248,9 +265,26 @@ class UserDefinedObjectVariable(VariableTracker):
         return lookup_attribute(tx, self, name, lambda n: self._instance_attr(tx, n))
 
     def hasattr(self, tx, name):
+        """``hasattr(obj, name)``; for an object from outside, guarded on its
+        ``__dict__`` holding ``name`` or not (``obj.scale = 3.0`` later recompiles)."""
+        if name in self.attrs:
+            return True
+        found, attr = _static(self.cls, name)
+        if found and not isinstance(attr, _C_DESCRIPTORS):
+            return True  # class attributes are stable (the class is guarded by identity)
         if self.value is not None:
-            return hasattr(self.value, name)
-        return name in self.attrs or _static(self.cls, name)[0]
+            d = getattr(self.value, "__dict__", None)
+            if not isinstance(d, dict) or found:  # __slots__ members: only the real object knows
+                return hasattr(self.value, name)
+            present = name in d
+            if self.source is not None:
+                tx.output.add_guard("DICT_CONTAINS", instance_attr_source(self.source, self.cls, "__dict__"),
+                                    (name, present))
+            if present:
+                return True
+        if isinstance(_static(self.cls, "__getattr__")[1], types.FunctionType):
+            return None  # the answer is whatever user code decides
+        return False
 
     def setattr(self, tx, name, value):
         self.check_mutable(f"setting .{name}", tx)
