@@ -33,7 +33,7 @@ from .. import _C
 from ..graph_breaks import unsupported
 from ..guard_kinds import function_guard_values
 from ..side_effects import remember_object, same_object
-from ..sources import GetItemSource, Source
+from ..sources import AttrSource, GetItemSource, Source
 from .base import VariableTracker
 from .builtins import BUILTINS, PURE, BuiltinVariable
 from .constant import CONSTANT_TYPES, ConstantVariable, wrap_constant
@@ -114,7 +114,15 @@ def _wrap_tensor(tx, value, source):
 def _wrap_constant(tx, value, source):
     if type(value) is int and source is not None and tx.output.shapes.dynamic_int(value, source):
         return tx.output.add_int_input(value, source)  # symbolic, not guarded by value (dynamic.py)
-    _guard(tx, "CONSTANT_MATCH", source, value)
+    if type(value) is slice and source is not None:  # unhashable before 3.12: guard its parts
+        _guard(tx, "TYPE_MATCH", source, slice)
+        for part in ("start", "stop", "step"):
+            bound = getattr(value, part)
+            if type(bound) not in (int, type(None)):
+                unsupported("unsupported_value", f"a slice with a {type(bound).__name__} {part}")
+            _guard(tx, "CONSTANT_MATCH", AttrSource(source, part), bound)
+    else:
+        _guard(tx, "CONSTANT_MATCH", source, value)
     var = wrap_constant(value)
     var.source = source
     return var

@@ -11,6 +11,7 @@ import functools
 import itertools
 import math
 import operator
+import types
 from typing import Callable, Dict
 
 import torch
@@ -224,6 +225,17 @@ def _next(tx, it, default=None):
 
 
 def _reversed(tx, seq):
+    """A user class's ``__reversed__``, else its ``__len__`` and ``__getitem__``, as CPython does."""
+    from .user_defined import UserDefinedObjectVariable, _static
+
+    if isinstance(seq, UserDefinedObjectVariable):
+        if isinstance(_static(seq.cls, "__reversed__")[1], types.FunctionType):
+            return seq.call_method(tx, "__reversed__", [], {})
+        if _static(seq.cls, "__len__")[0] and _static(seq.cls, "__getitem__")[0]:
+            n = seq.call_method(tx, "__len__", [], {}).as_python_constant()
+            return ListIteratorVariable([seq.call_method(tx, "__getitem__", [ConstantVariable(i)], {})
+                                         for i in reversed(range(n))])
+        unsupported("operator_error", f"{seq.cls.__name__!r} object is not reversible")
     return ListIteratorVariable(list(reversed(seq.unpack(tx))))
 
 

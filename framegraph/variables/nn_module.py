@@ -158,7 +158,7 @@ class NNModuleVariable(VariableTracker):
         return item.as_python_constant() in self._child_names(tx)
 
     def _named(self, tx, method, **kwargs):
-        """parameters() / named_parameters() / children() / modules() ... as lists."""
+        """parameters() / named_parameters() / children() / modules() ...: iterators over trackers."""
         named = method.startswith("named_")
         real = getattr(self.module, method if named else "named_" + method)
         if method in ("modules", "named_modules"):
@@ -173,7 +173,9 @@ class NNModuleVariable(VariableTracker):
         for path, value in real(**kwargs):
             var = self._at_path(tx, path, value)
             items.append(TupleVariable([ConstantVariable(path), var]) if named else var)
-        return ListVariable(items)
+        from .iterators import ListIteratorVariable
+
+        return ListIteratorVariable(items, from_generator=True)  # a generator, as in eager: next() works
 
     def _at_path(self, tx, path, value):
         var = self

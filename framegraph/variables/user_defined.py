@@ -39,9 +39,18 @@ def bind_class_attribute(tx, obj, attr, source, guard=False):
     Plain class-level values (``factor = 2.0``) are guarded by value when
     ``guard`` (user classes); functions are covered by the instance's type guard.
     """
-    from .builder import wrap_value
+    from .builder import _id_guard, wrap_value
     from .functions import UserFunctionVariable, UserMethodVariable
 
+    if guard and source is not None:  # `Class.method = other` must not reuse the graph
+        # what ``Class.name`` gives: the property itself, a staticmethod's function,
+        # a new bound method for a classmethod (so its __func__ is checked)
+        if isinstance(attr, (property, types.FunctionType)):
+            _id_guard(tx, attr, source)
+        elif isinstance(attr, staticmethod):
+            _id_guard(tx, attr.__func__, source)
+        elif isinstance(attr, classmethod):
+            _id_guard(tx, attr.__func__, AttrSource(source, "__func__"))
     if isinstance(attr, property):
         if attr.fget is None:
             unsupported("unsupported_attribute", "property without a getter")
@@ -49,12 +58,8 @@ def bind_class_attribute(tx, obj, attr, source, guard=False):
     if isinstance(attr, staticmethod):
         return wrap_value(tx, attr.__func__)
     if isinstance(attr, classmethod):
-        return UserMethodVariable(UserFunctionVariable(attr.__func__), wrap_value(tx, obj.python_type()))
+        return UserMethodVariable(UserFunctionVariable(attr.__func__), class_of(tx, obj))
     if isinstance(attr, types.FunctionType):
-        if guard and source is not None:  # `Class.method = other` must not reuse the graph
-            from .builder import _id_guard
-
-            _id_guard(tx, attr, source)
         return UserMethodVariable(UserFunctionVariable(attr, source=source), obj)
     if hasattr(type(attr), "__get__") and not isinstance(attr, type):
         unsupported("unsupported_attribute", f"descriptor {type(attr).__name__}")
@@ -115,7 +120,7 @@ def lookup_attribute(tx, obj, name, instance_dict_lookup):
     found, attr = _static(cls, name)
     source = AttrSource(TypeSource(obj.source), name) if obj.source is not None and found else None
     if found and isinstance(attr, property):
-        return bind_class_attribute(tx, obj, attr, source)
+        return bind_class_attribute(tx, obj, attr, source, guard=_user_class(cls))
     value = instance_dict_lookup(name)
     if value is not None:
         return value
@@ -263,6 +268,13 @@ class UserDefinedObjectVariable(VariableTracker):
     def generic_getattr(self, tx, name):
         """``object.__getattribute__(self, name)``: the lookup without an override."""
         return lookup_attribute(tx, self, name, lambda n: self._instance_attr(tx, n))
+
+    def contains(self, tx, item):
+        """``item in obj``: the class's ``__contains__`` when it has one, else iteration."""
+        found, fn = _static(self.cls, "__contains__")
+        if found and isinstance(fn, types.FunctionType):
+            return bind_class_attribute(tx, self, fn, None).call(tx, [item], {}).truth(tx)
+        return super().contains(tx, item)
 
     def hasattr(self, tx, name):
         """``hasattr(obj, name)``; for an object from outside, guarded on its

@@ -187,3 +187,17 @@ def test_slicing_a_sequential_or_module_list_gives_a_callable_container():
         return x, len(layers[:3]), type(seq[1:]).__name__
 
     check(f, torch.randn(3, 5))
+
+
+def test_next_of_parameters_is_a_generator_like_eager():
+    class Cast(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(2, 2)
+
+        def forward(self, x):
+            p = next(self.parameters())  # the usual `self.dtype` idiom
+            return self.lin(x.to(p.dtype)), type(self.children()).__name__
+
+    m = Cast()
+    check(m, torch.ones(1, 2, dtype=torch.float64))

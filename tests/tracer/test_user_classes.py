@@ -6,7 +6,7 @@ import torch
 
 import framegraph
 from framegraph.errors import Unsupported
-from helpers import CountingBackend, check
+from helpers import CountingBackend, assert_same, check
 
 
 class Scaler:
@@ -195,3 +195,83 @@ def test_set_grad_enabled_as_a_function():
         return y, x * 3
 
     check(f, torch.randn(2, requires_grad=True))
+
+
+class Bank:
+    """A container whose ``in`` and ``reversed`` are its own, not iteration's."""
+
+    def __init__(self, items):
+        self.items = items
+
+    def __iter__(self):
+        return iter(self.items)
+
+    def __len__(self):
+        return len(self.items)
+
+    def __getitem__(self, i):
+        return self.items[i]
+
+    def __contains__(self, k):
+        return 0 <= k < len(self)  # index membership
+
+    def __reversed__(self):
+        return iter(["custom"])
+
+
+class Indexed:
+    def __init__(self, items):
+        self.items = items
+
+    def __len__(self):
+        return len(self.items)
+
+    def __getitem__(self, i):
+        return self.items[i] * 10
+
+
+def test_in_and_reversed_use_the_class_protocol():
+    def f(x, bank, indexed):
+        return x + 1, 1 in bank, 9 in bank, list(reversed(bank)), list(reversed(indexed))
+
+    check(f, torch.ones(1), Bank([10, 20, 30]), Indexed([1, 2, 3]))
+
+
+def test_a_slice_argument_or_default_is_a_guarded_constant():
+    def f(x, sl=slice(1, None)):
+        return x[sl] * 2
+
+    cnt = CountingBackend()
+    compiled = framegraph.compile(f, backend=cnt)
+    x = torch.arange(6.0)
+    for sl in (slice(1, None), slice(1, None), slice(0, 4, 2)):
+        assert_same(compiled(x, sl), f(x, sl))
+    assert cnt.frame_count == 2
+
+
+class Activation(torch.nn.Module):
+    fn = staticmethod(torch.relu)
+
+    def forward(self, x):
+        return self.fn(x)
+
+
+class WithProperty:
+    @property
+    def value(self):
+        return 1
+
+
+def test_staticmethods_and_properties_replaced_on_the_class_recompile():
+    act = Activation()
+    compiled = framegraph.compile(act, backend="eager")
+    x = -torch.ones(2)
+    compiled(x)
+    Activation.fn = staticmethod(torch.tanh)
+    assert_same(compiled(x), act(x))
+
+    obj = WithProperty()
+    compiled = framegraph.compile(lambda t: t * obj.value, backend="eager")
+    compiled(torch.ones(1))
+    WithProperty.value = property(lambda self: 5)
+    assert_same(compiled(torch.ones(1)), torch.ones(1) * 5)
