@@ -158,6 +158,10 @@ def _global_state(g, fn) -> str:
     return _generic(g)
 
 
+def _no_hooks(g, fn) -> str:
+    return "a hook was registered on a module the graph calls (or a global module hook)"
+
+
 def _not_in_globals(g, fn) -> str:
     return f"global {g.value!r} now shadows the builtin the trace used"
 
@@ -169,4 +173,5 @@ _WITH_SOURCE = {
 }
 _WITHOUT_SOURCE = {
     "GRAD_MODE": _grad_mode, "GLOBAL_STATE": _global_state, "NOT_IN_GLOBALS": _not_in_globals,
+    "NO_HOOKS": _no_hooks,
 }

@@ -225,6 +225,21 @@ def _global_state(g, e, c):
     return "(" + " and ".join(p for p, _ in parts) + ")", "; ".join(line for _, line in parts)
 
 
+class HookDicts:
+    """The hook dicts of the modules a trace called, held (not the modules), compared by identity."""
+
+    def __init__(self, dicts):
+        self.dicts = tuple(dicts)
+
+    def __repr__(self):
+        return f"HookDicts({len(self.dicts)})"
+
+
+def _no_hooks(g, e, c):
+    """nn.Module hooks registered after the trace would not run: all those dicts stay empty."""
+    return f"not any({c(g.value.dicts)})", f"no hooks registered on the modules called ({len(g.value.dicts)} dicts)"
+
+
 def _shape_env(g, e, c):
     """The shape relations of a dynamic-shape trace (see dynamic.ShapeGuards)."""
     c.namespace.update(math=math, torch=torch)  # the printer writes math.inf, torch.sym_float
@@ -247,6 +262,7 @@ KINDS: Dict[str, Tuple[int, Callable]] = {
     "GRAD_MODE": (0, _grad_mode),
     "GLOBAL_STATE": (0, _global_state),
     "NOT_IN_GLOBALS": (1, _not_in_globals),
+    "NO_HOOKS": (1, _no_hooks),
     "TYPE_MATCH": (2, _type_match),
     "ID_MATCH": (2, _id_match),
     "CONSTANT_MATCH": (3, _constant_match),

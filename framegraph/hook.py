@@ -99,6 +99,17 @@ def _plain_call_checks(wrapper, mod) -> tuple:
     return tuple(pairs)
 
 
+def _call_with_hooks(wrapper, *args, **kwargs):
+    """The wrapper's call when some hook exists. The wrapped module's own call runs
+    its hooks and the global ones; the wrapper goes through nn.Module's call
+    machinery only for hooks registered on the wrapper itself, so a global hook
+    runs once for the module, as in eager."""
+    own = wrapper.__dict__
+    if any(own.get(name) for name in _HOOKS + ("_compiled_call_impl",)):
+        return torch.nn.Module.__call__(wrapper, *args, **kwargs)
+    return wrapper.forward(*args, **kwargs)
+
+
 class OptimizedModule(torch.nn.Module):
     """What `compile(module)` returns: runs the original module with the hook on.
 
@@ -121,8 +132,8 @@ class OptimizedModule(torch.nn.Module):
     # ``forward`` (no hooks on the wrapper, the module or globally, no JIT tracing),
     # it calls ``type(mod).forward(mod, *args)`` directly with the callback set, in C:
     # the two ``Module.__call__`` layers cost more than the guard of a module with 50
-    # parameters. Otherwise nn.Module.__call__ runs the hooks and then forward below.
-    __call__ = _C.ModuleCall(torch.nn.Module.__call__, torch._C._get_tracing_state)
+    # parameters. Otherwise the module's own call runs the hooks (`_call_with_hooks`).
+    __call__ = _C.ModuleCall(_call_with_hooks, torch._C._get_tracing_state)
 
     def forward(self, *args, **kwargs):
         """Call the wrapped module with its frames compiled."""

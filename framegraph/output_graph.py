@@ -37,7 +37,7 @@ from .config import config
 from .errors import BackendError
 from .graph_breaks import unsupported
 from .dynamic import ShapeContext
-from .guard_kinds import Guard, TensorSpec, global_state
+from .guard_kinds import Guard, HookDicts, TensorSpec, global_state
 from .source_reader import plan_inputs
 from .variables.base import VariableTracker
 from .variables.constant import ConstantVariable, is_constant_value, wrap_constant
@@ -111,6 +111,7 @@ class OutputGraph:
         self.shapes = ShapeContext(options)  # ShapeEnv + FakeTensorMode; static unless dynamic.py says
         self.fake_mode = self.shapes.fake_mode
         self.guards: Dict[Guard, None] = {}
+        self.hook_dicts: Dict[int, dict] = {}  # hooks of the modules called: must stay empty
         self.inputs: List[TensorVariable] = []
         self.example_inputs: List[torch.Tensor] = []
         self.input_guards: Dict[int, Guard] = {}
@@ -228,6 +229,8 @@ class OutputGraph:
     # ---- finishing
     def compile(self, outputs: List[TensorVariable], name: str):
         """Finish the graph with ``outputs``; return (compiled callable, GraphModule) or (None, None)."""
+        if self.hook_dicts:
+            self.add_guard("NO_HOOKS", None, HookDicts(self.hook_dicts.values()))
         self.graph.output(tuple(t.node for t in outputs))
         self.graph.eliminate_dead_code(is_impure_node=_is_impure)
         self._prune_inputs()

@@ -478,3 +478,29 @@ def test_getattr_default_on_a_plain_object_then_the_attribute_exists():
     without, with_k = Plain(), Plain()
     with_k.k = 5
     run_twice(f, (torch.ones(1), without), lambda: None, args2=(torch.ones(1), with_k))
+
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(2, 2)
+
+    def forward(self, x):
+        return self.lin(x).relu()
+
+
+@pytest.mark.parametrize("register", [
+    lambda m: m.lin.register_forward_hook(lambda mod, inp, out: out * 0 + 7),
+    lambda m: m.lin.register_forward_pre_hook(lambda mod, inp: (inp[0] * 0,)),
+    lambda m: torch.nn.modules.module.register_module_forward_hook(lambda mod, inp, out: out + 1),
+], ids=["forward hook", "pre-hook", "global hook"])
+def test_a_hook_registered_after_compiling_runs(register):
+    m = Net()
+    compiled = framegraph.compile(m, backend="eager")
+    x = torch.ones(1, 2)
+    assert_same(compiled(x), m(x))
+    handle = register(m)
+    try:
+        assert_same(compiled(x), m(x))  # the hook runs (the module's frames are traced anew)
+    finally:
+        handle.remove()

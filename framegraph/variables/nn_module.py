@@ -24,15 +24,21 @@ from .lists import ListVariable, TupleVariable
 _TABLES = ("_parameters", "_buffers", "_modules")
 
 
-def _has_hooks(module) -> bool:
-    own = any(getattr(module, name, None) for name in (
-        "_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks",
-        "_state_dict_hooks"))
+_HOOKS = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks")
+_GLOBAL_HOOKS = ("_global_forward_hooks", "_global_forward_pre_hooks", "_global_backward_hooks",
+                 "_global_backward_pre_hooks")
+
+
+def _hook_dicts(module) -> list:
+    """The dicts whose entries nn.Module's __call__ would run around ``module.forward``."""
     from torch.nn.modules import module as module_mod
 
-    global_hooks = any(getattr(module_mod, name, None) for name in (
-        "_global_forward_hooks", "_global_forward_pre_hooks", "_global_backward_hooks"))
-    return bool(own or global_hooks)
+    own = [module.__dict__.get(name) for name in _HOOKS]
+    return [d for d in own + [getattr(module_mod, name, None) for name in _GLOBAL_HOOKS] if isinstance(d, dict)]
+
+
+def _has_hooks(module) -> bool:
+    return any(_hook_dicts(module))
 
 
 class NNModuleVariable(VariableTracker):
@@ -90,8 +96,10 @@ class NNModuleVariable(VariableTracker):
         unsupported("side_effect", f"setting {type(self.module).__name__}.{name}")
 
     def call(self, tx, args, kwargs):
-        if _has_hooks(self.module):
+        hooks = _hook_dicts(self.module)
+        if any(hooks):
             unsupported("unsupported_call", f"{type(self.module).__name__} has module hooks")
+        tx.output.hook_dicts.update((id(d), d) for d in hooks)  # guarded to stay empty (NO_HOOKS)
         forward = self.getattr(tx, "forward")
         return forward.call(tx, args, kwargs)
 
