@@ -99,6 +99,10 @@ def _plain_call_checks(wrapper, mod) -> tuple:
     return tuple(pairs)
 
 
+def _recompile(mod, options):
+    return OptimizedModule(mod, ConvertFrame.for_options(options))
+
+
 def _call_with_hooks(wrapper, *args, **kwargs):
     """The wrapper's call when some hook exists. The wrapped module's own call runs
     its hooks and the global ones; the wrapper goes through nn.Module's call
@@ -118,15 +122,35 @@ class OptimizedModule(torch.nn.Module):
     """
 
     def __init__(self, mod, callback):
+        self.__dict__["_framegraph_ready"] = False
         super().__init__()
-        self._orig_mod = mod
-        self._framegraph_callback = callback
-        # plain instance attributes (not a registered submodule): read without nn.Module.__getattr__
-        self.__dict__["_framegraph_mod"] = mod
-        self.__dict__["_framegraph_fn"] = type(mod).forward
+        self._orig_mod = mod  # the one registered submodule: state_dict keys are `_orig_mod.*`
+        # plain instance attributes: read without nn.Module.__getattr__, not in state_dict
+        self.__dict__.update(_framegraph_callback=callback, _framegraph_mod=mod,
+                             _framegraph_fn=type(mod).forward, __wrapped__=mod)
         self.__dict__["_framegraph_plain"] = _plain_call_checks(self, mod)
-        self.__wrapped__ = mod
+        self.__dict__["_framegraph_ready"] = True
         _register_roots(type(mod).forward)
+
+    # The wrapper mirrors the module, as torch.compile's does: `training` is the
+    # module's, and setting any other attribute sets it on the module.
+    @property
+    def training(self):
+        return self._framegraph_mod.training if self.__dict__.get("_framegraph_ready") else True
+
+    @training.setter
+    def training(self, value):
+        if self.__dict__.get("_framegraph_ready"):
+            self._framegraph_mod.training = value
+
+    def __setattr__(self, name, value):
+        if not self.__dict__.get("_framegraph_ready") or hasattr(type(self), name) or name == "_orig_mod":
+            return super().__setattr__(name, value)
+        setattr(self._framegraph_mod, name, value)
+
+    def __reduce__(self):
+        """copy.deepcopy and pickle: the module, compiled again with the same options."""
+        return _recompile, (self._framegraph_mod, self._framegraph_callback.options)
 
     # ``mod(*args)`` with the hook on. When nn.Module's call machinery would only call
     # ``forward`` (no hooks on the wrapper, the module or globally, no JIT tracing),

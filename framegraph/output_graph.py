@@ -49,20 +49,28 @@ _GRAD_TOGGLE = torch._C._set_grad_enabled
 
 
 def _is_impure(node: torch.fx.Node) -> bool:
-    """Nodes DCE must keep: mutations and global-state changes."""
+    """Nodes DCE must keep: mutations (``add_``, ``out=``, ``inplace=True``, ``x[i] = v``,
+    ``x += v`` in any spelling), global-state changes and random ops, whose RNG
+    draws must happen as in eager even when the result is unused."""
     if node.op in ("placeholder", "output"):
         return True
-    if node.op == "call_method":
-        return node.target.endswith("_") and not node.target.endswith("__")
+    if node.kwargs.get("inplace") is True or "out" in node.kwargs:
+        return True
     target = node.target
-    if target in (operator.setitem, _GRAD_TOGGLE) or "out" in node.kwargs:
+    name = target if node.op == "call_method" else getattr(target, "__name__", "")
+    if node.op == "call_function" and (target in (operator.setitem, _GRAD_TOGGLE) or target in _INPLACE_OPERATORS):
         return True
-    name = getattr(target, "__name__", "")
-    if target in _INPLACE_OPERATORS:
+    if name in _INPLACE_DUNDERS or name.lstrip("_") in _RANDOM:
         return True
-    return name.endswith("_") and not name.endswith("__") and node.op == "call_function"
+    return name.endswith("_") and not name.endswith("__")
 
 
+_INPLACE_DUNDERS = {"__setitem__", "__delitem__"} | {
+    f"__i{op}__" for op in ("add", "sub", "mul", "matmul", "truediv", "floordiv", "mod", "pow", "lshift",
+                            "rshift", "and", "or", "xor")}
+_RANDOM = {"rand", "randn", "randint", "randperm", "rand_like", "randn_like", "randint_like", "bernoulli",
+           "multinomial", "normal", "poisson", "dropout", "dropout1d", "dropout2d", "dropout3d",
+           "alpha_dropout", "feature_alpha_dropout", "rrelu", "gumbel_softmax", "native_dropout"}
 _INPLACE_OPERATORS = {getattr(operator, n) for n in dir(operator) if n.startswith("i") and
                       n not in ("index", "indexOf", "is_", "is_not", "itemgetter", "invert", "is_none",
                                 "is_not_none")}

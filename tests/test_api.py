@@ -119,6 +119,34 @@ def test_compiling_a_module_returns_a_wrapper_and_leaves_it_unchanged():
     assert type(mod) is torch.nn.Linear and mod.forward.__func__ is torch.nn.Linear.forward
 
 
+class Scaled(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(2, 2)
+        self.scale = 1.0
+
+    def forward(self, x):
+        return self.lin(x) * self.scale
+
+
+def test_the_compiled_module_mirrors_the_module_like_torch_compile():
+    import copy
+
+    mod = Scaled()
+    compiled = framegraph.compile(mod, backend="eager")
+    x = torch.ones(1, 2)
+    compiled(x)
+    compiled.scale = 0.0  # set on the module
+    assert mod.scale == 0.0 and torch.equal(compiled(x), torch.zeros(1, 2))
+    assert list(compiled.state_dict()) == ["_orig_mod.lin.weight", "_orig_mod.lin.bias"]
+    # what torch.compile's wrapper saves loads here (its keys are `_orig_mod.*` too)
+    compiled.load_state_dict({f"_orig_mod.{k}": v for k, v in Scaled().state_dict().items()})
+    compiled.eval()
+    assert not mod.training and not compiled.training
+    twin = copy.deepcopy(compiled)
+    assert twin._orig_mod is not mod and torch.equal(twin(x), compiled(x))
+
+
 def test_disable_runs_the_call_tree_with_the_callback_off():
     seen = []
 

@@ -188,6 +188,36 @@ def test_in_place_mutation_of_tensor_inputs(backend):
     assert_same((a, b), (a2, b2))
 
 
+def test_in_place_calls_whose_result_is_unused_still_run():
+    act = torch.nn.ReLU(inplace=True)
+
+    def f(x):
+        torch.nn.functional.relu(x, inplace=True)  # changes the caller's tensor
+        y = x * 1
+        act(y)
+        z = x.clone()
+        z.__setitem__(0, 5.0)
+        z.__iadd__(1)
+        torch.Tensor.__imul__(z, 2)
+        return y, z
+
+    a, b = torch.tensor([-1.0, 2.0]), torch.tensor([-1.0, 2.0])
+    assert_same(framegraph.compile(f, backend="eager", fullgraph=True)(a), f(b))
+    assert_same(a, b)
+
+
+def test_unused_random_ops_still_draw_from_the_generator():
+    def f(x):
+        torch.randn(3)
+        torch.nn.functional.dropout(x, 0.5)
+        return torch.rand(2)
+
+    torch.manual_seed(0)
+    expected = (f(ones()), torch.rand(1))
+    torch.manual_seed(0)
+    assert_same((framegraph.compile(f, backend="eager", fullgraph=True)(ones()), torch.rand(1)), expected)
+
+
 # ---- with graph breaks
 def test_the_break_instruction_sees_the_replayed_state_and_replay_runs_once():
     snapshots = []
