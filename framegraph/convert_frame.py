@@ -18,6 +18,8 @@ import types
 import weakref
 from typing import Any, Callable, List, Optional
 
+import torch
+
 from . import _C, logs, skip
 from .cache import arg_names, recompile_reasons, remember_guard
 from .config import config
@@ -102,6 +104,14 @@ def _warn_once(code, message):
         log.warning(message)
 
 
+def _builds_a_module(code, f_locals) -> bool:
+    """An nn.Module's ``__init__``: building a model has no tensor work worth a graph,
+    and nn.Module's attribute bookkeeping is not modelled. It and what it calls run
+    as they are, like torch.compile does."""
+    return (code.co_name == "__init__" and code.co_argcount > 0
+            and isinstance(f_locals.get(code.co_varnames[0]), torch.nn.Module))
+
+
 class ConvertFrame:
     """The per-`compile()` callback: `cb(func, code, f_locals) -> None | SKIP | (guard, code)`."""
 
@@ -133,6 +143,9 @@ class ConvertFrame:
         if reason is not None:
             touched_codes.add(code)
             return _C.SKIP
+        if _builds_a_module(code, f_locals):
+            touched_codes.add(code)
+            return _C.SKIP_RECURSIVE
         with _lock_for(code):
             if self._cached_elsewhere(func, code, f_locals):
                 return None

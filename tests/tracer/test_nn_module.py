@@ -201,3 +201,20 @@ def test_next_of_parameters_is_a_generator_like_eager():
 
     m = Cast()
     check(m, torch.ones(1, 2, dtype=torch.float64))
+
+
+def test_building_a_module_inside_compiled_code_runs_its_init_eagerly():
+    class Head(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(2, 2)
+
+        def forward(self, x):
+            return self.lin(x)
+
+    def f(x):
+        torch.manual_seed(0)
+        return Head()(x)
+
+    x = torch.ones(1, 2)
+    assert_same(framegraph.compile(f, backend="eager")(x), f(x))
