@@ -155,8 +155,9 @@ def _minmax(pick):
             return default
         if any(isinstance(x, TensorVariable) for x in items):
             unsupported("data_dependent_value", f"{pick.__name__}() compares tensors")
-        ordered = sorted_items(tx, items, key)
-        return ordered[-1] if pick is max else ordered[0]
+        if pick is max:  # the first of equal maxima, as CPython: the last after a stable sort of the reverse
+            return sorted_items(tx, items[::-1], key)[-1]
+        return sorted_items(tx, items, key)[0]
     return model
 
 
@@ -270,9 +271,10 @@ def _type(tx, obj):
 
 
 def _callable(tx, obj):
-    return ConstantVariable(callable(obj.python_type()) and obj.python_type() is not type(None)
-                            or isinstance(obj, BuiltinVariable) or hasattr(obj, "call") and
-                            type(obj).call is not VariableTracker.call)
+    """``callable(obj)``: whether its type defines ``__call__`` (a class is callable, 3 is not)."""
+    if isinstance(obj, BuiltinVariable):
+        return ConstantVariable(True)
+    return ConstantVariable(any("__call__" in k.__dict__ for k in obj.python_type().__mro__))
 
 
 def _slice(tx, *args):

@@ -9,6 +9,7 @@ in place; mutating ones from outside the frame records them in the side-effect
 ledger (``side_effects.py``), which replays their final contents after the graph.
 """
 import collections
+import operator
 
 from ..graph_breaks import unsupported
 from .base import VariableTracker
@@ -163,6 +164,10 @@ _DICT_METHODS = {
 }
 
 
+_IN_PLACE = {operator.ior, operator.iand, operator.isub, operator.ixor}
+_MISSING = object()
+
+
 class SetVariable(VariableTracker):
     def __init__(self, items, *, py_type=set, **kwargs):
         super().__init__(**kwargs)
@@ -190,6 +195,10 @@ class SetVariable(VariableTracker):
         a, b = (other, self) if reflected else (self, other)
         keys = fn(set(a.items), set(b.items))
         merged = {**b.items, **a.items}
+        if fn in _IN_PLACE and not reflected and self.py_type is set:  # `s |= t`: aliases see it
+            self.check_mutable(f"set {fn.__name__}", tx)
+            self.items = {k: merged[k] for k in keys}
+            return self
         return SetVariable([merged[k] for k in keys], py_type=a.py_type)
 
     def call_method(self, tx, name, args, kwargs):
@@ -198,7 +207,10 @@ class SetVariable(VariableTracker):
         if name == "add":
             self.items[hash_key(args[0])] = args[0]
         elif name in ("discard", "remove"):
-            self.items.pop(hash_key(args[0]), None)
+            if self.items.pop(hash_key(args[0]), _MISSING) is _MISSING and name == "remove":
+                from .exceptions import ExceptionVariable, TracedException
+
+                raise TracedException(ExceptionVariable(KeyError, [args[0]]))
         elif name == "update":
             for a in args:
                 self.items.update({hash_key(k): k for k in a.unpack(tx)})

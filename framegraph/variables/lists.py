@@ -79,15 +79,21 @@ class BaseListVariable(VariableTracker):
             items = other.items + self.items if reflected else self.items + other.items
             return (SizeVariable if SizeVariable in (type(self), type(other)) else TupleVariable)(items)
         if fn in (operator.mul, operator.imul) and other.python_type() is int:
+            if fn is operator.imul and isinstance(self, ListVariable):  # in place: aliases see it
+                self.check_mutable("*=", tx)
+                self.items *= other.as_python_constant()
+                return self
             return self.similar(self.items * other.as_python_constant())
         return NotImplemented
 
     def call_method(self, tx, name, args, kwargs):
-        if name == "index" and not kwargs:
+        if name == "index" and not kwargs and 1 <= len(args) <= 3:
             from .ops import compare
 
-            for i, item in enumerate(self.items):
-                if compare(tx, "==", item, args[0]).truth(tx):
+            bounds = [a.as_python_constant() for a in args[1:]] + [None, None]
+            window = slice(bounds[0], bounds[1])  # index(value, start, stop) searches items[start:stop]
+            for i in range(len(self.items))[window]:
+                if compare(tx, "==", self.items[i], args[0]).truth(tx):
                     return ConstantVariable(i)
             unsupported("operator_error", f"{args[0]} not in {self}")
         if name == "count" and not kwargs:

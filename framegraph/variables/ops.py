@@ -98,7 +98,9 @@ def _structurally_equal(tx, a, b):
     if a is b:
         return True
     if isinstance(a, BaseListVariable) and isinstance(b, BaseListVariable):
-        if a.python_type() != b.python_type() or len(a.items) != len(b.items):
+        ta, tb = a.python_type(), b.python_type()
+        # a list equals only a list; any tuple (torch.Size, a namedtuple) equals a tuple
+        if (ta is not tb and not (issubclass(ta, tuple) and issubclass(tb, tuple))) or len(a.items) != len(b.items):
             return False
         return all(compare(tx, "==", x, y).truth(tx) for x, y in zip(a.items, b.items))
     if a.is_python_constant() != b.is_python_constant():

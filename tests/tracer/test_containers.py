@@ -140,3 +140,41 @@ def test_string_methods_and_constructors_fold():
         return x.to(dev) * len(label), label, type(x).__name__, label.startswith("A")
 
     check(f, torch.randn(2), ["a", "b"])
+
+
+def test_in_place_sequence_and_set_operators_change_the_object_itself():
+    def f(x, lst, s):
+        alias_l, alias_s = lst, s
+        lst *= 2
+        s |= {2}
+        s -= {1}
+        try:
+            s.remove(99)
+            missing = "no error"
+        except KeyError:
+            missing = "KeyError"
+        return x + 1, alias_l, alias_s, missing
+
+    check(f, torch.ones(1), [1], {1})
+
+
+def test_builtins_match_cpython_on_ties_and_bounds():
+    def f(x):
+        return (x + 1, max([("a", 1), ("b", 1)], key=lambda t: t[1]), max([3, 3.0]), min([2.0, 2]),
+                [1, 2, 1].index(1, 1), (5, 6, 5).index(5, 1, 3), callable(x), callable(3), callable(len),
+                callable(torch.nn.Linear))
+
+    check(f, torch.ones(1))
+
+
+def test_a_symbolic_shape_equals_a_tuple_of_the_same_sizes():
+    import framegraph
+
+    def f(x):
+        b = x.shape[0]
+        return x + 1, x.shape == (b, 3), x.shape == (4, 3), x.shape != (4, 3), x.shape in [(4, 3)]
+
+    compiled = framegraph.compile(f, backend="eager")
+    for n in (2, 4, 5):  # the second call recompiles with a symbolic batch size
+        x = torch.ones(n, 3)
+        assert compiled(x)[1:] == f(x)[1:]
