@@ -161,7 +161,7 @@ def _default(cg, value):
 
 def remaining_items(it) -> List[VariableTracker]:
     """What iterating ``it`` to the end would produce, without advancing it."""
-    if type(it) is ListIteratorVariable:
+    if isinstance(it, ListIteratorVariable):  # a live list iterator continues as a snapshot
         return list(it.items[it.index:])
     if type(it) is EnumerateVariable:
         rest = remaining_items(it.inner)

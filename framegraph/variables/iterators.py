@@ -76,6 +76,30 @@ class ListIteratorVariable(IteratorVariable):
         return f"ListIteratorVariable({self.index}/{len(self.items)})"
 
 
+class LiveListIteratorVariable(ListIteratorVariable):
+    """``iter(a_list)``: reads the list as it is at each step, like CPython's list
+    iterator (a worklist loop that appends while iterating sees the new items);
+    once exhausted it stays exhausted."""
+
+    def __init__(self, seq, **kwargs):
+        super().__init__([], **kwargs)
+        self.seq, self.done = seq, False
+
+    @property
+    def items(self):
+        return [] if self.done else self.seq.items
+
+    @items.setter
+    def items(self, value):
+        pass  # the constructor's snapshot: this iterator has none
+
+    def next(self, tx):
+        item = super().next(tx)
+        if item is None:
+            self.done = True
+        return item
+
+
 class EnumerateVariable(IteratorVariable):
     py_type = enumerate
 
@@ -99,11 +123,14 @@ class ZipVariable(IteratorVariable):
         self.inners, self.strict = inners, strict
 
     def next(self, tx):
-        items = [it.next(tx) for it in self.inners]
-        if any(item is None for item in items):
-            if self.strict and not all(item is None for item in items):
-                unsupported("exception", "zip(strict=True) of sequences of different lengths")
-            return None
+        items = []
+        for it in self.inners:  # CPython stops at the first exhausted one: the rest are not advanced
+            item = it.next(tx)
+            if item is None:
+                if self.strict and (items or any(i.next(tx) is not None for i in self.inners[1:])):
+                    unsupported("exception", "zip(strict=True) of sequences of different lengths")
+                return None
+            items.append(item)
         return TupleVariable(items)
 
 

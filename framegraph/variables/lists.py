@@ -198,6 +198,11 @@ class ListVariable(BaseListVariable):
         self.check_mutable("del list item", tx)
         del self.items[_index(key)]
 
+    def iter(self, tx):
+        from .iterators import LiveListIteratorVariable
+
+        return LiveListIteratorVariable(self)
+
     def call_method(self, tx, name, args, kwargs):
         handler = _LIST_METHODS.get(name)
         if handler is None or kwargs and name != "sort":

@@ -178,3 +178,16 @@ def test_a_symbolic_shape_equals_a_tuple_of_the_same_sizes():
     for n in (2, 4, 5):  # the second call recompiles with a symbolic batch size
         x = torch.ones(n, 3)
         assert compiled(x)[1:] == f(x)[1:]
+
+
+def test_list_iterators_are_live_and_zip_stops_at_the_first_exhausted():
+    def f(x):
+        work = [1]
+        for n in work:  # a worklist: items appended during the loop are visited
+            if n < 8:
+                work.append(n * 2)
+        it = iter([2, 3])
+        pairs = list(zip([10], it))
+        return x * len(work), pairs, list(it)
+
+    check(f, torch.ones(1))
