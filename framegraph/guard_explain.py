@@ -158,6 +158,10 @@ def _global_state(g, fn) -> str:
     return _generic(g)
 
 
+def _same_globals(g, fn) -> str:
+    return "the same code runs with other globals (its module was loaded again, or it was exec'd again)"
+
+
 def _no_hooks(g, fn) -> str:
     return "a hook was registered on a module the graph calls (or a global module hook)"
 
@@ -173,5 +177,5 @@ _WITH_SOURCE = {
 }
 _WITHOUT_SOURCE = {
     "GRAD_MODE": _grad_mode, "GLOBAL_STATE": _global_state, "NOT_IN_GLOBALS": _not_in_globals,
-    "NO_HOOKS": _no_hooks,
+    "NO_HOOKS": _no_hooks, "SAME_GLOBALS": _same_globals,
 }

@@ -15,7 +15,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import torch
 
-from .sources import GLOBALS, Source
+from .sources import FUNC, GLOBALS, Source
 
 _dispatch_keys = torch._C._dispatch_keys
 _IMMUTABLE = (bool, int, float, complex, str, bytes, type(None), torch.dtype)
@@ -240,6 +240,14 @@ def _no_hooks(g, e, c):
     return f"not any({c(g.value.dicts)})", f"no hooks registered on the modules called ({len(g.value.dicts)} dicts)"
 
 
+def _same_globals(g, e, c):
+    """The code reads the compiled graph (and resume functions) from the globals it was
+    traced with; the same code object can run with other globals (a module loaded
+    twice). Compared by id: holding the dict would keep its module alive through
+    the cache on the code object."""
+    return f"id({FUNC}.__globals__) == {g.value}", "G is the globals dict the code was traced with"
+
+
 def _shape_env(g, e, c):
     """The shape relations of a dynamic-shape trace (see dynamic.ShapeGuards)."""
     c.namespace.update(math=math, torch=torch)  # the printer writes math.inf, torch.sym_float
@@ -263,6 +271,7 @@ KINDS: Dict[str, Tuple[int, Callable]] = {
     "GLOBAL_STATE": (0, _global_state),
     "NOT_IN_GLOBALS": (1, _not_in_globals),
     "NO_HOOKS": (1, _no_hooks),
+    "SAME_GLOBALS": (0, _same_globals),
     "TYPE_MATCH": (2, _type_match),
     "ID_MATCH": (2, _id_match),
     "CONSTANT_MATCH": (3, _constant_match),

@@ -504,3 +504,19 @@ def test_a_hook_registered_after_compiling_runs(register):
         assert_same(compiled(x), m(x))  # the hook runs (the module's frames are traced anew)
     finally:
         handle.remove()
+
+
+def test_the_same_code_run_with_other_globals_gets_its_own_entry():
+    source = ("import torch, framegraph\n"
+              "def f(x):\n"
+              "    y = x * SCALE\n"
+              "    framegraph.graph_break()\n"
+              "    return y + 1\n")
+    code = compile(source, "<twice>", "exec")
+    first, second = {"SCALE": 2.0}, {"SCALE": 3.0}
+    exec(code, first)
+    exec(code, second)
+    assert first["f"].__code__ == second["f"].__code__  # equal code objects share the resume cache
+    x = torch.ones(2)
+    assert_same(framegraph.compile(first["f"], backend="eager")(x), x * 2 + 1)
+    assert_same(framegraph.compile(second["f"], backend="eager")(x), x * 3 + 1)

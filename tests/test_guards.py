@@ -37,6 +37,7 @@ def test_guard_lines_are_readable():
         "torch.is_grad_enabled() is True",
         "torch.get_default_dtype() is torch.float32; torch.are_deterministic_algorithms_enabled() is False; "
         "autocast enabled is False",
+        "G is the globals dict the code was traced with",
         f"id(G['torch']) == {id(torch)}  # module torch",
         "L['n'] == 3",
         "G['THRESHOLD'] == 2",

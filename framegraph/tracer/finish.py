@@ -49,6 +49,7 @@ def finish_frame(func, code, tx, brk):
         name = None
     body.emit(cg.instructions)
     new_code = codegen.assemble_frame_code(code, body.instructions, tx.arg_names, _line(tx, code))
+    output.add_guard("SAME_GLOBALS", None, id(func.__globals__))
     guard = CompiledGuard(list(output.guards), tx.arg_names)
     op_count = sum(1 for n in gm.graph.nodes if n.op not in ("placeholder", "output")) if gm else 0
     frame = CompiledFrame(guard.fn, guard, new_code, code, gm, name, op_count, guard.lines, compiled)
