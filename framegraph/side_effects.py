@@ -128,6 +128,10 @@ def _object_kind(var) -> Optional[str]:
         return "set"
     if isinstance(var, UserDefinedObjectVariable) and var.value is not None:
         return "object"
+    from .variables.nn_module import NNModuleVariable
+
+    if isinstance(var, NNModuleVariable) and var.source is not None:
+        return "object"  # attribute writes, replayed through nn.Module.__setattr__
     return None
 
 

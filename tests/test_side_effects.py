@@ -9,7 +9,7 @@ import pytest
 import torch
 
 import framegraph
-from helpers import assert_same, check_breaks, run_counted
+from helpers import CountingBackend, assert_same, check_breaks, run_counted
 
 counter = 0
 
@@ -263,3 +263,32 @@ def test_fullgraph_failure_applies_nothing():
     with pytest.raises(framegraph.Unsupported):
         framegraph.compile(f, backend="eager", fullgraph=True)(ones(), lst, box)
     assert lst == [] and box.n == 1
+
+
+class Counting(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(2, 2)
+        self.calls = 0
+        self.register_buffer("steps", torch.zeros(()))
+        self.last = None
+
+    def forward(self, x):
+        self.calls += 1
+        y = self.lin(x)
+        self.last = y.detach()
+        self.steps += 1
+        return y * self.calls
+
+
+def test_attribute_writes_on_a_module_are_replayed_without_a_break():
+    eager, compiled_mod = Counting(), Counting()
+    compiled_mod.load_state_dict(eager.state_dict())
+    cnt = CountingBackend()
+    compiled = framegraph.compile(compiled_mod, backend=cnt, fullgraph=True)
+    x = torch.ones(1, 2)
+    for _ in range(3):
+        assert_same(compiled(x), eager(x))
+        assert (compiled_mod.calls, compiled_mod.steps.item()) == (eager.calls, eager.steps.item())
+        assert_same(compiled_mod.last, eager.last)
+    assert "steps" in dict(compiled_mod.named_buffers())

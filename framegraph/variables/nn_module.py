@@ -46,6 +46,7 @@ class NNModuleVariable(VariableTracker):
         super().__init__(**kwargs)
         self.module = module
         self.identity = module
+        self.attrs = {}  # attributes written in this trace (replayed after the graph)
 
     def python_type(self):
         return type(self.module)
@@ -64,6 +65,8 @@ class NNModuleVariable(VariableTracker):
     def getattr(self, tx, name):
         from .builder import wrap_class_attribute, wrap_value
 
+        if name in self.attrs:
+            return self.attrs[name]
         d = self.module.__dict__
         for table in _TABLES:
             if name in d.get(table, ()):
@@ -93,7 +96,21 @@ class NNModuleVariable(VariableTracker):
         return False
 
     def setattr(self, tx, name, value):
-        unsupported("side_effect", f"setting {type(self.module).__name__}.{name}")
+        """``self.calls += 1``, ``self.last = y.detach()``: recorded and replayed after
+        the graph with nn.Module's own ``__setattr__`` (so a buffer stays a buffer).
+        Submodules and parameters assigned, and classes with their own
+        ``__setattr__`` or a descriptor at ``name``, are a graph break."""
+        from .user_defined import _static
+
+        d = self.module.__dict__
+        cls = type(self.module)
+        if (isinstance(value, NNModuleVariable) or name in d.get("_parameters", ())
+                or name in d.get("_modules", ()) or _static(cls, "__setattr__")[1] is not nn.Module.__setattr__
+                or hasattr(type(_static(cls, name)[1]), "__set__") or self.source is None
+                or isinstance(value, VariableTracker) and value.python_type() is nn.Parameter):
+            unsupported("side_effect", f"setting {cls.__name__}.{name}")
+        self.check_mutable(f"setting .{name}", tx)
+        self.attrs[name] = value
 
     def call(self, tx, args, kwargs):
         hooks = _hook_dicts(self.module)
