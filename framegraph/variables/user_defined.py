@@ -118,7 +118,13 @@ def lookup_attribute(tx, obj, name, instance_dict_lookup):
     if name == "__class__":  # the type is fixed by the tracker (and guarded by TYPE_MATCH)
         return class_of(tx, obj)
     found, attr = _static(cls, name)
-    source = AttrSource(TypeSource(obj.source), name) if obj.source is not None and found else None
+    source = None
+    if found:  # a class attribute is re-read from the class: its mutations are real ones
+        maker = getattr(obj, "class_var", None)
+        if obj.source is not None:
+            source = AttrSource(TypeSource(obj.source), name)
+        elif maker is not None and maker.source is not None:
+            source = AttrSource(maker.source, name)
     if found and isinstance(attr, property):
         return bind_class_attribute(tx, obj, attr, source, guard=_user_class(cls))
     value = instance_dict_lookup(name)
@@ -308,6 +314,8 @@ class UserDefinedObjectVariable(VariableTracker):
 
             UserFunctionVariable(attr.fset).call(tx, [self, value], {})
             return
+        if found and hasattr(type(attr), "__set__"):  # a data descriptor's __set__ decides
+            unsupported("unsupported_attribute", f"setting {self.cls.__name__}.{name} ({type(attr).__name__})")
         user_setattr = _static(self.cls, "__setattr__")[1]
         if user_setattr is not object.__setattr__:
             if not isinstance(user_setattr, types.FunctionType):

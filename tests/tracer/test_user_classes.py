@@ -275,3 +275,42 @@ def test_staticmethods_and_properties_replaced_on_the_class_recompile():
     compiled(torch.ones(1))
     WithProperty.value = property(lambda self: 5)
     assert_same(compiled(torch.ones(1)), torch.ones(1) * 5)
+
+
+class Registry:
+    known = {}
+    order = []
+
+    def __init__(self, name):
+        self.known[name] = len(self.known)  # the class's dict, not a copy
+        self.order.append(name)
+
+
+class Guarded:
+    def __init__(self):
+        self._v = 1
+
+    class _Doubling:
+        def __get__(self, obj, cls):
+            return obj._v
+
+        def __set__(self, obj, value):
+            obj._v = value * 100
+
+    v = _Doubling()
+
+
+def test_class_containers_mutated_through_new_instances_and_data_descriptors():
+    def f(x):
+        Registry("a")
+        Registry("b")
+        return x + len(Registry.known), list(Registry.order)
+
+    compiled = framegraph.compile(f, backend="eager")
+    assert compiled(torch.ones(1))[1] == ["a", "b"] and Registry.known == {"a": 0, "b": 1}
+
+    def g(x, h):
+        h.v = 5  # the descriptor's __set__ runs (the write is a graph break)
+        return x + h.v
+
+    assert_same(framegraph.compile(g, backend="eager")(torch.ones(1), Guarded()), torch.ones(1) + 500)
