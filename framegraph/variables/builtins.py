@@ -6,6 +6,7 @@ without a model is still computed at trace time when it is known to be pure
 (``PURE``: math functions, methods of immutable constants, operator
 functions on constants) and every argument is a constant.
 """
+import abc
 import builtins
 import functools
 import itertools
@@ -120,6 +121,11 @@ def _is_none(v):
 
 def _isinstance(tx, obj, classinfo):
     cls = classinfo.as_python_constant()
+    for c in cls if isinstance(cls, tuple) else (cls,):
+        check = getattr(type(c), "__instancecheck__", None) if isinstance(c, type) else None
+        # a metaclass of the user's decides from the object itself (ABCMeta's agrees with issubclass)
+        if isinstance(check, types.FunctionType) and check is not abc.ABCMeta.__instancecheck__:
+            unsupported("unsupported_call", f"isinstance with {type(c).__name__}.__instancecheck__")
     return ConstantVariable(issubclass(obj.python_type(), cls))
 
 

@@ -314,3 +314,25 @@ def test_class_containers_mutated_through_new_instances_and_data_descriptors():
         return x + h.v
 
     assert_same(framegraph.compile(g, backend="eager")(torch.ones(1), Guarded()), torch.ones(1) + 500)
+
+
+class Quacks(type):
+    def __instancecheck__(cls, obj):
+        return hasattr(obj, "quack")
+
+
+class Duck(metaclass=Quacks):
+    pass
+
+
+class Mallard:
+    quack = 1
+
+
+def test_isinstance_asks_a_metaclass_instancecheck():
+    import collections.abc
+
+    def f(x, d):
+        return x + 1, isinstance(Mallard(), Duck), isinstance(d, collections.abc.Mapping)
+
+    assert framegraph.compile(f, backend="eager")(torch.ones(1), {})[1:] == (True, True)
