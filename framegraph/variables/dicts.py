@@ -11,6 +11,7 @@ ledger (``side_effects.py``), which replays their final contents after the graph
 import collections
 import operator
 
+from ..bytecode import create_instruction
 from ..graph_breaks import unsupported
 from .base import VariableTracker
 from .constant import ConstantVariable
@@ -147,9 +148,9 @@ def _setdefault(d, tx, key, default=None):
 
 _MUTATING = {"update", "pop", "setdefault", "clear", "popitem", "__setitem__"}
 _DICT_METHODS = {
-    "keys": lambda d, tx: TupleVariable(d.keys_vars()),
-    "values": lambda d, tx: TupleVariable([v for _, v in d.items.values()]),
-    "items": lambda d, tx: TupleVariable([TupleVariable([k, v]) for k, v in d.items.values()]),
+    "keys": lambda d, tx: DictViewVariable(d, "keys"),
+    "values": lambda d, tx: DictViewVariable(d, "values"),
+    "items": lambda d, tx: DictViewVariable(d, "items"),
     "get": _get,
     "pop": _pop,
     "update": _update,
@@ -236,3 +237,61 @@ class SetVariable(VariableTracker):
     def __repr__(self):
         return f"SetVariable({list(self.items)!r})"
 
+
+
+_VIEW_TYPES = {"keys": type({}.keys()), "values": type({}.values()), "items": type({}.items())}
+
+
+class DictViewVariable(VariableTracker):
+    """``d.keys()``, ``d.values()``, ``d.items()``: live views of a dict tracker.
+    Keys and items views are set-like (``d.keys() - {"a"}``, ``== {"a"}``)."""
+
+    def __init__(self, dict_var, kind, **kwargs):
+        super().__init__(**kwargs)
+        self.dict_var, self.kind = dict_var, kind
+
+    def python_type(self):
+        return _VIEW_TYPES[self.kind]
+
+    @property
+    def mutable(self):
+        return False
+
+    def unpack(self, tx=None):
+        pairs = list(self.dict_var.items.values())
+        if self.kind == "keys":
+            return [k for k, _ in pairs]
+        if self.kind == "values":
+            return [v for _, v in pairs]
+        return [TupleVariable([k, v]) for k, v in pairs]
+
+    def length(self, tx):
+        return len(self.dict_var.items)
+
+    def truth(self, tx):
+        return bool(self.dict_var.items)
+
+    def contains(self, tx, item):
+        if self.kind == "keys":
+            return self.dict_var.contains(tx, item)
+        return super().contains(tx, item)
+
+    def as_set(self) -> "SetVariable":
+        if self.kind == "values":
+            unsupported("operator_error", "dict values are not set-like")
+        return SetVariable(self.unpack())
+
+    def binop(self, tx, fn, other, reflected):
+        if fn in _IN_PLACE or not isinstance(other, (SetVariable, DictViewVariable)):
+            return NotImplemented
+        other = other.as_set() if isinstance(other, DictViewVariable) else other
+        return self.as_set().binop(tx, fn, other, reflected)
+
+    def reconstruct(self, cg):  # (NULL, d.keys) CALL 0
+        cg.emit(create_instruction("PUSH_NULL"))
+        cg(self.dict_var)
+        cg.load_attr(self.kind)
+        cg.call(0)
+
+    def __repr__(self):
+        return f"DictViewVariable({self.kind})"

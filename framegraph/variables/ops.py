@@ -103,6 +103,14 @@ def _structurally_equal(tx, a, b):
         if (ta is not tb and not (issubclass(ta, tuple) and issubclass(tb, tuple))) or len(a.items) != len(b.items):
             return False
         return all(compare(tx, "==", x, y).truth(tx) for x, y in zip(a.items, b.items))
+    from .dicts import DictViewVariable, SetVariable
+
+    views = [v for v in (a, b) if isinstance(v, DictViewVariable)]
+    if views and all(isinstance(v, (DictViewVariable, SetVariable)) for v in (a, b)):
+        if any(v.kind == "values" for v in views):
+            return a is b  # values views compare by identity
+        sa, sb = (v.as_set() if isinstance(v, DictViewVariable) else v for v in (a, b))
+        return set(sa.items) == set(sb.items)
     if a.is_python_constant() != b.is_python_constant():
         return False
     return None

@@ -191,3 +191,27 @@ def test_list_iterators_are_live_and_zip_stops_at_the_first_exhausted():
         return x * len(work), pairs, list(it)
 
     check(f, torch.ones(1))
+
+
+def test_dict_views_are_live_and_set_like():
+    def f(x):
+        d = {"a": x, "b": 1}
+        keys = d.keys()
+        d["c"] = 2  # a view sees later changes
+        extra = {"a", "z"} - d.keys()
+        return (x + 1, list(keys), sorted(extra), d.keys() == {"a", "b", "c"}, "c" in keys,
+                len(d.items()), d.keys() & {"b", "q"}, [k for k, v in d.items() if k != "a"])
+
+    check(f, torch.ones(1))
+
+
+def test_returned_dict_views_keep_their_type():
+    def f(x):
+        d = {"w": x + 1}
+        return d.keys(), d.items(), d.values()
+
+    import framegraph
+
+    got, want = framegraph.compile(f, backend="eager")(torch.ones(1)), f(torch.ones(1))
+    assert [type(v) for v in got] == [type(v) for v in want]
+    assert list(got[0]) == ["w"] and [list(v) for v in got[1:]] == [[("w", torch.ones(1) + 1)], [torch.ones(1) + 1]]
