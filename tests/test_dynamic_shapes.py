@@ -240,7 +240,7 @@ def test_int_that_python_needs_is_specialised():
 def size_arithmetic(x):
     s = x.shape
     y = x.reshape(s[:-1] + (-1, 2)) * 2
-    return s[1:], s[:-1] + (2,), (1,) + s, s * 2, torch.Size(list(s)), y.shape, y
+    return s[1:], s[:-1] + (2,), (1,) + s, s * 2, torch.Size(list(s)), y.shape, s.numel(), y
 
 
 def test_a_symbolic_size_sliced_or_added_stays_a_torch_size():

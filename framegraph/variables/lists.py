@@ -135,9 +135,23 @@ class SizeVariable(TupleVariable):
     def similar(self, items):
         return SizeVariable(items)
 
+    def getattr(self, tx, name):
+        if name in ("numel", "count", "index"):
+            from .base import BoundMethodVariable
+
+            return BoundMethodVariable(self, name)
+        return super().getattr(tx, name)
+
     def call_method(self, tx, name, args, kwargs):
         if name == "numel" and not args:
-            return ConstantVariable(self.as_python_constant().numel())
+            total = ConstantVariable(1)
+            if all(isinstance(i, ConstantVariable) for i in self.items):
+                return ConstantVariable(self.as_python_constant().numel())
+            from .ops import binary_op
+
+            for item in self.items:  # symbolic sizes: the product is a graph value
+                total = binary_op(tx, operator.mul, total, item)
+            return total
         return super().call_method(tx, name, args, kwargs)
 
     def reconstruct(self, cg):
