@@ -39,6 +39,9 @@ class BuiltinVariable(CallableVariable):
             return make_exception(self.fn, args, kwargs)
         values = list(args) + list(kwargs.values())
         if _is_pure(self.fn) and all(_is_constant_arg(a) for a in values):
+            for a in values:
+                if isinstance(a, ListIteratorVariable):
+                    a.check_fresh(tx)  # a generator's values, computed at its call, may be stale
             try:
                 value = self.fn(*(_constant_arg(a) for a in args),
                                 **{k: _constant_arg(v) for k, v in kwargs.items()})
@@ -70,13 +73,20 @@ class BuiltinVariable(CallableVariable):
 def _is_constant_arg(v) -> bool:
     if isinstance(v, ListVariable):
         return all(_is_constant_arg(x) for x in v.items)
+    if isinstance(v, ListIteratorVariable):
+        return all(_is_constant_arg(x) for x in v.items[v.index:])
     return v.is_python_constant()
 
 
 def _constant_arg(v):
-    """A constant argument of a pure builtin (lists of constants too: ``", ".join(names)``)."""
+    """A constant argument of a pure builtin (lists of constants too: ``", ".join(names)``;
+    an iterator over constants is consumed, as the builtin would: ``",".join(genexpr)``)."""
     if isinstance(v, ListVariable):
         return [_constant_arg(x) for x in v.items]
+    if isinstance(v, ListIteratorVariable):
+        rest = [_constant_arg(x) for x in v.items[v.index:]]
+        v.index += len(rest)
+        return iter(rest)
     return v.as_python_constant()
 
 

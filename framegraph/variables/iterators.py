@@ -57,13 +57,17 @@ class ListIteratorVariable(IteratorVariable):
     def python_type(self):
         return types.GeneratorType if self.from_generator else self.py_type
 
-    def next(self, tx) -> Optional[VariableTracker]:
+    def check_fresh(self, tx):
+        """A generator's values were computed at its call: refuse them if anything changed since."""
         if self.mutations_seen is not None:
             from ..side_effects import changes
 
             if changes(tx) != self.mutations_seen:
                 unsupported("generator", "the loop consuming a generator changed state before taking all "
                             "its values (the generator ran at its call and saw the old state)")
+
+    def next(self, tx) -> Optional[VariableTracker]:
+        self.check_fresh(tx)
         if self.index >= len(self.items):
             return None
         self.index += 1

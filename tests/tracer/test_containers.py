@@ -215,3 +215,13 @@ def test_returned_dict_views_keep_their_type():
     got, want = framegraph.compile(f, backend="eager")(torch.ones(1)), f(torch.ones(1))
     assert [type(v) for v in got] == [type(v) for v in want]
     assert list(got[0]) == ["w"] and [list(v) for v in got[1:]] == [[("w", torch.ones(1) + 1)], [torch.ones(1) + 1]]
+
+
+def test_pure_builtins_consume_generators_of_constants():
+    def f(x):
+        names = ["a", "b"]
+        label = ",".join(n.upper() for n in names)
+        dims = "x".join(str(d) for d in x.shape)
+        return x + len(label), label, dims, sum(d * 2 for d in x.shape), tuple(d for d in x.shape)
+
+    check(f, torch.ones(2, 3))
