@@ -8,6 +8,7 @@ functions on constants) and every argument is a constant.
 """
 import abc
 import builtins
+import collections
 import functools
 import itertools
 import math
@@ -204,6 +205,21 @@ def _collection(kind):
     return model
 
 
+def _ordered_dict(tx, arg=None, **kwargs):
+    result = _dict(tx, arg, **kwargs)
+    result.py_type = collections.OrderedDict
+    return result
+
+
+def _defaultdict(tx, factory=None, arg=None, **kwargs):
+    result = _dict(tx, arg, **kwargs)
+    result.py_type = collections.defaultdict
+    result.default_factory = factory if factory is not None else ConstantVariable(None)
+    if factory is None or factory.is_python_constant() and factory.as_python_constant() is None:
+        unsupported("unsupported_call", "defaultdict without a default factory")
+    return result
+
+
 def _dict(tx, arg=None, **kwargs):
     result = ConstDictVariable([])
     if arg is not None:
@@ -343,6 +359,7 @@ BUILTINS: Dict[Callable, Callable] = {
     hasattr: _hasattr, setattr: _setattr, min: _minmax(min), max: _minmax(max), sum: _sum,
     all: _all_any(False), any: _all_any(True), tuple: _collection(tuple), list: _collection(list),
     set: _collection(set), frozenset: _collection(frozenset), dict: _dict, int: _scalar(int),
+    collections.OrderedDict: _ordered_dict, collections.defaultdict: _defaultdict,
     float: _scalar(float), bool: _scalar(bool), str: _scalar(str), iter: _iter, next: _next,
     reversed: _reversed, enumerate: _enumerate, zip: _zip, map: _map, filter: _filter,
     sorted: _sorted, abs: _abs, type: _type, callable: _callable, slice: _slice, range: _range,

@@ -46,10 +46,11 @@ class _Identity:
 
 
 class ConstDictVariable(VariableTracker):
-    def __init__(self, pairs, *, py_type=dict, **kwargs):
+    def __init__(self, pairs, *, py_type=dict, default_factory=None, **kwargs):
         super().__init__(**kwargs)
         self.items = {hash_key(k): (k, v) for k, v in pairs}
         self.py_type = py_type
+        self.default_factory = default_factory  # a defaultdict made in the trace
 
     @classmethod
     def from_kwargs(cls, kwargs):
@@ -81,8 +82,12 @@ class ConstDictVariable(VariableTracker):
         try:
             return self.items[hash_key(key)][1]
         except KeyError:
-            if self.py_type is collections.defaultdict:  # __missing__ inserts: not modelled
-                unsupported("missing_dict_key", f"{key} in a defaultdict")
+            if self.py_type is collections.defaultdict:
+                if self.default_factory is None:  # a defaultdict from outside: __missing__ not modelled
+                    unsupported("missing_dict_key", f"{key} in a defaultdict")
+                value = self.default_factory.call(tx, [], {})  # __missing__: insert factory()
+                self.setitem(tx, key, value)
+                return value
             unsupported("operator_error", f"KeyError: {key}")
 
     def setitem(self, tx, key, value):
@@ -108,12 +113,20 @@ class ConstDictVariable(VariableTracker):
     def reconstruct(self, cg):
         if self.source is not None:
             return super().reconstruct(cg)
-        if self.py_type is not dict:
+        if self.py_type not in (dict, collections.OrderedDict, collections.defaultdict) or (
+                self.py_type is collections.defaultdict and self.default_factory is None):
             unsupported("graph_output", f"rebuilding a {self.py_type.__name__}")
+        if self.py_type is not dict:  # OrderedDict({...}), defaultdict(factory, {...})
+            cg.emit(create_instruction("PUSH_NULL"))
+            cg.load_const(self.py_type)
+            if self.py_type is collections.defaultdict:
+                cg(self.default_factory)
         for k, v in self.items.values():
             cg(k)
             cg(v)
         cg.build(dict, len(self.items))
+        if self.py_type is not dict:
+            cg.call(2 if self.py_type is collections.defaultdict else 1)
 
     def __repr__(self):
         return f"ConstDictVariable({list(self.items)!r})"

@@ -216,8 +216,11 @@ class UserDefinedClassVariable(VariableTracker):
             unsupported("unsupported_call", f"creating a {cls.__name__} inside compiled code")
         if type(type(cls)).__call__ is not type.__call__ or type(cls).__call__ is not type.__call__:
             unsupported("unsupported_call", f"creating a {cls.__name__} (its metaclass defines __call__)")
+        from .builtins import BUILTINS
         from .user_dict import is_user_dict_class, new_user_dict
 
+        if cls in BUILTINS:  # OrderedDict(), defaultdict(list): modelled like the builtins
+            return BUILTINS[cls](tx, *args, **kwargs)
         if is_user_dict_class(cls):
             return new_user_dict(tx, cls, args, kwargs)
         if cls.__new__ is not object.__new__ or "__slots__" in cls.__dict__:

@@ -225,3 +225,18 @@ def test_pure_builtins_consume_generators_of_constants():
         return x + len(label), label, dims, sum(d * 2 for d in x.shape), tuple(d for d in x.shape)
 
     check(f, torch.ones(2, 3))
+
+
+def test_ordered_dicts_and_defaultdicts_made_in_the_trace():
+    def f(x):
+        od = collections.OrderedDict()
+        od["b"] = x + 1
+        od["a"] = x * 2
+        groups = collections.defaultdict(list)
+        for i, name in enumerate(["p", "q", "p"]):
+            groups[name].append(x * i)
+        counts = collections.defaultdict(int)
+        counts["n"] += 3
+        return od, torch.stack(groups["p"]), len(groups), groups, counts
+
+    got = check(f, torch.ones(2))
