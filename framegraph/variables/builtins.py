@@ -384,6 +384,23 @@ for _op, _fn in COMPARE_OPS.items():
 for _fn in (input, open, breakpoint, exec, eval, compile, globals, locals, vars, delattr, __import__):
     BUILTINS[_fn] = _side_effecting(_fn)
 BUILTINS[itertools.chain] = lambda tx, *its: ListIteratorVariable([x for it in its for x in it.unpack(tx)])
+
+
+def _product(tx, *iterables, repeat=ConstantVariable(1)):
+    """``itertools.product``: every combination of the (finite, known) iterables, in order."""
+    pools = [it.unpack(tx) for it in iterables] * repeat.as_python_constant()
+    return ListIteratorVariable([TupleVariable(list(combo)) for combo in itertools.product(*pools)])
+
+
+def _pairwise(tx, iterable):
+    items = iterable.unpack(tx)
+    return ListIteratorVariable([TupleVariable([a, b]) for a, b in zip(items, items[1:])])
+
+
+BUILTINS[itertools.product] = _product
+BUILTINS[itertools.pairwise] = _pairwise
+BUILTINS[itertools.chain.from_iterable] = lambda tx, its: ListIteratorVariable(
+    [x for it in its.unpack(tx) for x in it.unpack(tx)])
 BUILTINS[delattr] = lambda tx, obj, name: _delattr(tx, obj, name.as_python_constant())
 
 

@@ -240,3 +240,15 @@ def test_ordered_dicts_and_defaultdicts_made_in_the_trace():
         return od, torch.stack(groups["p"]), len(groups), groups, counts
 
     got = check(f, torch.ones(2))
+
+
+def test_itertools_product_pairwise_and_chain():
+    import itertools
+
+    def f(x):
+        grid = [x * (i + j) for i, j in itertools.product(range(2), [1, 2])]
+        steps = [b - a for a, b in itertools.pairwise([x, x * 2, x * 4])]
+        flat = list(itertools.chain.from_iterable([[1, 2], (3,)]))
+        return grid, steps, flat, list(itertools.product("ab", repeat=2))
+
+    check(f, torch.ones(2))
