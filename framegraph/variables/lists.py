@@ -177,13 +177,30 @@ class NamedTupleVariable(TupleVariable):
     def similar(self, items):
         return TupleVariable(items)
 
+    def _fields(self):
+        return getattr(self.cls, "_fields", None) or getattr(self.cls, "__match_args__", ())
+
     def getattr(self, tx, name):
-        fields = getattr(self.cls, "_fields", None) or getattr(self.cls, "__match_args__", ())
+        fields = self._fields()
         if name in fields:
             return self.items[fields.index(name)]
+        if name in ("_replace", "_asdict") and hasattr(self.cls, "_make"):
+            from .base import BoundMethodVariable
+
+            return BoundMethodVariable(self, name)
         from .builder import wrap_class_attribute
 
         return wrap_class_attribute(tx, self, name)
+
+    def call_method(self, tx, name, args, kwargs):
+        fields = self._fields()
+        if name == "_replace" and not args and set(kwargs) <= set(fields):  # a new tuple, fields swapped
+            return NamedTupleVariable([kwargs.get(f, v) for f, v in zip(fields, self.items)], self.cls)
+        if name == "_asdict" and not args and not kwargs:
+            from .dicts import ConstDictVariable
+
+            return ConstDictVariable([(ConstantVariable(f), v) for f, v in zip(fields, self.items)])
+        return super().call_method(tx, name, args, kwargs)
 
     def reconstruct(self, cg):
         if self.source is not None:

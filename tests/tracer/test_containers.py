@@ -252,3 +252,14 @@ def test_itertools_product_pairwise_and_chain():
         return grid, steps, flat, list(itertools.product("ab", repeat=2))
 
     check(f, torch.ones(2))
+
+
+Pair = collections.namedtuple("Pair", "a b")
+
+
+def test_namedtuple_replace_and_asdict():
+    def f(x, p):
+        q = p._replace(b=x * 2)
+        return q, q.b + 1, p._asdict()["a"], Pair(x, 1)._replace(a=3)
+
+    check(f, torch.ones(2), Pair(1, torch.zeros(2)))
