@@ -19,7 +19,7 @@ from typing import Callable, Dict
 import torch
 
 from ..graph_breaks import unsupported
-from .base import CallableVariable, VariableTracker
+from .base import CallableVariable
 from .constant import ConstantVariable, wrap_constant
 from .dicts import ConstDictVariable, SetVariable
 from .exceptions import is_exception_class, make_exception

@@ -239,7 +239,7 @@ def test_ordered_dicts_and_defaultdicts_made_in_the_trace():
         counts["n"] += 3
         return od, torch.stack(groups["p"]), len(groups), groups, counts
 
-    got = check(f, torch.ones(2))
+    check(f, torch.ones(2))
 
 
 def test_itertools_product_pairwise_and_chain():
