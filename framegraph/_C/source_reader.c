@@ -40,7 +40,12 @@
  *   - ``type(obj)``: the type, compared by identity (held);
  *   - ``obj.__dict__`` (the standard descriptor): the type's tag and the
  *     dict's identity (reads from it check its version tag);
- *   - an item of a tuple: nothing (a tuple never changes).
+ *   - an item of a tuple: nothing (a tuple never changes, and the record
+ *     that proved the tuple the same object covers its items). Every
+ *     record must prove the identity of the node its children are read
+ *     from: a tuple passed in as the root has no such record, so its
+ *     items are dynamic (a cached item of last call's root tuple may be
+ *     freed by now).
  *
  * The next call checks those records in walk order, parents first, and
  * returns the leaves of the last walk when all hold. Apart from the values
@@ -269,7 +274,12 @@ static PyObject *cached_step(Step *s, PyObject *obj, Record *rec) {
         *rec = (Record){.kind = REC_TYPEOF, .obj = obj, .held = Py_NewRef((PyObject *)Py_TYPE(obj))};
         return Py_NewRef((PyObject *)Py_TYPE(obj));
     case STEP_INDEX:
-        if (PyTuple_CheckExact(obj)) {
+        /* An item of a tuple needs no record of its own: the record that
+         * proved the tuple the same object proves its items. A tuple passed
+         * in as the root has no such record (the next call may pass another
+         * tuple, and the last walk's items may be freed), so its items are
+         * read every call. */
+        if (s->parent != 0 && PyTuple_CheckExact(obj)) {
             Py_ssize_t i = PyLong_AsSsize_t(s->name);
             if (i == -1 && PyErr_Occurred()) {
                 PyErr_Clear();
@@ -279,7 +289,7 @@ static PyObject *cached_step(Step *s, PyObject *obj, Record *rec) {
                 i += PyTuple_GET_SIZE(obj);
             if (i < 0 || i >= PyTuple_GET_SIZE(obj))
                 return NULL;
-            return Py_NewRef(PyTuple_GET_ITEM(obj, i)); /* a tuple never changes: no record */
+            return Py_NewRef(PyTuple_GET_ITEM(obj, i)); /* a tuple never changes */
         }
         return NULL;
     }

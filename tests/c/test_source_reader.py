@@ -226,6 +226,21 @@ def test_tuples_are_indexed_and_lists_reread():
         Reader(root, [GetItemSource(AttrSource(root, "t"), 5)]).c(obj)
 
 
+def test_a_root_tuple_is_read_afresh_each_call():
+    # A resume function receives the loop's remaining items as a tuple; the next
+    # call passes another tuple and the last one's items may be freed (this once
+    # returned the freed items: a crash in CPython's test_functools).
+    root = LocalSource("stack0")
+    read = Reader(root, [GetItemSource(root, 0), GetItemSource(GetItemSource(root, 1), 0)]).c
+    assert read((1, (2,))) == (1, 2)
+    first = ([object()], ([object()],))
+    items = (first[0], first[1][0])
+    assert read(first) == items
+    del first
+    assert read(("a", ("b",))) == ("a", "b")
+    assert read((items[0], (items[1],))) == items
+
+
 def test_a_property_is_read_every_call_while_the_rest_stays_cached():
     class Config:
         def __init__(self):
