@@ -108,23 +108,43 @@ static PyTypeObject CacheEntryType = {
     .tp_doc = "One cached (guard, code) pair of a code object.",
 };
 
-/* ExtraState lives in co_extra. `entries` is an immutable tuple replaced
- * copy-on-write, so a guard that switches threads or resets the cache never
- * pulls it from under a loop that holds a snapshot. */
+/* ExtraState lives in co_extra, which holds one reference to it. It is an
+ * object so that the hook and add_entry() can hold it across Python calls: a
+ * guard, the callback, a finaliser run by the garbage collector, or freeing an
+ * old entries tuple may reset() the code and drop co_extra's reference, and a
+ * held state is then merely detached (what is written to it is lost, nothing
+ * is freed under us). `entries` is an immutable tuple replaced copy-on-write,
+ * so a loop over a snapshot never sees it change. */
 typedef struct {
-    PyObject *entries;
+    PyObject_HEAD
+    PyObject *entries; /* owned: tuple of CacheEntry, newest or last hit first */
     int ncompiled;
     int run_only;
 } ExtraState;
 
-static void free_extra(void *p) {
-    if (IS_STATE(p)) {
-        ExtraState *s = (ExtraState *)p;
-        Py_XDECREF(s->entries);
-        PyMem_Free(s);
-    }
+static void state_dealloc(ExtraState *s) {
+    Py_CLEAR(s->entries); /* NULL first: freeing entries runs arbitrary code */
+    Py_TYPE(s)->tp_free((PyObject *)s);
 }
 
+static PyTypeObject ExtraStateType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "framegraph._C.ExtraState",
+    .tp_basicsize = sizeof(ExtraState),
+    .tp_dealloc = (destructor)state_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "The cache of one code object (lives in its co_extra slot).",
+};
+
+/* co_extra's freefunc: drops the slot's reference (code dealloc, or a
+ * _PyCode_SetExtra over it). Called with the GIL held. */
+static void free_extra(void *p) {
+    if (IS_STATE(p))
+        Py_DECREF((PyObject *)p);
+}
+
+/* Borrowed: the slot's value (a mark, NULL, or a state co_extra owns). Hold a
+ * state (Py_INCREF) before calling anything that can run Python code. */
 static void *get_extra(PyCodeObject *co) {
     void *p = NULL;
     if (_PyCode_GetExtra((PyObject *)co, extra_index, &p) < 0) {
@@ -134,6 +154,7 @@ static void *get_extra(PyCodeObject *co) {
     return p;
 }
 
+/* Store `p` (a mark or NULL; a state's reference is stolen) in co's slot. */
 static int set_extra(PyCodeObject *co, void *p) {
     /* _PyCode_SetExtra frees the old value through free_extra, which may
      * drop the last reference to objects whose finalisers touch `co`. */
@@ -143,22 +164,36 @@ static int set_extra(PyCodeObject *co, void *p) {
     return r;
 }
 
+/* New reference to co's state, made (empty) if the slot holds none. */
 static ExtraState *get_or_make_state(PyCodeObject *co) {
     void *p = get_extra(co);
     if (IS_STATE(p))
-        return (ExtraState *)p;
-    ExtraState *s = PyMem_Calloc(1, sizeof(ExtraState));
-    if (s == NULL) {
-        PyErr_NoMemory();
+        return (ExtraState *)Py_NewRef((PyObject *)p);
+    ExtraState *s = PyObject_New(ExtraState, &ExtraStateType);
+    if (s == NULL)
+        return NULL;
+    s->entries = PyTuple_New(0); /* the empty tuple: no allocation, no GC */
+    s->ncompiled = 0;
+    s->run_only = 0;
+    if (s->entries == NULL) {
+        Py_DECREF(s);
         return NULL;
     }
-    s->entries = PyTuple_New(0);
-    if (s->entries == NULL || set_extra(co, s) < 0) {
-        Py_XDECREF(s->entries);
-        PyMem_Free(s);
+    Py_INCREF(s); /* one for the slot (stolen by set_extra), one returned */
+    if (set_extra(co, s) < 0) {
+        Py_DECREF(s);
+        Py_DECREF(s);
         return NULL;
     }
     return s;
+}
+
+/* Install `t` (stolen) as s's entries. The old tuple is released only after
+ * the state is consistent again: its entries' guards may have finalisers. */
+static void replace_entries(ExtraState *s, PyObject *t) {
+    PyObject *old = s->entries;
+    s->entries = t;
+    Py_XDECREF(old);
 }
 
 /* ------------------------------------------------------------------------
@@ -172,33 +207,37 @@ static ExtraState *get_or_make_state(PyCodeObject *co) {
  * entry (reachable only through the code object, which the GC does not
  * track) back to func would form a cycle that is never collected. In
  * func.__dict__ the cycle is visible to the GC and dies with the function. */
+/* Returns a new reference; e and func are borrowed (the caller holds both). */
 static PyObject *memo_function(CacheEntry *e, PyFunctionObject *func) {
     if (func->func_dict == NULL && (func->func_dict = PyDict_New()) == NULL)
         return NULL;
+    /* Keys are strs and CacheEntry objects (hashed by address): no lookup here
+     * runs Python code, so borrowed results stay valid until we allocate. */
     PyObject *memo = PyDict_GetItemWithError(func->func_dict, memo_key);
-    if (memo == NULL) {
+    if (memo != NULL) {
+        PyObject *fn = PyDict_GetItemWithError(memo, (PyObject *)e);
+        if (fn != NULL || PyErr_Occurred())
+            return Py_XNewRef(fn);
+        Py_INCREF(memo); /* held: allocating below may run finalisers */
+    } else {
         if (PyErr_Occurred() || (memo = PyDict_New()) == NULL)
             return NULL;
-        int r = PyDict_SetItem(func->func_dict, memo_key, memo);
-        Py_DECREF(memo); /* func_dict holds it */
-        if (r < 0)
+        if (PyDict_SetItem(func->func_dict, memo_key, memo) < 0) {
+            Py_DECREF(memo);
             return NULL;
+        }
     }
-    PyObject *fn = PyDict_GetItemWithError(memo, (PyObject *)e);
-    if (fn != NULL || PyErr_Occurred())
-        return Py_XNewRef(fn);
-    fn = PyFunction_NewWithQualName(e->code, func->func_globals, func->func_qualname);
-    if (fn == NULL)
-        return NULL;
-    if ((func->func_closure && PyFunction_SetClosure(fn, func->func_closure) < 0) ||
-        PyDict_SetItem(memo, (PyObject *)e, fn) < 0) {
-        Py_DECREF(fn);
-        return NULL;
-    }
+    PyObject *fn = PyFunction_NewWithQualName(e->code, func->func_globals, func->func_qualname);
+    if (fn != NULL && ((func->func_closure && PyFunction_SetClosure(fn, func->func_closure) < 0) ||
+                       PyDict_SetItem(memo, (PyObject *)e, fn) < 0))
+        Py_CLEAR(fn);
+    Py_DECREF(memo);
     return fn;
 }
 
-/* Re-call: run `e->code` with the frame's argument slots (hook.md section 3). */
+/* Re-call: run `e->code` with the frame's argument slots (hook.md section 3).
+ * The slots are borrowed (the frame owns them; the callee's frame takes its
+ * own references). New reference, or NULL with an error. */
 static PyObject *run_entry(CacheEntry *e, _PyInterpreterFrame *f) {
     PyObject *fn = memo_function(e, frame_func(f));
     if (fn == NULL)
@@ -208,7 +247,8 @@ static PyObject *run_entry(CacheEntry *e, _PyInterpreterFrame *f) {
     return res;
 }
 
-/* Run a call tree with this thread's callback off (SKIP_RECURSIVE). */
+/* Run a call tree with this thread's callback off (SKIP_RECURSIVE). The
+ * callback's reference moves to a local for the call and back after it. */
 static PyObject *run_without_callback(PyThreadState *ts, _PyInterpreterFrame *f, int throwflag) {
     PyObject *cb = tl_callback;
     tl_callback = NULL;
@@ -223,7 +263,9 @@ static PyObject *run_without_callback(PyThreadState *ts, _PyInterpreterFrame *f,
     return res;
 }
 
-/* Call every guard of the entries owned by `cb`; return a new reference to
+/* Call every guard of the entries owned by `cb` (borrowed; the caller holds
+ * it and `s`) with the function and the frame's argument slots (borrowed from
+ * the frame, which owns them for the whole call). Returns a new reference to
  * the first entry whose guard passes, NULL with no error on a miss, NULL with
  * an error if a guard raised. */
 static CacheEntry *guard_loop(ExtraState *s, PyObject *cb, _PyInterpreterFrame *f) {
@@ -269,36 +311,43 @@ done:
     return hit;
 }
 
-/* Move a hit entry to the front so the common case checks one guard. */
+/* Move a hit entry (borrowed; the caller holds it) to the front so the
+ * common case checks one guard. Re-reads co_extra: a guard may have reset it. */
 static void move_to_front(PyCodeObject *co, CacheEntry *e) {
     void *p = get_extra(co);
     if (!IS_STATE(p))
         return;
-    ExtraState *s = (ExtraState *)p;
-    Py_ssize_t n = PyTuple_GET_SIZE(s->entries);
-    if (n < 2 || PyTuple_GET_ITEM(s->entries, 0) == (PyObject *)e)
-        return;
-    PyObject *t = PyTuple_New(n);
-    if (t == NULL) {
+    ExtraState *s = (ExtraState *)Py_NewRef((PyObject *)p);
+    PyObject *old = Py_NewRef(s->entries);
+    Py_ssize_t n = PyTuple_GET_SIZE(old);
+    PyObject *t = NULL;
+    if (n < 2 || PyTuple_GET_ITEM(old, 0) == (PyObject *)e)
+        goto done;
+    if ((t = PyTuple_New(n)) == NULL) { /* may collect garbage, and run Python */
         PyErr_Clear();
-        return;
+        goto done;
     }
     PyTuple_SET_ITEM(t, 0, Py_NewRef(e));
     Py_ssize_t j = 1;
     for (Py_ssize_t i = 0; i < n && j < n; i++) {
-        PyObject *x = PyTuple_GET_ITEM(s->entries, i);
+        PyObject *x = PyTuple_GET_ITEM(old, i);
         if (x != (PyObject *)e)
             PyTuple_SET_ITEM(t, j++, Py_NewRef(x));
     }
-    if (j != n) { /* e was not in the tuple any more */
-        Py_DECREF(t);
-        return;
+    /* Only if nothing changed the entries meanwhile, and e was among them. */
+    if (j == n && s->entries == old) {
+        replace_entries(s, t);
+        t = NULL;
     }
-    Py_SETREF(s->entries, t);
+done:
+    Py_XDECREF(t);
+    Py_DECREF(old);
+    Py_DECREF(s);
 }
 
 /* Build the callback's view of the frame: bound arguments and free variables
- * by name. Never FastToLocals the real frame (hook.md pitfall 1). */
+ * by name (a new dict; it takes its own references to the borrowed slots and
+ * cell contents). Never FastToLocals the real frame (hook.md pitfall 1). */
 static PyObject *frame_locals_dict(_PyInterpreterFrame *f) {
     PyCodeObject *co = frame_code(f);
     PyObject *d = PyDict_New();
@@ -347,7 +396,9 @@ static int check_replacement(PyCodeObject *orig, PyObject *code) {
     return 0;
 }
 
-/* Append (guard, code) as the newest entry, at the front. */
+/* Append (guard, code) as the newest entry, at the front; guard, code and
+ * owner are borrowed. Returns a new reference to the entry, or NULL with an
+ * error. */
 static CacheEntry *add_entry(PyCodeObject *co, PyObject *guard, PyObject *code, PyObject *owner) {
     if (!PyCallable_Check(guard)) {
         PyErr_SetString(PyExc_TypeError, "framegraph: guard must be callable");
@@ -355,9 +406,7 @@ static CacheEntry *add_entry(PyCodeObject *co, PyObject *guard, PyObject *code, 
     }
     if (check_replacement(co, code) < 0)
         return NULL;
-    ExtraState *s = get_or_make_state(co);
-    if (s == NULL)
-        return NULL;
+    /* First, while nothing is held: replacing code's slot may run Python. */
     if (set_extra((PyCodeObject *)code, MARK_SKIP) < 0)
         return NULL;
     CacheEntry *e = PyObject_New(CacheEntry, &CacheEntryType);
@@ -367,17 +416,29 @@ static CacheEntry *add_entry(PyCodeObject *co, PyObject *guard, PyObject *code, 
     e->code = Py_NewRef(code);
     e->owner = Py_NewRef(owner);
     e->hits = 0;
-    Py_ssize_t n = PyTuple_GET_SIZE(s->entries);
-    PyObject *t = PyTuple_New(n + 1);
+    ExtraState *s = get_or_make_state(co);
+    if (s == NULL) {
+        Py_DECREF(e);
+        return NULL;
+    }
+    PyObject *old = Py_NewRef(s->entries);
+    Py_ssize_t n = PyTuple_GET_SIZE(old);
+    PyObject *t = PyTuple_New(n + 1); /* may collect garbage, and run Python */
     if (t == NULL) {
+        Py_DECREF(old);
+        Py_DECREF(s);
         Py_DECREF(e);
         return NULL;
     }
     PyTuple_SET_ITEM(t, 0, Py_NewRef(e));
     for (Py_ssize_t i = 0; i < n; i++)
-        PyTuple_SET_ITEM(t, i + 1, Py_NewRef(PyTuple_GET_ITEM(s->entries, i)));
-    Py_SETREF(s->entries, t);
+        PyTuple_SET_ITEM(t, i + 1, Py_NewRef(PyTuple_GET_ITEM(old, i)));
+    /* If `s` was reset meanwhile it is detached: the entry still runs this
+     * once and is cached nowhere, which is what a reset asks for. */
     s->ncompiled++;
+    replace_entries(s, t);
+    Py_DECREF(old);
+    Py_DECREF(s);
     return e;
 }
 
@@ -385,7 +446,8 @@ static CacheEntry *add_entry(PyCodeObject *co, PyObject *guard, PyObject *code, 
  * The hook.
  * ------------------------------------------------------------------------ */
 
-/* A miss: ask Python. Called with busy set; returns what to do in *entry. */
+/* A miss: ask Python. Called with busy set. New reference to what the
+ * callback returned, or NULL with an error. */
 static PyObject *call_callback(PyObject *cb, _PyInterpreterFrame *f) {
     PyObject *locals = frame_locals_dict(f);
     if (locals == NULL)
@@ -407,11 +469,13 @@ static void notify_limit(PyCodeObject *co) {
     Py_XDECREF(r);
 }
 
+/* No entry passed: run unmodified at the limit, else ask the callback (cb
+ * borrowed; the caller holds it) and do what it says. */
 static PyObject *on_miss(PyThreadState *ts, _PyInterpreterFrame *f, int throwflag, PyObject *cb) {
     PyCodeObject *co = frame_code(f);
-    void *p = get_extra(co);
+    void *p = get_extra(co); /* re-read: the guards may have reset it */
     if (IS_STATE(p)) {
-        ExtraState *s = (ExtraState *)p;
+        ExtraState *s = (ExtraState *)p; /* borrowed: not used past a Python call */
         if (s->run_only)
             return prev_eval(ts, f, throwflag);
         if (s->ncompiled >= cache_limit) {
@@ -423,8 +487,8 @@ static PyObject *on_miss(PyThreadState *ts, _PyInterpreterFrame *f, int throwfla
         }
     }
     tl_busy = 1;
-    PyObject *r = call_callback(cb, f);
-    CacheEntry *e = NULL;
+    PyObject *r = call_callback(cb, f); /* new reference */
+    CacheEntry *e = NULL;               /* new reference */
     if (r != NULL && r != Py_None) {
         if (r == skip_sentinel || r == skip_recursive_sentinel) {
             if (set_extra(co, r == skip_sentinel ? MARK_SKIP : MARK_SKIP_RECURSIVE) < 0)
@@ -476,9 +540,12 @@ static PyObject *fg_eval_frame(PyThreadState *ts, _PyInterpreterFrame *f, int th
     Py_INCREF(cb);
     PyObject *res;
     if (IS_STATE(p)) {
+        /* Held: a guard may reset() this code and drop co_extra's reference. */
+        PyObject *state = Py_NewRef((PyObject *)p);
         tl_busy = 1;
-        CacheEntry *hit = guard_loop((ExtraState *)p, cb, f);
+        CacheEntry *hit = guard_loop((ExtraState *)state, cb, f);
         tl_busy = 0;
+        Py_DECREF(state);
         if (hit != NULL) {
             hit->hits++;
             move_to_front(co, hit); /* re-reads co_extra: a guard may have reset it */
@@ -993,7 +1060,8 @@ PyMODINIT_FUNC PyInit__C(void) {
         PyErr_SetString(PyExc_ImportError, "framegraph._C cannot be loaded twice in one process");
         return NULL;
     }
-    if (PyType_Ready(&CacheEntryType) < 0 || PyType_Ready(&SentinelType) < 0 ||
+    if (PyType_Ready(&CacheEntryType) < 0 || PyType_Ready(&ExtraStateType) < 0 ||
+        PyType_Ready(&SentinelType) < 0 ||
         PyType_Ready(&WrapperType) < 0 || PyType_Ready(&ModuleCallType) < 0)
         return NULL;
     s_mod = PyUnicode_InternFromString("_framegraph_mod");

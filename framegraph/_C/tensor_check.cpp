@@ -67,9 +67,12 @@ struct TensorCheckObject {
   vectorcallfunc vectorcall;
 };
 
+/* obj is borrowed. Anything that is not a defined tensor of the spec's exact
+ * type (None, another type, a tensor whose data was released) fails. */
 bool matches(const Spec& spec, PyObject* obj, const LocalKeys& local) {
   if (Py_TYPE(obj) != spec.type) return false;
   const at::Tensor& t = THPVariable_Unpack(obj);
+  if (!t.defined()) return false;  // its sizes and strides throw
   c10::TensorImpl* impl = t.unsafeGetTensorImpl();
   if (local.of(impl->key_set()) != spec.keys) return false;
   if (impl->dtype() != spec.dtype) return false;
@@ -85,14 +88,16 @@ PyObject* check_vectorcall(TensorCheckObject* self, PyObject* const* args, size_
     PyErr_Format(PyExc_TypeError, "TensorCheck expects %zd tensors", (Py_ssize_t)specs.size());
     return nullptr;
   }
+  // No C++ exception may leave this function: it is called from the
+  // interpreter, and one escaping would abort the process. A check that
+  // cannot be made fails the guard (the frame is retraced).
   try {
     LocalKeys local;
     for (Py_ssize_t i = 0; i < n; i++) {
       if (!matches(specs[i], args[i], local)) Py_RETURN_FALSE;
     }
-  } catch (const std::exception& e) {
-    PyErr_SetString(PyExc_RuntimeError, e.what());
-    return nullptr;
+  } catch (...) {
+    Py_RETURN_FALSE;
   }
   Py_RETURN_TRUE;
 }
@@ -158,6 +163,10 @@ PyObject* check_new(PyTypeObject* type, PyObject* args, PyObject* kw) {
         goto fail;
       }
       const at::Tensor& tensor = THPVariable_Unpack(obj);
+      if (!tensor.defined()) {
+        PyErr_SetString(PyExc_TypeError, "TensorCheck: a template is an undefined tensor");
+        goto fail;
+      }
       c10::TensorImpl* impl = tensor.unsafeGetTensorImpl();
       Spec spec{Py_TYPE(obj), local.of(impl->key_set()), impl->dtype(),
                 impl->device().index(),
@@ -174,6 +183,9 @@ PyObject* check_new(PyTypeObject* type, PyObject* args, PyObject* kw) {
     }
   } catch (const std::exception& e) {
     PyErr_SetString(PyExc_RuntimeError, e.what());
+    goto fail;
+  } catch (...) {
+    PyErr_SetString(PyExc_RuntimeError, "TensorCheck: unknown C++ exception");
     goto fail;
   }
   Py_DECREF(t);

@@ -442,3 +442,65 @@ def test_wrapper_cycles_are_collected():
     del ns
     gc.collect()
     assert ref() is None
+
+
+def test_a_guard_that_resets_its_own_code_is_safe():
+    # The guard runs while the hook holds the code's cache state; reset() drops
+    # the cache from under it (an invalidation policy, a finaliser, a user's
+    # framegraph.reset() in a guard-evaluated property). It must not free what
+    # the hook still reads.
+    def f(a):
+        return a
+
+    def alt(a):
+        return ("alt", a)
+
+    def resetting_guard(fn, a):
+        _C.reset(f.__code__)
+        return a == 1
+
+    cb = Replace(f, alt, guard=resetting_guard)
+    with hooked(cb):
+        assert f(1) == ("alt", 1)  # compiled
+        assert f(1) == ("alt", 1)  # guard resets, passes: runs the held entry
+        assert f(2) == ("alt", 2)  # cache was reset: compiled again
+        for i in range(200):
+            assert f(i % 3) == ("alt", i % 3)
+    _C.reset(f.__code__)
+
+
+def test_finalisers_that_reset_the_code_while_an_entry_is_added():
+    # Adding an entry allocates, which may run the garbage collector and with
+    # it any finaliser: one that resets the code being cached.
+    import gc
+
+    def f(a):
+        return a
+
+    def alt(a):
+        return ("alt", a)
+
+    class Resets:
+        def __del__(self):
+            _C.reset(f.__code__)
+
+    class Cycle:
+        pass
+
+    def make_garbage():
+        for _ in range(50):
+            c = Cycle()
+            c.me, c.r = c, Resets()
+
+    cb = Replace(f, alt)
+    old = gc.get_threshold()
+    gc.set_threshold(1)
+    try:
+        with hooked(cb):
+            for i in range(100):
+                make_garbage()
+                assert f(i) == ("alt", i)
+    finally:
+        gc.set_threshold(*old)
+        gc.collect()
+    _C.reset(f.__code__)
