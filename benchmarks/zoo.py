@@ -69,10 +69,56 @@ def qwen2():
 ZOO = {"gpt2": gpt2, "bert": bert, "llama": llama, "t5": t5, "vit": vit, "qwen2": qwen2}
 
 
+# Beyond the six: base models (AutoModel) that once crashed the interpreter or
+# break the graph, called with use_cache=False where they have a cache.
+
+def bloom():
+    from transformers import AutoModel, BloomConfig
+
+    cfg = BloomConfig(n_layer=2, n_head=2, hidden_size=64, vocab_size=VOCAB)
+    return AutoModel.from_config(cfg), {"input_ids": _ids(), "use_cache": False}
+
+
+def gemma2():
+    from transformers import AutoModel, Gemma2Config
+
+    cfg = Gemma2Config(num_hidden_layers=2, num_attention_heads=2, num_key_value_heads=1, hidden_size=64,
+                       intermediate_size=128, vocab_size=VOCAB, head_dim=32, max_position_embeddings=64,
+                       sliding_window=8)
+    return AutoModel.from_config(cfg), {"input_ids": _ids(), "use_cache": False}
+
+
+def longformer():
+    from transformers import AutoModel, LongformerConfig
+
+    cfg = LongformerConfig(num_hidden_layers=2, num_attention_heads=2, hidden_size=64, intermediate_size=128,
+                           vocab_size=VOCAB, max_position_embeddings=80, attention_window=[8, 8])
+    return AutoModel.from_config(cfg), {"input_ids": _ids()}
+
+
+def mistral():
+    from transformers import AutoModel, MistralConfig
+
+    cfg = MistralConfig(num_hidden_layers=2, num_attention_heads=2, num_key_value_heads=1, hidden_size=64,
+                        intermediate_size=128, vocab_size=VOCAB, max_position_embeddings=64, sliding_window=8)
+    return AutoModel.from_config(cfg), {"input_ids": _ids(), "use_cache": False}
+
+
+def gpt_neo():
+    from transformers import AutoModel, GPTNeoConfig
+
+    cfg = GPTNeoConfig(num_layers=2, num_heads=2, hidden_size=64, vocab_size=VOCAB, max_position_embeddings=64,
+                       attention_types=[[["global", "local"], 1]], window_size=8)
+    return AutoModel.from_config(cfg), {"input_ids": _ids(), "use_cache": False}
+
+
+MORE = {"bloom": bloom, "gemma2": gemma2, "longformer": longformer, "mistral": mistral, "gpt_neo": gpt_neo}
+
+
 def build(name, seed=0):
-    """(model in eval mode, inputs dict) for a zoo entry."""
+    """(model in eval mode, inputs dict) for an entry of ZOO or MORE."""
     torch.manual_seed(seed)
-    model, inputs = ZOO[name]()
+    model, inputs = {**ZOO, **MORE}[name]()
     return model.eval(), inputs
 
 
