@@ -139,6 +139,9 @@ class ConvertFrame:
         return f"<framegraph callback backend={self.options.backend_name!r}>"
 
     def __call__(self, func, code, f_locals):
+        if skip.skip_recursive_reason(code) is not None:
+            touched_codes.add(code)
+            return _C.SKIP_RECURSIVE
         reason = skip.skip_reason(code)
         if reason is not None:
             touched_codes.add(code)

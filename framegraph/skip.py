@@ -63,6 +63,35 @@ def _third_party_package(path):
 
 _path_cache = {}
 
+_untraced = None
+
+
+def _untraced_codes():
+    """{code: reason} for the torch functions whose whole call tree must run
+    untraced, built on first use (importing torch.utils.checkpoint is not free)."""
+    global _untraced
+    if _untraced is None:
+        import inspect
+
+        from torch.utils import checkpoint
+
+        why = ("torch.utils.checkpoint: autograd reruns the checkpointed function in backward, "
+               "outside any compiled call, and both runs must save the same tensors")
+        _untraced = {inspect.unwrap(fn).__code__: why
+                     for fn in (checkpoint.checkpoint, checkpoint.checkpoint_sequential)}
+    return _untraced
+
+
+def skip_recursive_reason(code):
+    """Why `code` and everything it calls must run untraced, or None.
+
+    Activation checkpointing runs the user's function twice, in forward and
+    again in backward; compiling the first run only would save other tensors
+    than the recomputation does (CheckpointError). Its call tree runs as it is,
+    in both runs, and the frame that calls it breaks the graph around the call.
+    """
+    return _untraced_codes().get(code)
+
 
 def skip_reason(code):
     """Why `code` should never be traced, or None if it may hold user tensor work."""
