@@ -83,3 +83,14 @@ def test_many_tensors_and_bad_calls():
     with pytest.raises(ValueError):
         TensorCheck([torch.randn(2)], [], [])
     assert not TensorCheck([torch.randn(2)], [[2]], [[1]])("not a tensor")
+
+
+@pytest.mark.parametrize("value", [None, 3, "t", [torch.randn(4, 3)], torch.randn(4, 3).to_sparse(),
+                                   torch.randn(4, 3, device="meta")], ids=repr)
+def test_anything_that_is_not_the_expected_tensor_fails_without_raising(value):
+    # A guard is called with whatever the frame holds now; a value of another
+    # kind is a failed check (retrace), never an exception out of C++.
+    check = TensorCheck([torch.randn(4, 3)], [[4, 3]], [[3, 1]])
+    assert check(value) is False
+    sub = TensorCheck([torch.randn(4, 3).as_subclass(MyTensor)], [[4, 3]], [[3, 1]])
+    assert sub(value) is False and sub(torch.randn(4, 3)) is False
