@@ -3,6 +3,8 @@
 Each test compares the compiled result with eager and counts the graphs, so
 that a silent fallback to eager (zero graphs) fails it as well.
 """
+import collections
+
 import torch
 from torch import nn
 
@@ -63,3 +65,39 @@ def test_object_instance_dict_reads_and_writes():
         return before, list(d.items()), x * s.scale + d["offset"]
 
     check_breaks(f, lambda: (ones(), Settings()), graphs=1, breaks=0)
+
+
+# ---- 2. an OrderedDict's order is its own, not its dict's insertion order
+class Registry(collections.OrderedDict):
+    pass
+
+
+def reordered(cls):
+    d = cls(a=torch.ones(1), b=torch.ones(1) * 2, c=torch.ones(1) * 3)
+    d.move_to_end("a")  # OrderedDict order b, c, a; the underlying dict's is still a, b, c
+    return d
+
+
+def test_ordered_dict_subclass_order():
+    def reads(x, d):
+        return [x + v for v in d.values()], list(d.keys()), list(d.items()), [k for k in d]
+
+    check_breaks(reads, lambda: (torch.ones(1), reordered(Registry)), graphs=1, breaks=0)
+
+
+def test_ordered_dict_move_to_end_and_popitem():
+    def made_inside(x):
+        d = Registry(a=x, b=x + 1, c=x + 2)
+        d.move_to_end("a")
+        first = d.popitem(last=False)
+        d.move_to_end("c", last=False)
+        return d, list(d.values()), first, d.popitem()
+
+    def mutates(x, d):
+        d.move_to_end("b")
+        first = d.popitem(last=False)
+        d.move_to_end("a", last=False)
+        return [x + v for v in d.values()], list(d.items()), first
+
+    check_breaks(made_inside, lambda: (torch.ones(1),), graphs=1, breaks=0)
+    check_breaks(mutates, lambda: (torch.ones(1), reordered(collections.OrderedDict)), graphs=1, breaks=0)
