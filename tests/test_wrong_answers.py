@@ -5,6 +5,7 @@ that a silent fallback to eager (zero graphs) fails it as well.
 """
 import collections
 
+import pytest
 import torch
 from torch import nn
 
@@ -101,3 +102,40 @@ def test_ordered_dict_move_to_end_and_popitem():
 
     check_breaks(made_inside, lambda: (torch.ones(1),), graphs=1, breaks=0)
     check_breaks(mutates, lambda: (torch.ones(1), reordered(collections.OrderedDict)), graphs=1, breaks=0)
+
+
+# ---- 3. a keyword given twice through ** is CPython's TypeError, not a merge
+def takes_kwargs(**kwargs):
+    return kwargs
+
+
+def takes_x(x, **kwargs):
+    return x
+
+
+def test_keyword_given_twice_raises_like_eager():
+    def twice(x):
+        y = x + 1
+        return takes_kwargs(**{"k": 1, "j": 2}, **{"k": 3}), y
+
+    with pytest.raises(TypeError) as eager:
+        twice(ones())
+    assert "got multiple values for keyword argument 'k'" in str(eager.value)
+    for fullgraph in (False, True):
+        cnt = CountingBackend()
+        with pytest.raises(TypeError) as compiled:
+            framegraph.compile(twice, backend=cnt, fullgraph=fullgraph)(ones())
+        assert str(compiled.value) == str(eager.value)
+        assert cnt.frame_count == 0  # the error leaves the frame: it runs, and raises, in CPython
+
+
+def test_keyword_given_twice_is_caught_like_eager():
+    def caught(x):
+        y = x + 1
+        try:
+            takes_x(x=1, **{"x": 2})
+        except TypeError:
+            return y * 2
+        return y
+
+    check(caught, ones(), frames=1)
