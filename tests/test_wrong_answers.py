@@ -13,6 +13,13 @@ import framegraph
 from helpers import CountingBackend, assert_same, check, check_breaks, run_counted
 
 
+@pytest.fixture(autouse=True)
+def fresh():
+    framegraph.reset()  # each test counts its own graphs
+    yield
+    framegraph.reset()
+
+
 def ones():
     return torch.ones(3)
 
@@ -139,3 +146,30 @@ def test_keyword_given_twice_is_caught_like_eager():
         return y
 
     check(caught, ones(), frames=1)
+
+
+# ---- 4. an in-place op returns its own argument: identity survives the trace
+def in_place_identities(x):
+    y = x.add_(1)
+    z = x.mul_(2)
+    w = torch.add(x, 1, out=x)
+    x[0] = 3.0
+    v = x.clamp_(0, 5)
+    t = x
+    t += 1  # INPLACE_ADD on a tensor keeps the object
+    a = x * 2
+    b = a.sub_(1)  # a tensor made in the trace, too
+    return (x is y, x is z, x is w, x is v, t is x, a is b), y, b
+
+
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_in_place_op_returns_its_argument(dynamic):
+    x, expected_x = ones(), ones()
+    expected = in_place_identities(expected_x)
+    assert expected[0] == (True,) * 6
+    cnt = CountingBackend()
+    result = framegraph.compile(in_place_identities, backend=cnt, fullgraph=True, dynamic=dynamic)(x)
+    assert_same(result, expected)
+    assert result[1] is x  # the caller's own tensor, mutated as in eager
+    assert_same(x, expected_x)
+    assert cnt.frame_count == 1
