@@ -4,6 +4,7 @@ Each test compares the compiled result with eager and counts the graphs, so
 that a silent fallback to eager (zero graphs) fails it as well.
 """
 import collections
+import typing
 
 import pytest
 import torch
@@ -173,3 +174,49 @@ def test_in_place_op_returns_its_argument(dynamic):
     assert result[1] is x  # the caller's own tensor, mutated as in eager
     assert_same(x, expected_x)
     assert cnt.frame_count == 1
+
+
+# ---- 5. namedtuple subclasses keep their class, their __new__ and their slots
+class PairFields(typing.NamedTuple):
+    a: torch.Tensor
+    b: int
+
+
+class Pair(PairFields):
+    __slots__ = ()
+
+    def __new__(cls, a, b=1):
+        return super().__new__(cls, a * 2, b)
+
+    def __add__(self, other):
+        return Pair(self.a + other.a, self.b + other.b)
+
+
+class Span(collections.namedtuple("Span", "start stop")):
+    def width(self):
+        return self.stop - self.start
+
+    def __getitem__(self, i):
+        return "first" if i == 0 else super().__getitem__(i)
+
+
+def test_namedtuple_subclass_new_and_add():
+    def f(x, outside):
+        p = Pair(x) + Pair(x + 1, 2)
+        q = p
+        q += outside  # no __iadd__: Pair.__add__
+        return p, q, isinstance(q, Pair)
+
+    check_breaks(f, lambda: (ones(), Pair(ones(), 5)), graphs=1, breaks=0)
+
+
+def test_namedtuple_subclass_methods_and_getitem():
+    def made_inside(x):
+        s = Span(x, x * 3)
+        return s, s.width(), s[0], s[1]
+
+    def from_outside(x, s):
+        return s.start + x, s[0], s[1], s.width()
+
+    check_breaks(made_inside, lambda: (ones(),), graphs=1, breaks=0)
+    check_breaks(from_outside, lambda: (ones(), Span(ones(), ones() * 4)), graphs=1, breaks=0)

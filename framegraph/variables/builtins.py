@@ -404,6 +404,23 @@ BUILTINS[itertools.chain.from_iterable] = lambda tx, its: ListIteratorVariable(
 BUILTINS[delattr] = lambda tx, obj, name: _delattr(tx, obj, name.as_python_constant())
 
 
+def _tuple_new(tx, cls, iterable=None):
+    """``tuple.__new__(cls, iterable)``: what a namedtuple's generated ``__new__`` (and
+    ``super().__new__(cls, ...)`` in a subclass's own) returns."""
+    from .lists import NamedTupleVariable
+
+    klass = cls.as_python_constant()
+    items = iterable.unpack(tx) if iterable is not None else []
+    if klass is tuple:
+        return TupleVariable(items)
+    if isinstance(klass, type) and issubclass(klass, tuple) and hasattr(klass, "_fields"):
+        return NamedTupleVariable(items, klass)
+    unsupported("unsupported_call", f"tuple.__new__({klass!r})")
+
+
+BUILTINS[tuple.__new__] = _tuple_new
+
+
 def _delattr(tx, obj, name):
     """``delattr`` on an object made in the trace (its attributes are trackers)."""
     attrs = getattr(obj, "attrs", None)

@@ -208,14 +208,12 @@ class UserDefinedClassVariable(VariableTracker):
     def call(self, tx, args, kwargs):
         cls = self.cls
         if _is_namedtuple(cls):
-            from .lists import NamedTupleVariable
-            from .builder import wrap_value
+            user_new = _namedtuple_user_new(cls)
+            if user_new is not None:  # type.__call__: cls.__new__(cls, *args), inlined
+                from .functions import UserFunctionVariable
 
-            bound = inspect.signature(cls).bind(*args, **kwargs)
-            bound.apply_defaults()
-            items = [v if isinstance(v, VariableTracker) else wrap_value(tx, v)
-                     for v in bound.arguments.values()]
-            return NamedTupleVariable(items, cls)
+                return UserFunctionVariable(user_new.__func__).call(tx, [self] + list(args), kwargs)
+            return new_namedtuple(tx, cls, args, kwargs)
         if issubclass(cls, BaseException):
             from .exceptions import make_exception
 
@@ -249,6 +247,28 @@ class UserDefinedClassVariable(VariableTracker):
 
 def _is_namedtuple(cls) -> bool:
     return isinstance(cls, type) and issubclass(cls, tuple) and hasattr(cls, "_fields")
+
+
+def _namedtuple_user_new(cls):
+    """The ``__new__`` staticmethod a namedtuple subclass defines itself, or None where
+    it is collections' generated one (its class also holds ``_make``)."""
+    for klass in cls.__mro__:
+        if "__new__" in klass.__dict__:
+            attr = klass.__dict__["__new__"]
+            generated = "_make" in klass.__dict__ or klass is tuple
+            return None if generated or not isinstance(attr, staticmethod) else attr
+    return None
+
+
+def new_namedtuple(tx, cls, args, kwargs):
+    """A ``cls`` instance as collections' generated ``__new__(_cls, field...)`` makes it."""
+    from .builder import wrap_value
+    from .lists import NamedTupleVariable
+
+    bound = inspect.signature(cls).bind(*args, **kwargs)
+    bound.apply_defaults()
+    items = [v if isinstance(v, VariableTracker) else wrap_value(tx, v) for v in bound.arguments.values()]
+    return NamedTupleVariable(items, cls)
 
 
 class UserDefinedObjectVariable(VariableTracker):
