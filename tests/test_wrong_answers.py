@@ -220,3 +220,74 @@ def test_namedtuple_subclass_methods_and_getitem():
 
     check_breaks(made_inside, lambda: (ones(),), graphs=1, breaks=0)
     check_breaks(from_outside, lambda: (ones(), Span(ones(), ones() * 4)), graphs=1, breaks=0)
+
+
+# ---- 7. iterators outlive the graph with their own type and position; dir() of a module
+def plus_one(t):
+    return t + 1
+
+
+def started_iterators(x):
+    xs = [x, x + 1, x + 2]
+    its = (zip(xs, "abc"), map(plus_one, xs), filter(None, [0, 1, 2, 3]), enumerate(xs, 5), reversed(xs),
+           iter(xs), iter((1, 2, 3)), iter(range(4)), iter({"a": 1, "b": 2}))
+    for it in its:
+        next(it)
+    return its
+
+
+def test_returned_iterators_keep_type_and_position():
+    expected = started_iterators(ones())
+    result, cnt, breaks, errors = run_counted(started_iterators, ones(), fullgraph=True)
+    assert [type(it) for it in result] == [type(it) for it in expected]
+    assert_same([list(it) for it in result], [list(it) for it in expected])
+    assert (cnt.frame_count, breaks, errors) == (1, [], [])
+
+
+def test_iterator_held_across_a_graph_break():
+    def live_list(x):
+        xs = [x, x + 1]
+        it = iter(xs)
+        first = next(it)
+        framegraph.graph_break()
+        xs.append(x + 2)  # a list iterator sees the list as it is
+        return first, type(it).__name__, list(it)
+
+    def loop_over_a_local(x):
+        it = iter([x, x + 1, x + 2, x + 3])
+        n = 0
+        for a in it:  # the loop and the local are one iterator
+            framegraph.graph_break()
+            n += 1
+            if n == 2:
+                break
+        return a, list(it)
+
+    # the resumed frame gets the real iterator, which the tracer does not model:
+    # reading it breaks again (live_list), or runs the rest of the frame in CPython
+    for fn, graphs, fallbacks in ((live_list, 2, 0), (loop_over_a_local, 1, 1)):
+        expected = fn(ones())
+        result, cnt, breaks, errors = run_counted(fn, ones())
+        assert_same(result, expected)
+        assert breaks[0].entry.id == "explicit_graph_break"
+        assert (cnt.frame_count, len(errors)) == (graphs, fallbacks), (cnt.frame_count, errors)
+
+
+class LinearReLU(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = nn.Linear(3, 3)
+        self.relu = nn.ReLU()
+
+    def forward(self, x):
+        return self.relu(self.linear(x))
+
+
+def test_dir_of_a_compiled_module():
+    m = LinearReLU()
+    cnt = CountingBackend()
+    compiled = framegraph.compile(m, backend=cnt)
+    assert {"linear", "relu", "forward", "_orig_mod"} <= set(dir(compiled))
+    assert set(dir(m)) <= set(dir(compiled))
+    assert_same(compiled(ones()), m(ones()))
+    assert cnt.frame_count == 1
