@@ -5,6 +5,13 @@ Iterators are created during the trace and advanced by FOR_ITER / ``next()``.
 iterator's StopIteration). ``map`` and ``filter`` call their function lazily,
 one item at a time, like CPython, so the order of inlined calls (and of the
 graph nodes they record) is the program's order.
+
+An iterator that outlives the graph (returned, or in a local at a graph break)
+is rebuilt as the object eager would hold, of its own type and at its position:
+``zip(*inners)``, ``map(fn, *inners)``, ``enumerate(inner, count)``, and for an
+iterator over a builtin container ``iter(container)`` (or ``reversed``)
+advanced past the items the trace took (``resume_iterator``), so a list
+iterator still sees the list as it is.
 """
 import collections
 import functools
