@@ -173,6 +173,12 @@ class OptimizedModule(torch.nn.Module):
         except AttributeError:
             return getattr(self._modules["_orig_mod"], name)
 
+    def __dir__(self):
+        """The module's names (``linear``, ``relu``: read through to it), then the
+        wrapper's own, as torch.compile's OptimizedModule lists them."""
+        names = self._framegraph_mod.__dir__()
+        return names + [name for name in super().__dir__() if name not in names]
+
 
 def disable(fn=None, recursive=True):
     """Never trace `fn` (also a decorator); with `recursive`, nor anything it calls.

@@ -50,9 +50,10 @@ _GRAD_TOGGLE = torch._C._set_grad_enabled
 
 def _is_impure(node: torch.fx.Node) -> bool:
     """Nodes DCE must keep: mutations (``add_``, ``out=``, ``inplace=True``, ``x[i] = v``,
-    ``x += v`` in any spelling), global-state changes and random ops, whose RNG
-    draws must happen as in eager even when the result is unused."""
-    if node.op in ("placeholder", "output"):
+    ``x += v`` in any spelling, any op that returns its own argument), global-state
+    changes and random ops, whose RNG draws must happen as in eager even when the
+    result is unused."""
+    if node.op in ("placeholder", "output") or node.meta.get("returns_argument"):
         return True
     if node.kwargs.get("inplace") is True or "out" in node.kwargs:
         return True
@@ -188,7 +189,9 @@ class OutputGraph:
             self.side_effects.local_mutations += 1  # an in-place tensor op (side_effects.changes)
         if tx is not None:  # for the `graph` log: which user line made this node
             node.meta["location"] = (tx.code.co_filename, tx.current_line())
-        return self._wrap_result(node, fake)
+        arguments = {}
+        _tensor_arguments([args, kwargs], arguments)
+        return self._wrap_result(node, fake, arguments)
 
     def _run_fake(self, kind, target, args, kwargs):
         fast = meta_ops.run_meta(self.fake_mode, kind, target, args, kwargs)
@@ -213,11 +216,20 @@ class OutputGraph:
                 raise
             unsupported("operator_error", f"{_target_name(target)}: {type(e).__name__}: {e}")
 
-    def _wrap_result(self, node, fake) -> VariableTracker:
+    def _wrap_result(self, node, fake, arguments) -> VariableTracker:
+        """The tracker of an op's result. A result that is one of the op's tensor
+        arguments itself (``x.add_(1)``, ``out=x``, ``x += 1``, ``x.contiguous()`` of a
+        contiguous ``x``: the fake op returns the same FakeTensor, as eager returns
+        the same tensor) is that argument's tracker, so ``y is x`` holds and the
+        caller gets its own object back; the node stays in the graph (impure)."""
         if isinstance(fake, torch.Tensor):
+            same = arguments.get(id(fake))
+            if same is not None and same._fake is fake:
+                node.meta["returns_argument"] = True  # no user reads it: keep it all the same
+                return same
             return TensorVariable(node, fake)
         if isinstance(fake, (tuple, list)) and not isinstance(fake, torch.Size):
-            items = [self._wrap_result(self.graph.call_function(operator.getitem, (node, i)), v)
+            items = [self._wrap_result(self.graph.call_function(operator.getitem, (node, i)), v, arguments)
                      for i, v in enumerate(fake)]
             if type(fake) is list:
                 from .variables.lists import ListVariable
@@ -307,6 +319,23 @@ class OutputGraph:
 
 def _target_name(target) -> str:
     return target if isinstance(target, str) else getattr(target, "__qualname__", repr(target))
+
+
+def _tensor_arguments(value, found: dict):
+    """{id(fake): tracker} of the tensor trackers in an op's arguments, through containers."""
+    from .variables.dicts import ConstDictVariable
+
+    if isinstance(value, TensorVariable):
+        found[id(value._fake)] = value
+    elif isinstance(value, (list, tuple)) and not isinstance(value, VariableTracker):
+        for v in value:
+            _tensor_arguments(v, found)
+    elif isinstance(value, dict):
+        _tensor_arguments(list(value.values()), found)
+    elif isinstance(value, BaseListVariable):
+        _tensor_arguments(list(value.items), found)
+    elif isinstance(value, ConstDictVariable):
+        _tensor_arguments(list(value.as_plain_dict().values()), found)
 
 
 def _lower(value):

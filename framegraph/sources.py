@@ -177,21 +177,37 @@ class DictItemSource(Source):
 
     base: Source
     index: Any
+    owner = dict  # whose __getitem__ reads the item (a class attribute, not a field)
 
     def name(self):
-        return f"dict.__getitem__({self.base.name()}, {self.index!r})"
+        return f"{self.owner.__name__}.__getitem__({self.base.name()}, {self.index!r})"
 
     def expr(self):
-        return f"dict.__getitem__({self.base.expr()}, {self.index!r})"
+        return f"{self.owner.__name__}.__getitem__({self.base.expr()}, {self.index!r})"
 
     def reconstruct(self, cg):
         from .bytecode import create_instruction
 
         cg.emit(create_instruction("PUSH_NULL"))
-        cg.load_const(dict.__getitem__)
+        cg.load_const(self.owner.__getitem__)
         self.base.reconstruct(cg)
         cg.load_const(self.index)
         cg.call(2)
+
+
+@source
+class TupleItemSource(DictItemSource):
+    """``tuple.__getitem__(base, i)``: an item of a tuple subclass (a namedtuple with
+    its own ``__getitem__``), read as the tuple holds it."""
+
+    owner = tuple
+
+
+@source
+class ListItemSource(DictItemSource):
+    """``list.__getitem__(base, i)``: an item of a list subclass with its own ``__getitem__``."""
+
+    owner = list
 
 
 @source

@@ -174,10 +174,12 @@ def emit_break(cg, tx, brk: GraphBreak, func, grad_mode: bool):
     popped, pushed = _shape(inst)
     below, consumed = tx.stack[:len(tx.stack) - popped], tx.stack[len(tx.stack) - popped:]
     successors = _successors(tx, inst, pushed, len(below))
-    below_slots = [_stack_slot(cg, v) for v in below]
+    lives = [_live_locals(tx, succ.inst) for succ in successors]
+    # a value the resume function also gets elsewhere (a loop's iterator held in a local too)
+    held = [id(v) for v in below + consumed] + [id(v) for live in lives for v in live.values()]
+    below_slots = [_stack_slot(cg, v, shared=held.count(id(v)) > 1) for v in below]
     consumed_slots = [(resume.NULL, None) if v is NULL else (resume.VALUE, cg.materialize(v))
                       for v in consumed]
-    lives = [_live_locals(tx, succ.inst) for succ in successors]
     live_temps = {name: cg.materialize(var) for live in lives for name, var in live.items()}
     tx.output.side_effects.prepare(cg)
     cg.set_grad_mode(grad_mode)
@@ -215,11 +217,11 @@ def _catch(copy, handler_start, entry):
         inst.exn_entry = caught
 
 
-def _stack_slot(cg, value):
+def _stack_slot(cg, value, shared=False):
     """(layout kind, temporary) of a value below the break instruction's inputs."""
     if value is NULL:
         return resume.NULL, None
-    if isinstance(value, IteratorVariable):
+    if isinstance(value, IteratorVariable) and not shared:  # shared: one real iterator for both
         # the resume function gets the rest as a tuple and iterates it
         # (resume.ITER): its trace unrolls the rest of the loop
         return resume.ITER, cg.materialize(TupleVariable(remaining_items(value)))

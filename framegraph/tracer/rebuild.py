@@ -174,10 +174,7 @@ def remaining_items(it) -> List[VariableTracker]:
 def _iterator(cg, it):
     if getattr(it, "from_generator", False):
         unsupported("generator", "a generator object outlives the graph (it would be a tuple iterator)")
-    cg.emit_op("PUSH_NULL")
-    cg.load_global("iter")
-    cg(TupleVariable(remaining_items(it)))
-    cg.call(1)
+    it.reconstruct(cg)  # its own type and position (variables/iterators.py)
 
 
 def _user_method(cg, method):

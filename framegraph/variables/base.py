@@ -85,9 +85,13 @@ class VariableTracker:
         return self.getattr(tx, name).call(tx, args, kwargs)
 
     def iter(self, tx) -> "VariableTracker":
-        from .iterators import ListIteratorVariable
+        """Iteration over the items; a builtin container's iterator remembers the
+        container, so that it is rebuilt as ``iter(container)`` of the same type."""
+        from .iterators import ListIteratorVariable, builtin_iterator_type
 
-        return ListIteratorVariable(self.unpack(tx))
+        typed = type(self).python_type is not VariableTracker.python_type
+        kind = builtin_iterator_type(self.python_type()) if typed else None
+        return ListIteratorVariable(self.unpack(tx), container=self if kind else None, kind=kind)
 
     def next(self, tx) -> Optional["VariableTracker"]:
         unsupported("unsupported_value", f"next() of {self}")

@@ -33,7 +33,7 @@ from .. import _C
 from ..graph_breaks import unsupported
 from ..guard_kinds import function_guard_values
 from ..side_effects import remember_object, same_object
-from ..sources import AttrSource, GetItemSource, Source
+from ..sources import AttrSource, GetItemSource, ListItemSource, Source, TupleItemSource
 from .base import VariableTracker
 from .builtins import BUILTINS, PURE, BuiltinVariable
 from .constant import CONSTANT_TYPES, ConstantVariable, wrap_constant
@@ -130,7 +130,11 @@ def _wrap_constant(tx, value, source):
 
 def _wrap_sequence(tx, value, source):
     _guard(tx, "LENGTH", source, (type(value), len(value)))
-    items = [wrap_value(tx, v, _item_source(source, i)) for i, v in enumerate(value)]
+    base = tuple if isinstance(value, tuple) else list
+    item_source = _item_source
+    if isinstance(type(value).__getitem__, types.FunctionType):  # a subclass's own: read the items themselves
+        item_source = _BASE_ITEM_SOURCES[base]
+    items = [wrap_value(tx, v, item_source(source, i)) for i, v in enumerate(base.__iter__(value))]
     if isinstance(value, torch.Size):
         return SizeVariable(items, source=source)
     if isinstance(value, tuple) and hasattr(type(value), "_fields"):
@@ -301,6 +305,12 @@ def wrap_value(tx, value, source: Optional[Source] = None, guard: bool = True) -
 
 def _item_source(source, index):
     return GetItemSource(source, index) if source is not None else None
+
+
+_BASE_ITEM_SOURCES = {
+    tuple: lambda source, i: TupleItemSource(source, i) if source is not None else None,
+    list: lambda source, i: ListItemSource(source, i) if source is not None else None,
+}
 
 
 def wrap_class_attribute(tx, obj, name):

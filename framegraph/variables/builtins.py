@@ -269,7 +269,11 @@ def _reversed(tx, seq):
             return ListIteratorVariable([seq.call_method(tx, "__getitem__", [ConstantVariable(i)], {})
                                          for i in reversed(range(n))])
         unsupported("operator_error", f"{seq.cls.__name__!r} object is not reversible")
-    return ListIteratorVariable(list(reversed(seq.unpack(tx))))
+    from .iterators import REVERSED_TYPES, builtin_iterator_type
+
+    kind = builtin_iterator_type(seq.python_type(), REVERSED_TYPES)  # reversed(container), rebuilt
+    return ListIteratorVariable(list(reversed(seq.unpack(tx))), container=seq if kind else None, make=reversed,
+                                kind=kind)
 
 
 def _enumerate(tx, iterable, start=ConstantVariable(0)):
@@ -383,25 +387,44 @@ for _op, _fn in COMPARE_OPS.items():
 # Builtins that are pure functions of constant arguments.
 for _fn in (input, open, breakpoint, exec, eval, compile, globals, locals, vars, delattr, __import__):
     BUILTINS[_fn] = _side_effecting(_fn)
-BUILTINS[itertools.chain] = lambda tx, *its: ListIteratorVariable([x for it in its for x in it.unpack(tx)])
+BUILTINS[itertools.chain] = lambda tx, *its: ListIteratorVariable([x for it in its for x in it.unpack(tx)],
+                                                                    kind=itertools.chain)
 
 
 def _product(tx, *iterables, repeat=ConstantVariable(1)):
     """``itertools.product``: every combination of the (finite, known) iterables, in order."""
     pools = [it.unpack(tx) for it in iterables] * repeat.as_python_constant()
-    return ListIteratorVariable([TupleVariable(list(combo)) for combo in itertools.product(*pools)])
+    return ListIteratorVariable([TupleVariable(list(combo)) for combo in itertools.product(*pools)],
+                                kind=itertools.product)
 
 
 def _pairwise(tx, iterable):
     items = iterable.unpack(tx)
-    return ListIteratorVariable([TupleVariable([a, b]) for a, b in zip(items, items[1:])])
+    return ListIteratorVariable([TupleVariable([a, b]) for a, b in zip(items, items[1:])], kind=itertools.pairwise)
 
 
 BUILTINS[itertools.product] = _product
 BUILTINS[itertools.pairwise] = _pairwise
 BUILTINS[itertools.chain.from_iterable] = lambda tx, its: ListIteratorVariable(
-    [x for it in its.unpack(tx) for x in it.unpack(tx)])
+    [x for it in its.unpack(tx) for x in it.unpack(tx)], kind=itertools.chain)
 BUILTINS[delattr] = lambda tx, obj, name: _delattr(tx, obj, name.as_python_constant())
+
+
+def _tuple_new(tx, cls, iterable=None):
+    """``tuple.__new__(cls, iterable)``: what a namedtuple's generated ``__new__`` (and
+    ``super().__new__(cls, ...)`` in a subclass's own) returns."""
+    from .lists import NamedTupleVariable
+
+    klass = cls.as_python_constant()
+    items = iterable.unpack(tx) if iterable is not None else []
+    if klass is tuple:
+        return TupleVariable(items)
+    if isinstance(klass, type) and issubclass(klass, tuple) and hasattr(klass, "_fields"):
+        return NamedTupleVariable(items, klass)
+    unsupported("unsupported_call", f"tuple.__new__({klass!r})")
+
+
+BUILTINS[tuple.__new__] = _tuple_new
 
 
 def _delattr(tx, obj, name):

@@ -24,7 +24,8 @@ from .base import VariableTracker
 from .dicts import ConstDictVariable
 from .lazy_dict import LazyDictVariable
 from .lists import ListVariable, TupleVariable
-from .user_defined import InstanceDictVariable, UserDefinedObjectVariable
+from .instance_dict import InstanceDictVariable
+from .user_defined import UserDefinedObjectVariable
 
 _COPY_HOOKS = ("__deepcopy__", "__copy__", "__reduce_ex__", "__reduce__", "__getstate__",
                "__setstate__", "__slots__")
@@ -62,7 +63,7 @@ def _copy(tx, var, deep, memo):
         return ConstDictVariable([(k, _item(tx, v, deep, memo)) for k, v in var.items.values()],
                                  py_type=var.py_type)
     if isinstance(var, InstanceDictVariable):
-        return ConstDictVariable([(k, _item(tx, v, deep, memo)) for k, v in var._snapshot().items.values()])
+        return ConstDictVariable([(k, _item(tx, v, deep, memo)) for k, v in var._snapshot(tx).items.values()])
     if type(var) is UserDefinedObjectVariable and _plain_class(var.cls):
         new = UserDefinedObjectVariable(None, var.cls)
         memo[id(var.identity)] = new

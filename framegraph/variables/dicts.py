@@ -159,7 +159,34 @@ def _setdefault(d, tx, key, default=None):
     return d.items.setdefault(hash_key(key), (key, default))[1]
 
 
-_MUTATING = {"update", "pop", "setdefault", "clear", "popitem", "__setitem__"}
+def _popitem(d, tx, last=None):
+    """``popitem()``: the last item (LIFO); an OrderedDict's ``last=False`` pops the first."""
+    if not d.items:
+        unsupported("operator_error", "KeyError: popitem(): dictionary is empty")
+    if last is not None and not issubclass(d.py_type, collections.OrderedDict):
+        unsupported("operator_error", "dict.popitem() takes no arguments")
+    if last is None or last.as_python_constant():
+        return TupleVariable(list(d.items.popitem()[1]))
+    first = next(iter(d.items))
+    return TupleVariable(list(d.items.pop(first)))
+
+
+def _move_to_end(d, tx, key, last=None):
+    """``OrderedDict.move_to_end(key, last=True)``: the items dict is reordered the
+    same way, so iteration, ``values()`` and the rebuilt object keep the order."""
+    if not issubclass(d.py_type, collections.OrderedDict):
+        unsupported("operator_error", f"'{d.py_type.__name__}' object has no attribute 'move_to_end'")
+    k = hash_key(key)
+    if k not in d.items:
+        unsupported("operator_error", f"KeyError: {key}")
+    pair = d.items.pop(k)
+    if last is None or last.as_python_constant():
+        d.items[k] = pair
+    else:
+        d.items = {k: pair, **d.items}
+
+
+_MUTATING = {"update", "pop", "setdefault", "clear", "popitem", "__setitem__", "move_to_end"}
 _DICT_METHODS = {
     "keys": lambda d, tx: DictViewVariable(d, "keys"),
     "values": lambda d, tx: DictViewVariable(d, "values"),
@@ -174,7 +201,8 @@ _DICT_METHODS = {
     "__setitem__": lambda d, tx, k, v: d.setitem(tx, k, v),
     "__contains__": lambda d, tx, k: ConstantVariable(d.contains(tx, k)),
     "__len__": lambda d, tx: ConstantVariable(d.length(tx)),
-    "popitem": lambda d, tx: TupleVariable(list(d.items.popitem()[1])),
+    "popitem": _popitem,
+    "move_to_end": _move_to_end,
 }
 
 

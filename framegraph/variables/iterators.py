@@ -5,7 +5,17 @@ Iterators are created during the trace and advanced by FOR_ITER / ``next()``.
 iterator's StopIteration). ``map`` and ``filter`` call their function lazily,
 one item at a time, like CPython, so the order of inlined calls (and of the
 graph nodes they record) is the program's order.
+
+An iterator that outlives the graph (returned, or in a local at a graph break)
+is rebuilt as the object eager would hold, of its own type and at its position:
+``zip(*inners)``, ``map(fn, *inners)``, ``enumerate(inner, count)``, and for an
+iterator over a builtin container ``iter(container)`` (or ``reversed``)
+advanced past the items the trace took (``resume_iterator``), so a list
+iterator still sees the list as it is.
 """
+import collections
+import functools
+import itertools
 import types
 from typing import List, Optional
 
@@ -13,6 +23,37 @@ from ..graph_breaks import unsupported
 from .base import VariableTracker
 from .constant import ConstantVariable
 from .lists import TupleVariable
+
+# iter(x) and reversed(x) of the builtin containers: what an iterator over one is, rebuilt
+_SAMPLES = (collections.OrderedDict(), (), [], {}, set(), frozenset(), "", b"", range(0), {}.keys(), {}.values(),
+            {}.items())
+ITERATOR_TYPES = {type(c): type(iter(c)) for c in _SAMPLES}
+REVERSED_TYPES = {type(c): type(reversed(c)) for c in _SAMPLES if not isinstance(c, (set, frozenset))}
+_SLOTS = ("__iter__", "__reversed__", "__getitem__", "__len__")
+
+
+def builtin_iterator_type(container_type, table=ITERATOR_TYPES) -> Optional[type]:
+    """``type(iter(x))`` (``type(reversed(x))`` with ``REVERSED_TYPES``) for a builtin
+    container type, or a subclass that keeps its iteration slots; None for anything
+    else (its iteration is user code)."""
+    for base in getattr(container_type, "__mro__", ()):
+        if base in table:
+            return table[base]
+        if any(isinstance(base.__dict__.get(name), types.FunctionType) for name in _SLOTS):
+            return None
+    return None
+
+
+def resume_iterator(make, container, consumed, done):
+    """The real iterator after the graph: ``make(container)`` (``iter``, ``reversed``)
+    advanced past the ``consumed`` items the trace took; an exhausted one stays so."""
+    it = make(container)
+    for _ in range(consumed):
+        next(it)
+    if done:
+        for _ in it:
+            pass
+    return it
 
 
 class IteratorVariable(VariableTracker):
@@ -47,15 +88,39 @@ class IteratorVariable(VariableTracker):
 class ListIteratorVariable(IteratorVariable):
     """Iteration over a known list of items (lists, tuples, dict keys, ranges...)."""
 
-    def __init__(self, items, from_generator=False, **kwargs):
+    def __init__(self, items, from_generator=False, container=None, make=iter, kind=None, **kwargs):
         super().__init__(**kwargs)
         self.items = list(items)
         self.index = 0
         self.from_generator = from_generator  # a generator run eagerly (tracer/inliner.py)
         self.mutations_seen = None  # side_effects.changes() when it ran (generators only)
+        # what it iterates, when that is a builtin container: ``make(container)`` is the
+        # real iterator (rebuilt with its own type and position); ``kind`` its type
+        self.container, self.make, self.kind = container, make, kind
 
     def python_type(self):
-        return types.GeneratorType if self.from_generator else self.py_type
+        if self.from_generator:
+            return types.GeneratorType
+        return self.kind or self.py_type
+
+    def reconstruct(self, cg):
+        """The iterator eager would hold: ``iter(container)`` (or ``reversed``) advanced
+        to this position, of the container's own iterator type; the items left, as a
+        tuple iterator, where the container is not a builtin one."""
+        if self.container is None and self.kind not in (None, itertools.chain):
+            unsupported("cannot_resume", f"a {self.kind.__name__} iterator cannot be rebuilt")
+        cg.emit_op("PUSH_NULL")
+        if self.container is None:
+            cg.load_const(self.kind or iter)
+            cg(TupleVariable(self.items[self.index:]))
+            cg.call(1)
+            return
+        cg.load_const(resume_iterator)
+        cg.load_const(self.make)
+        cg(self.container)
+        cg.load_const(self.index)
+        cg.load_const(bool(getattr(self, "done", False)))
+        cg.call(4)
 
     def check_fresh(self, tx):
         """A generator's values were computed at its call: refuse them if anything changed since."""
@@ -86,7 +151,7 @@ class LiveListIteratorVariable(ListIteratorVariable):
     once exhausted it stays exhausted."""
 
     def __init__(self, seq, **kwargs):
-        super().__init__([], **kwargs)
+        super().__init__([], container=seq, kind=ITERATOR_TYPES[list], **kwargs)
         self.seq, self.done = seq, False
 
     @property
@@ -118,6 +183,22 @@ class EnumerateVariable(IteratorVariable):
         self.count += 1
         return TupleVariable([ConstantVariable(self.count - 1), item])
 
+    def reconstruct(self, cg):  # enumerate(inner, count): the inner iterator is shared
+        cg.emit_op("PUSH_NULL")
+        cg.load_const(enumerate)
+        cg(self.inner)
+        cg.load_const(self.count)
+        cg.call(2)
+
+
+def _rebuild_call(cg, fn, args):
+    """``fn(*args)`` for trackers ``args`` (each inner iterator rebuilt once, shared)."""
+    cg.emit_op("PUSH_NULL")
+    cg.load_const(fn)
+    for arg in args:
+        cg(arg)
+    cg.call(len(args))
+
 
 class ZipVariable(IteratorVariable):
     py_type = zip
@@ -137,6 +218,9 @@ class ZipVariable(IteratorVariable):
             items.append(item)
         return TupleVariable(items)
 
+    def reconstruct(self, cg):
+        _rebuild_call(cg, functools.partial(zip, strict=True) if self.strict else zip, self.inners)
+
 
 class MapVariable(IteratorVariable):
     py_type = map
@@ -150,6 +234,9 @@ class MapVariable(IteratorVariable):
         if any(item is None for item in items):
             return None
         return self.fn.call(tx, items, {})
+
+    def reconstruct(self, cg):
+        _rebuild_call(cg, map, [self.fn] + list(self.inners))
 
 
 class FilterVariable(IteratorVariable):
@@ -166,3 +253,6 @@ class FilterVariable(IteratorVariable):
             if keep.truth(tx):
                 return item
         return None
+
+    def reconstruct(self, cg):
+        _rebuild_call(cg, filter, [self.fn, self.inner])

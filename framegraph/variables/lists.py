@@ -177,6 +177,72 @@ class NamedTupleVariable(TupleVariable):
     def similar(self, items):
         return TupleVariable(items)
 
+    # ---- slots: a Python method of the class (``Pair.__add__``) wins over tuple's
+    def user_slot(self, name):
+        """The function a class above ``tuple`` defines for ``name``, or None (tuple's own)."""
+        import types
+
+        for klass in self.cls.__mro__:
+            if klass is tuple:
+                return None
+            if name in klass.__dict__:
+                attr = klass.__dict__[name]
+                return attr if isinstance(attr, types.FunctionType) else None
+        return None
+
+    def _call_slot(self, tx, name, args):
+        from .functions import UserFunctionVariable
+
+        return UserFunctionVariable(self.user_slot(name)).call(tx, [self] + list(args), {})
+
+    def binop(self, tx, fn, other, reflected):
+        from .ops import _NOT_INPLACE, dunder_name
+
+        names = [dunder_name(fn, reflected)]
+        if fn in _NOT_INPLACE and not reflected:  # no __iadd__: `p += q` is p.__add__(q)
+            names.append(dunder_name(_NOT_INPLACE[fn]))
+        for name in names:
+            if name is not None and self.user_slot(name) is not None:
+                result = self._call_slot(tx, name, [other])
+                if not (result.is_python_constant() and result.as_python_constant() is NotImplemented):
+                    return result
+        return super().binop(tx, fn, other, reflected)
+
+    def getitem(self, tx, key):
+        if self.user_slot("__getitem__") is not None:
+            return self._call_slot(tx, "__getitem__", [key])
+        return super().getitem(tx, key)
+
+    def length(self, tx):
+        if self.user_slot("__len__") is not None:
+            return self._call_slot(tx, "__len__", []).as_python_constant()
+        return super().length(tx)
+
+    def unpack(self, tx):
+        if self.user_slot("__iter__") is not None:
+            return self._call_slot(tx, "__iter__", []).unpack(tx)
+        return super().unpack(tx)
+
+    def truth(self, tx):
+        for name in ("__bool__", "__len__"):
+            if self.user_slot(name) is not None:
+                return self._call_slot(tx, name, []).truth(tx)
+        return super().truth(tx)
+
+    def contains(self, tx, item):
+        if self.user_slot("__contains__") is not None:
+            return self._call_slot(tx, "__contains__", [item]).truth(tx)
+        return super().contains(tx, item)
+
+    def builtin_method(self, tx, name, args, kwargs):
+        """tuple's own slot, reached through ``super()`` from an override of the class's."""
+        slot = {"__getitem__": BaseListVariable.getitem, "__len__": BaseListVariable.length,
+                "__contains__": VariableTracker.contains, "__iter__": VariableTracker.iter}.get(name)
+        if slot is None or kwargs:
+            unsupported("unsupported_call", f"super().{name} of a {self.cls.__name__}")
+        result = slot(self, tx, *args)
+        return result if isinstance(result, VariableTracker) else ConstantVariable(result)
+
     def _fields(self):
         return getattr(self.cls, "_fields", None) or getattr(self.cls, "__match_args__", ())
 
@@ -205,10 +271,10 @@ class NamedTupleVariable(TupleVariable):
     def reconstruct(self, cg):
         if self.source is not None:
             return super().reconstruct(cg)
-        # cls._make(items): runs collections' code (never traced), not a generated __new__;
-        # a structseq (torch.return_types.max) takes the tuple itself
-        make = getattr(self.cls, "_make", self.cls)
-        cg.call_const(make, [TupleVariable(self.items)])
+        if hasattr(self.cls, "_make"):  # tuple.__new__(cls, items): no __new__ or __len__ of the user's runs
+            cg.call_const(tuple.__new__, [ConstantVariable(self.cls), TupleVariable(self.items)])
+            return
+        cg.call_const(self.cls, [TupleVariable(self.items)])  # a structseq (torch.return_types.max)
 
 
 class ListVariable(BaseListVariable):

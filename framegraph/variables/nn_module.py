@@ -112,6 +112,12 @@ class NNModuleVariable(VariableTracker):
         self.check_mutable(f"setting .{name}", tx)
         self.attrs[name] = value
 
+    def instance_dict_writes(self):
+        """The written attributes nn.Module.__setattr__ stores in ``__dict__`` (a
+        buffer's name stores into ``_buffers``); see instance_dict.py."""
+        buffers = self.module.__dict__.get("_buffers", {})
+        return {name: value for name, value in self.attrs.items() if name not in buffers}
+
     def call(self, tx, args, kwargs):
         hooks = _hook_dicts(self.module)
         if any(hooks):

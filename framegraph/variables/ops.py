@@ -88,7 +88,9 @@ def compare(tx, op: str, a: VariableTracker, b: VariableTracker) -> VariableTrac
 
 
 def _has_binop(a, b):
-    return any(hasattr(x, "binop") and type(x).__name__ == "UserDefinedObjectVariable" for x in (a, b))
+    """A user object, or a namedtuple whose class defines comparisons of its own."""
+    return any(hasattr(x, "binop") and type(x).__name__ == "UserDefinedObjectVariable"
+               or getattr(x, "user_slot", lambda name: None)("__eq__") is not None for x in (a, b))
 
 
 def _structurally_equal(tx, a, b):
@@ -161,8 +163,17 @@ def unary_op(tx, fn, a: VariableTracker) -> VariableTracker:
     return a.call_method(tx, name, [], {})
 
 
-def dunder_name(fn, reflected=False) -> str:
-    """``operator.add`` -> ``__add__`` (``__radd__`` reflected, ``__iadd__`` in place)."""
+def dunder_name(fn, reflected=False):
+    """``operator.add`` -> ``__add__`` (``__radd__`` reflected, ``__iadd__`` in place);
+    a reflected comparison is the swapped one (``a < b`` asks ``b.__gt__(a)``), and
+    an in-place operator has no reflected form (None: ``a += b`` tries ``a.__iadd__``,
+    then ``a + b``)."""
     if fn in _NOT_INPLACE:
-        return "__i" + _DUNDER[_NOT_INPLACE[fn]] + "__"
+        return None if reflected else "__i" + _DUNDER[_NOT_INPLACE[fn]] + "__"
+    if fn in _SWAPPED:
+        return "__" + _DUNDER[_SWAPPED[fn] if reflected else fn] + "__"
     return ("__r" if reflected else "__") + _DUNDER[fn] + "__"
+
+
+_SWAPPED = {operator.lt: operator.gt, operator.le: operator.ge, operator.gt: operator.lt,
+            operator.ge: operator.le, operator.eq: operator.eq, operator.ne: operator.ne}

@@ -112,6 +112,13 @@ def class_of(tx, obj):
     return wrap_value(tx, cls)
 
 
+def real_object(obj):
+    """The real object an object tracker stands for (None: one made in the trace)."""
+    from .nn_module import NNModuleVariable
+
+    return obj.module if isinstance(obj, NNModuleVariable) else getattr(obj, "value", None)
+
+
 def lookup_attribute(tx, obj, name, instance_dict_lookup):
     """Generic attribute lookup; ``instance_dict_lookup(name)`` -> tracker or None."""
     cls = obj.python_type()
@@ -131,12 +138,13 @@ def lookup_attribute(tx, obj, name, instance_dict_lookup):
     if value is not None:
         return value
     if found and isinstance(attr, _C_DESCRIPTORS):  # __slots__ members, __dict__ of a C type
-        real = getattr(obj, "value", None)
-        if name == "__dict__" and hasattr(obj, "attrs") and (real is None or obj.attrs):
-            if real is not None:
-                unsupported("unsupported_attribute", f"__dict__ of a {cls.__name__} written in the trace")
-            return InstanceDictVariable(obj)
-        if real is None or name == "__dict__" and obj.source is None:
+        real = real_object(obj)
+        if name == "__dict__":  # a live view: the real dict and this trace's writes
+            from .instance_dict import instance_dict
+
+            real_dict = object.__getattribute__(real, "__dict__") if real is not None else None
+            return instance_dict(tx, obj, real_dict, instance_attr_source(obj.source, cls, name))
+        if real is None:
             unsupported("unsupported_attribute", f"{cls.__name__}.{name} ({type(attr).__name__})")
         from .builder import wrap_value
 
@@ -200,14 +208,12 @@ class UserDefinedClassVariable(VariableTracker):
     def call(self, tx, args, kwargs):
         cls = self.cls
         if _is_namedtuple(cls):
-            from .lists import NamedTupleVariable
-            from .builder import wrap_value
+            user_new = _namedtuple_user_new(cls)
+            if user_new is not None:  # type.__call__: cls.__new__(cls, *args), inlined
+                from .functions import UserFunctionVariable
 
-            bound = inspect.signature(cls).bind(*args, **kwargs)
-            bound.apply_defaults()
-            items = [v if isinstance(v, VariableTracker) else wrap_value(tx, v)
-                     for v in bound.arguments.values()]
-            return NamedTupleVariable(items, cls)
+                return UserFunctionVariable(user_new.__func__).call(tx, [self] + list(args), kwargs)
+            return new_namedtuple(tx, cls, args, kwargs)
         if issubclass(cls, BaseException):
             from .exceptions import make_exception
 
@@ -241,6 +247,28 @@ class UserDefinedClassVariable(VariableTracker):
 
 def _is_namedtuple(cls) -> bool:
     return isinstance(cls, type) and issubclass(cls, tuple) and hasattr(cls, "_fields")
+
+
+def _namedtuple_user_new(cls):
+    """The ``__new__`` staticmethod a namedtuple subclass defines itself, or None where
+    it is collections' generated one (its class also holds ``_make``)."""
+    for klass in cls.__mro__:
+        if "__new__" in klass.__dict__:
+            attr = klass.__dict__["__new__"]
+            generated = "_make" in klass.__dict__ or klass is tuple
+            return None if generated or not isinstance(attr, staticmethod) else attr
+    return None
+
+
+def new_namedtuple(tx, cls, args, kwargs):
+    """A ``cls`` instance as collections' generated ``__new__(_cls, field...)`` makes it."""
+    from .builder import wrap_value
+    from .lists import NamedTupleVariable
+
+    bound = inspect.signature(cls).bind(*args, **kwargs)
+    bound.apply_defaults()
+    items = [v if isinstance(v, VariableTracker) else wrap_value(tx, v) for v in bound.arguments.values()]
+    return NamedTupleVariable(items, cls)
 
 
 class UserDefinedObjectVariable(VariableTracker):
@@ -439,36 +467,3 @@ class _NoOp(VariableTracker):
 
     def call(self, tx, args, kwargs):
         return ConstantVariable(None)
-
-
-class InstanceDictVariable(VariableTracker):
-    """``obj.__dict__`` of an object made in the trace: a live view of its ``attrs``."""
-
-    def __init__(self, obj, **kwargs):
-        super().__init__(**kwargs)
-        self.obj = obj
-
-    def python_type(self):
-        return dict
-
-    def _snapshot(self):
-        from .dicts import ConstDictVariable
-
-        return ConstDictVariable([(ConstantVariable(k), v) for k, v in self.obj.attrs.items()])
-
-    def getitem(self, tx, key):
-        return self._snapshot().getitem(tx, key)
-
-    def setitem(self, tx, key, value):
-        self.obj.attrs[key.as_python_constant()] = value
-
-    def contains(self, tx, item):
-        return self._snapshot().contains(tx, item)
-
-    def unpack(self, tx):
-        return self._snapshot().unpack(tx)
-
-    def call_method(self, tx, name, args, kwargs):
-        if name in ("get", "keys", "values", "items", "copy", "__getitem__", "__contains__", "__len__"):
-            return self._snapshot().call_method(tx, name, args, kwargs)
-        unsupported("unsupported_call", f"__dict__.{name}")

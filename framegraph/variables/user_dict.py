@@ -205,13 +205,17 @@ def wrap_user_dict(tx, value, source):
 
     from .builder import wrap_value
 
-    if not all(isinstance(k, (str, int, float, bool, type(None), enum.Enum)) for k in dict.keys(value)):
+    # the items in the order of the builtin base: an OrderedDict keeps its own order
+    # (move_to_end), which dict.keys() on it does not see
+    base = builtin_dict_base(type(value))
+    keys = tuple(base.keys(value))
+    if not all(isinstance(k, (str, int, float, bool, type(None), enum.Enum)) for k in keys):
         unsupported("unsupported_value", "dict with keys that are not constants")
     if source is not None:
         tx.output.add_guard("TYPE_MATCH", source, type(value))
-        tx.output.add_guard("DICT_KEYS", source, (type(value), tuple(dict.keys(value))))
+        tx.output.add_guard("DICT_KEYS", source, (type(value), keys))
     pairs = []
-    for k, v in dict.items(value):
+    for k, v in base.items(value):
         item_source = _dict_item_source(source, k)
         pairs.append((ConstantVariable(k), wrap_value(tx, v, item_source)))
     return UserDictVariable(pairs, type(value), value, source=source)

@@ -4,6 +4,8 @@ BUILD_* pop their items and push a new (mutable, source-less) container
 tracker; the *_APPEND/_ADD/_UPDATE family used by comprehensions and
 ``[*a, *b]`` displays mutates the container ``arg`` slots below the top.
 """
+import types
+
 from ...graph_breaks import unsupported
 from ...variables.constant import ConstantVariable
 from ...variables.dicts import ConstDictVariable, SetVariable
@@ -84,8 +86,69 @@ _updater("LIST_APPEND", "append")
 _updater("SET_ADD", "add")
 _updater("LIST_EXTEND", "extend")
 _updater("SET_UPDATE", "update")
-_updater("DICT_UPDATE", "update")
-_updater("DICT_MERGE", "update")
+
+
+def _raise_type_error(message: str):
+    from ...variables.exceptions import ExceptionVariable, TracedException
+
+    raise TracedException(ExceptionVariable(TypeError, [ConstantVariable(message)]))
+
+
+def _mapping_items(tx, mapping, not_a_mapping: str) -> list:
+    """The (key, value) trackers ``PyDict_Update``/``_PyDict_MergeEx`` read: a dict's
+    own items, else ``keys()`` and ``mapping[key]``; without ``keys``, a TypeError."""
+    if isinstance(mapping, ConstDictVariable):
+        return list(mapping.items.values())
+    if mapping.hasattr(tx, "keys") is False:
+        _raise_type_error(not_a_mapping)
+    keys = mapping.call_method(tx, "keys", [], {}).unpack(tx)
+    return [(key, mapping.getitem(tx, key)) for key in keys]
+
+
+_FUNCTION_KINDS = (types.FunctionType, types.MethodType, types.BuiltinFunctionType, type)
+
+
+def _function_str(tx, var) -> str:
+    """CPython's ``_PyObject_FunctionStr`` (what its call errors name the callee by):
+    ``module.qualname()``, without the module for builtins."""
+    from ...variables.trace_time import real_value
+
+    fn = real_value(var)
+    if not isinstance(fn, _FUNCTION_KINDS):  # its __qualname__ could run user code
+        unsupported("operator_error", f"a ** argument error for {var}")
+    module = getattr(fn, "__module__", None)
+    prefix = f"{module}." if module is not None and module != "builtins" else ""
+    return f"{prefix}{fn.__qualname__}()"
+
+
+@handler("DICT_UPDATE")
+def DICT_UPDATE(tx, inst):
+    # https://docs.python.org/3.11/library/dis.html#opcode-DICT_UPDATE
+    # (dict ... mapping -- dict ...)   {**a, **b}: a later key wins
+    update = tx.pop()
+    target = tx.peek(inst.arg)
+    for key, value in _mapping_items(tx, update, f"'{update.python_type().__name__}' object is not a mapping"):
+        target.setitem(tx, key, value)
+
+
+@handler("DICT_MERGE")
+def DICT_MERGE(tx, inst):
+    # https://docs.python.org/3.11/library/dis.html#opcode-DICT_MERGE
+    # (fn args dict ... mapping -- fn args dict ...)   f(**a, **b): a key given twice
+    # is a TypeError naming fn (ceval.c, format_kwargs_error), not an overwrite
+    update = tx.pop()
+    target = tx.peek(inst.arg)
+    fn = tx.peek(inst.arg + 2)
+    if update.hasattr(tx, "keys") is False and not isinstance(update, ConstDictVariable):
+        _raise_type_error(f"{_function_str(tx, fn)} argument after ** must be a mapping, "
+                          f"not {update.python_type().__name__}")
+    for key, value in _mapping_items(tx, update, ""):
+        if target.contains(tx, key):
+            if not key.is_python_constant():
+                unsupported("operator_error", f"{key} given twice as a keyword argument")
+            _raise_type_error(f"{_function_str(tx, fn)} got multiple values for keyword argument "
+                              f"'{key.as_python_constant()}'")
+        target.setitem(tx, key, value)
 
 
 @handler("MAP_ADD")

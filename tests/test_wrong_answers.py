@@ -1,0 +1,293 @@
+"""Programs that once gave a different answer from eager, without a warning.
+
+Each test compares the compiled result with eager and counts the graphs, so
+that a silent fallback to eager (zero graphs) fails it as well.
+"""
+import collections
+import typing
+
+import pytest
+import torch
+from torch import nn
+
+import framegraph
+from helpers import CountingBackend, assert_same, check, check_breaks, run_counted
+
+
+@pytest.fixture(autouse=True)
+def fresh():
+    framegraph.reset()  # each test counts its own graphs
+    yield
+    framegraph.reset()
+
+
+def ones():
+    return torch.ones(3)
+
+
+# ---- 1. obj.__dict__ is the object's real dict, with the trace's writes
+class WithFoo(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.foo = 2.0
+        self.linear = nn.Linear(3, 3)
+
+    def forward(self, x):
+        y = x + 1 if "foo" in self.__dict__ else x - 1
+        self.seen = True  # a write in the trace: in __dict__ from here on
+        keys = [k for k in self.__dict__ if not k.startswith("_")]
+        return (y * self.__dict__["foo"], "bar" not in self.__dict__, len(self.__dict__), keys,
+                self.__dict__.get("seen"), "linear" in self.__dict__)
+
+
+class Settings:
+    def __init__(self):
+        self.scale = 3.0
+
+    def __eq__(self, other):  # check_breaks compares the final states
+        return type(other) is Settings and vars(self) == vars(other)
+
+
+def test_module_instance_dict():
+    m = WithFoo()
+    check(m.forward, ones())
+    assert "seen" in m.__dict__  # the write was replayed
+
+
+def test_module_instance_dict_is_guarded():
+    m = WithFoo()
+    cnt = CountingBackend()
+    fn = framegraph.compile(m.forward, backend=cnt, fullgraph=True)
+    fn(ones())
+    m.bar = 1.0  # "bar" not in self.__dict__ changes: a new graph, not the old answer
+    expected = m.forward(ones())
+    assert_same(fn(ones()), expected)
+    assert cnt.frame_count == 2
+
+
+def test_object_instance_dict_reads_and_writes():
+    def f(x, s):
+        d = s.__dict__
+        before = ("scale" in d, "offset" not in d, len(d), list(d), d["scale"])
+        s.offset = 1.0  # seen through the view taken before the write
+        s.__dict__["scale"] = 5.0  # and a write through the dict is seen by s.scale
+        return before, list(d.items()), x * s.scale + d["offset"]
+
+    check_breaks(f, lambda: (ones(), Settings()), graphs=1, breaks=0)
+
+
+# ---- 2. an OrderedDict's order is its own, not its dict's insertion order
+class Registry(collections.OrderedDict):
+    pass
+
+
+def reordered(cls):
+    d = cls(a=torch.ones(1), b=torch.ones(1) * 2, c=torch.ones(1) * 3)
+    d.move_to_end("a")  # OrderedDict order b, c, a; the underlying dict's is still a, b, c
+    return d
+
+
+def test_ordered_dict_subclass_order():
+    def reads(x, d):
+        return [x + v for v in d.values()], list(d.keys()), list(d.items()), [k for k in d]
+
+    check_breaks(reads, lambda: (torch.ones(1), reordered(Registry)), graphs=1, breaks=0)
+
+
+def test_ordered_dict_move_to_end_and_popitem():
+    def made_inside(x):
+        d = Registry(a=x, b=x + 1, c=x + 2)
+        d.move_to_end("a")
+        first = d.popitem(last=False)
+        d.move_to_end("c", last=False)
+        return d, list(d.values()), first, d.popitem()
+
+    def mutates(x, d):
+        d.move_to_end("b")
+        first = d.popitem(last=False)
+        d.move_to_end("a", last=False)
+        return [x + v for v in d.values()], list(d.items()), first
+
+    check_breaks(made_inside, lambda: (torch.ones(1),), graphs=1, breaks=0)
+    check_breaks(mutates, lambda: (torch.ones(1), reordered(collections.OrderedDict)), graphs=1, breaks=0)
+
+
+# ---- 3. a keyword given twice through ** is CPython's TypeError, not a merge
+def takes_kwargs(**kwargs):
+    return kwargs
+
+
+def takes_x(x, **kwargs):
+    return x
+
+
+def test_keyword_given_twice_raises_like_eager():
+    def twice(x):
+        y = x + 1
+        return takes_kwargs(**{"k": 1, "j": 2}, **{"k": 3}), y
+
+    with pytest.raises(TypeError) as eager:
+        twice(ones())
+    assert "got multiple values for keyword argument 'k'" in str(eager.value)
+    for fullgraph in (False, True):
+        cnt = CountingBackend()
+        with pytest.raises(TypeError) as compiled:
+            framegraph.compile(twice, backend=cnt, fullgraph=fullgraph)(ones())
+        assert str(compiled.value) == str(eager.value)
+        assert cnt.frame_count == 0  # the error leaves the frame: it runs, and raises, in CPython
+
+
+def test_keyword_given_twice_is_caught_like_eager():
+    def caught(x):
+        y = x + 1
+        try:
+            takes_x(x=1, **{"x": 2})
+        except TypeError:
+            return y * 2
+        return y
+
+    check(caught, ones(), frames=1)
+
+
+# ---- 4. an in-place op returns its own argument: identity survives the trace
+def in_place_identities(x):
+    y = x.add_(1)
+    z = x.mul_(2)
+    w = torch.add(x, 1, out=x)
+    x[0] = 3.0
+    v = x.clamp_(0, 5)
+    t = x
+    t += 1  # INPLACE_ADD on a tensor keeps the object
+    a = x * 2
+    b = a.sub_(1)  # a tensor made in the trace, too
+    return (x is y, x is z, x is w, x is v, t is x, a is b), y, b
+
+
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_in_place_op_returns_its_argument(dynamic):
+    x, expected_x = ones(), ones()
+    expected = in_place_identities(expected_x)
+    assert expected[0] == (True,) * 6
+    cnt = CountingBackend()
+    result = framegraph.compile(in_place_identities, backend=cnt, fullgraph=True, dynamic=dynamic)(x)
+    assert_same(result, expected)
+    assert result[1] is x  # the caller's own tensor, mutated as in eager
+    assert_same(x, expected_x)
+    assert cnt.frame_count == 1
+
+
+# ---- 5. namedtuple subclasses keep their class, their __new__ and their slots
+class PairFields(typing.NamedTuple):
+    a: torch.Tensor
+    b: int
+
+
+class Pair(PairFields):
+    __slots__ = ()
+
+    def __new__(cls, a, b=1):
+        return super().__new__(cls, a * 2, b)
+
+    def __add__(self, other):
+        return Pair(self.a + other.a, self.b + other.b)
+
+
+class Span(collections.namedtuple("Span", "start stop")):
+    def width(self):
+        return self.stop - self.start
+
+    def __getitem__(self, i):
+        return "first" if i == 0 else super().__getitem__(i)
+
+
+def test_namedtuple_subclass_new_and_add():
+    def f(x, outside):
+        p = Pair(x) + Pair(x + 1, 2)
+        q = p
+        q += outside  # no __iadd__: Pair.__add__
+        return p, q, isinstance(q, Pair)
+
+    check_breaks(f, lambda: (ones(), Pair(ones(), 5)), graphs=1, breaks=0)
+
+
+def test_namedtuple_subclass_methods_and_getitem():
+    def made_inside(x):
+        s = Span(x, x * 3)
+        return s, s.width(), s[0], s[1]
+
+    def from_outside(x, s):
+        return s.start + x, s[0], s[1], s.width()
+
+    check_breaks(made_inside, lambda: (ones(),), graphs=1, breaks=0)
+    check_breaks(from_outside, lambda: (ones(), Span(ones(), ones() * 4)), graphs=1, breaks=0)
+
+
+# ---- 7. iterators outlive the graph with their own type and position; dir() of a module
+def plus_one(t):
+    return t + 1
+
+
+def started_iterators(x):
+    xs = [x, x + 1, x + 2]
+    its = (zip(xs, "abc"), map(plus_one, xs), filter(None, [0, 1, 2, 3]), enumerate(xs, 5), reversed(xs),
+           iter(xs), iter((1, 2, 3)), iter(range(4)), iter({"a": 1, "b": 2}))
+    for it in its:
+        next(it)
+    return its
+
+
+def test_returned_iterators_keep_type_and_position():
+    expected = started_iterators(ones())
+    result, cnt, breaks, errors = run_counted(started_iterators, ones(), fullgraph=True)
+    assert [type(it) for it in result] == [type(it) for it in expected]
+    assert_same([list(it) for it in result], [list(it) for it in expected])
+    assert (cnt.frame_count, breaks, errors) == (1, [], [])
+
+
+def test_iterator_held_across_a_graph_break():
+    def live_list(x):
+        xs = [x, x + 1]
+        it = iter(xs)
+        first = next(it)
+        framegraph.graph_break()
+        xs.append(x + 2)  # a list iterator sees the list as it is
+        return first, type(it).__name__, list(it)
+
+    def loop_over_a_local(x):
+        it = iter([x, x + 1, x + 2, x + 3])
+        n = 0
+        for a in it:  # the loop and the local are one iterator
+            framegraph.graph_break()
+            n += 1
+            if n == 2:
+                break
+        return a, list(it)
+
+    # the resumed frame gets the real iterator, which the tracer does not model:
+    # reading it breaks again (live_list), or runs the rest of the frame in CPython
+    for fn, graphs, fallbacks in ((live_list, 2, 0), (loop_over_a_local, 1, 1)):
+        expected = fn(ones())
+        result, cnt, breaks, errors = run_counted(fn, ones())
+        assert_same(result, expected)
+        assert breaks[0].entry.id == "explicit_graph_break"
+        assert (cnt.frame_count, len(errors)) == (graphs, fallbacks), (cnt.frame_count, errors)
+
+
+class LinearReLU(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = nn.Linear(3, 3)
+        self.relu = nn.ReLU()
+
+    def forward(self, x):
+        return self.relu(self.linear(x))
+
+
+def test_dir_of_a_compiled_module():
+    m = LinearReLU()
+    cnt = CountingBackend()
+    compiled = framegraph.compile(m, backend=cnt)
+    assert {"linear", "relu", "forward", "_orig_mod"} <= set(dir(compiled))
+    assert set(dir(m)) <= set(dir(compiled))
+    assert_same(compiled(ones()), m(ones()))
+    assert cnt.frame_count == 1
