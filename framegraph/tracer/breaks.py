@@ -37,7 +37,7 @@ from typing import List, Optional
 import torch
 
 from .. import _C, bytecode, logs, resume, skip
-from ..errors import Unsupported
+from ..errors import InternalError, Unsupported
 from ..graph_breaks import CATALOGUE, Entry, unsupported
 from ..variables.base import NULL
 from ..variables.functions import CellVariable
@@ -131,7 +131,8 @@ def run_root(make_tx, options):
             return tx, brk
         except _Restart as restart:
             if stop is not None:  # the second run must stop before this point
-                raise Unsupported("the trace did not repeat itself after a graph break") from restart
+                # tracing is deterministic (see above): a second break is a tracer bug
+                raise InternalError("the trace did not repeat itself after a graph break") from restart
             stop, brk = restart.step, restart.brk
         finally:
             torch._C._set_grad_enabled(tx.output.initial_grad_mode)
