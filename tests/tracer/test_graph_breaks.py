@@ -371,3 +371,28 @@ def test_zero_argument_super_after_a_break():
             return super().forward(y) + 1
 
     check_breaks(Child(), lambda: (torch.ones(2),), graphs=2, breaks=1)
+
+
+class _Logger:
+    pass
+
+
+@__import__("functools").lru_cache(None)
+def _warn_once(logger, message):  # transformers' logger.warning_once
+    return None
+
+
+_Logger.warn_once = _warn_once
+
+
+def test_a_method_of_a_c_callable_left_on_the_stack_breaks_at_its_call():
+    def f(x, logger):
+        y = x + 1
+        logger.warn_once("hi")  # LOAD_METHOD breaks; the resume function gets the bound method
+        return y * 2
+
+    # f's graph, a break at LOAD_METHOD; the resume function breaks at the CALL
+    # of the opaque bound method at once (no graph), the next one has y * 2
+    logger = _Logger()
+    brks = check_breaks(f, lambda: (torch.ones(2), logger), graphs=2, breaks=2)
+    assert [b.instruction.opname for b in brks] == ["LOAD_METHOD", "CALL"]
