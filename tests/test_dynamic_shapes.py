@@ -192,6 +192,7 @@ def test_shape_guard_reason_in_words():
                        "(size of L['x'] dim 0 is 3, size of L['y'] dim 0 is 4)"]
 
 
+@pytest.mark.expect_fallback("recompile_limit")
 def test_recompile_limit_warns_once_with_the_reasons(caplog):
     framegraph.config.recompile_limit = 2
 

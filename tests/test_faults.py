@@ -43,6 +43,7 @@ def fresh_caches():
     framegraph.reset()
 
 
+@pytest.mark.expect_internal_error("RuntimeError")
 @pytest.mark.parametrize("stage", sorted(STAGES))
 def test_a_failing_stage_falls_back_to_eager(stage, monkeypatch, caplog):
     owner, name = STAGES[stage]
@@ -56,6 +57,7 @@ def test_a_failing_stage_falls_back_to_eager(stage, monkeypatch, caplog):
     assert len(messages) == 1 and "work" in messages[0]
 
 
+@pytest.mark.expect_internal_error("RuntimeError")
 @pytest.mark.parametrize("stage", sorted(STAGES))
 def test_strict_mode_raises_instead(stage, monkeypatch):
     owner, name = STAGES[stage]
@@ -65,6 +67,7 @@ def test_strict_mode_raises_instead(stage, monkeypatch):
         framegraph.compile(work, backend="eager")(torch.randn(5), torch.randn(5))
 
 
+@pytest.mark.expect_internal_error("BackendError")
 def test_a_raising_backend_falls_back_to_eager(caplog):
     x, y = torch.randn(3), torch.randn(3)
     with caplog.at_level(logging.WARNING, logger="framegraph"):
@@ -75,6 +78,7 @@ def test_a_raising_backend_falls_back_to_eager(caplog):
         framegraph.compile(work, backend=boom, fullgraph=True)(x, y)
 
 
+@pytest.mark.expect_fallback("exception")  # the raise escapes: divide() runs unmodified
 def test_user_exceptions_keep_type_message_and_location():
     def divide(x, n):
         y = x * 2

@@ -193,6 +193,7 @@ def test_a_disabled_function_breaks_and_a_compiled_one_is_inlined():
     assert brks[0].entry.id == "disabled_function"
 
 
+@pytest.mark.expect_fallback("unsupported_opcode")
 def test_an_opcode_that_is_not_modelled_runs_the_frame_unmodified(caplog):
     def f(x):
         class Local:  # LOAD_BUILD_CLASS

@@ -13,6 +13,7 @@ import inspect
 import os
 from typing import Optional
 
+import pytest
 import torch
 
 import framegraph
@@ -38,6 +39,7 @@ def test_exception_caught_in_a_caller():
     check(f, torch.ones(3))
 
 
+@pytest.mark.expect_fallback("exception")
 def test_exception_escaping_runs_eagerly():
     def f(x):
         raise ValueError("no")

@@ -53,6 +53,7 @@ def _comment_has_contract(fn):
     return "--" in source
 
 
+@pytest.mark.expect_internal_error("InternalError")
 def test_debug_mode_catches_a_handler_with_a_wrong_stack_effect():
     def bad_pop_top(tx, inst):
         pass  # forgets to pop
