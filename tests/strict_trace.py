@@ -35,7 +35,9 @@ A test declares what it expects, and each declaration must then happen:
         catalogued fallback (only for generated programs: the fuzzer).
 
 Use ``pytest.param(..., marks=...)`` for one case of a parametrized test.
-The ``strict_trace`` fixture (autouse) is the test's ``TraceWatch``.
+The ``strict_trace`` fixture (autouse) is the test's ``TraceWatch``; its
+``graphs`` and ``frames`` count what the test compiled, whatever the backend:
+``assert strict_trace.graphs == 2``.
 """
 import dataclasses
 from typing import List, Optional
@@ -99,11 +101,16 @@ class TraceWatch:
         self.allowed_fallbacks = allowed  # a set of ids, or ANY
         self.expected_errors = tuple(internal_errors)
         self.events: List[Event] = []
+        self.frames = 0  # frames compiled (resume functions included), for count assertions
+        self.graphs = 0  # graphs handed to a backend
 
     def observing(self):
         return observing(self.on_record, on_limit=self.on_limit)
 
     def on_record(self, record: CompileRecord):
+        if record.compiled is not None:
+            self.frames += 1
+            self.graphs += getattr(record.compiled, "graph_count", 0)  # 0: a stand-in tracer
         error = record.error
         if error is not None and (record.fallback is not None or not isinstance(error, Unsupported)):
             self.events.append(Event.of(record.code, record.fallback or "raised", error))
