@@ -131,6 +131,7 @@ class ConvertFrame:
 
     def __init__(self, options):
         self.options = options
+        self.guards = weakref.WeakSet()  # the guards of the entries this callback made
 
     @classmethod
     def for_options(cls, options):
@@ -164,12 +165,13 @@ class ConvertFrame:
             return self._convert(func, code, f_locals)
 
     def _cached_elsewhere(self, func, code, f_locals):
-        """True if another thread cached an entry for these inputs meanwhile."""
-        entries = _C.cache_entries(code)
+        """True if another thread cached an entry for these inputs meanwhile. Only
+        this callback's entries count: the hook never runs another backend's."""
+        entries = [guard for guard, _, _ in _C.cache_entries(code) if guard in self.guards]
         if not entries:
             return False
         slots = [f_locals.get(name) for name in arg_names(code)]
-        return any(_safe_guard(guard, func, slots) for guard, _, _ in entries)
+        return any(_safe_guard(guard, func, slots) for guard in entries)
 
     def _convert(self, func, code, f_locals):
         record = CompileRecord(code, entries_before=len(_C.cache_entries(code)))
@@ -213,7 +215,9 @@ class ConvertFrame:
         record.compiled = compiled
         touched_codes.add(code)
         _log_compiled(code, compiled)
-        return remember_guard(compiled.guard), as_positional(compiled.code)
+        guard = remember_guard(compiled.guard)
+        self.guards.add(guard)
+        return guard, as_positional(compiled.code)
 
     @staticmethod
     def _fallback(code, record):

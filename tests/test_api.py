@@ -8,6 +8,7 @@ import torch
 
 import framegraph
 from framegraph import _C
+from helpers import CountingBackend
 
 
 def test_import_does_not_load_torch_dynamo():
@@ -37,7 +38,7 @@ def test_bad_input_is_a_clear_error():
         framegraph.config.recompile_limit = "8"
 
 
-def test_three_ways_to_compile_keep_the_function_metadata():
+def test_three_ways_to_compile_keep_the_function_metadata(strict_trace):
     def scale(x):
         """Doubles x."""
         return x * 2
@@ -51,6 +52,19 @@ def test_three_ways_to_compile_keep_the_function_metadata():
         assert compiled.__wrapped__ is scale
         assert torch.equal(compiled(x), x * 2)
     assert framegraph.compile(scale, disable=True) is scale
+    assert strict_trace.graphs == 2  # eager's (shared by two wrappers) and inductor's
+
+
+def test_one_function_compiled_with_two_backends_is_compiled_by_each():
+    def f(x):
+        return x + 1
+
+    first, second = CountingBackend(), CountingBackend()
+    x = torch.ones(2)
+    assert torch.equal(framegraph.compile(f, backend=first)(x), x + 1)
+    assert torch.equal(framegraph.compile(f, backend=second)(x), x + 1)
+    assert torch.equal(framegraph.compile(f, backend=second)(x), x + 1)
+    assert (first.frame_count, second.frame_count) == (1, 1)
 
 
 @pytest.mark.expect_fallback("exception")  # boom() raises: it runs unmodified
