@@ -78,6 +78,17 @@ def test_a_raising_backend_falls_back_to_eager(caplog):
         framegraph.compile(work, backend=boom, fullgraph=True)(x, y)
 
 
+@pytest.mark.expect_internal_error("BackendError")
+def test_a_backend_failing_midway_leaves_the_grad_mode_alone():
+    def half_run(gm, example_inputs):  # as AOTAutograd failing after a set_grad_enabled node
+        torch._C._set_grad_enabled(False)
+        raise RuntimeError("injected fault")
+
+    x, y = torch.randn(3), torch.randn(3)
+    assert torch.equal(framegraph.compile(work, backend=half_run)(x, y), work(x, y))
+    assert torch.is_grad_enabled()
+
+
 @pytest.mark.expect_fallback("exception")  # the raise escapes: divide() runs unmodified
 def test_user_exceptions_keep_type_message_and_location():
     def divide(x, n):
