@@ -17,6 +17,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 import pytest  # noqa: E402
 
 import framegraph  # noqa: E402
+from framegraph import skip  # noqa: E402
 from strict_trace import pytest_configure, pytest_runtest_call, strict_trace  # noqa: E402,F401
 
 pytest_plugins = ["pytester"]
@@ -28,9 +29,13 @@ framegraph.config.check_meta_ops = True
 
 @pytest.fixture(autouse=True)
 def _fresh_caches_and_stack_checks():
-    """No test sees what an earlier one cached (a skip mark would hide its fallback)."""
+    """No test sees what an earlier one cached (a skip mark would hide its fallback)
+    or compiled: a code compiled as a root (``opt.step``'s wrapper in torch) is
+    traced wherever it runs later, so the roots a test adds go with it."""
     framegraph.reset()
     framegraph.config.debug_stack_effect = True
+    roots = set(skip._user_roots)
     yield
-    framegraph.config.debug_stack_effect = True
+    skip._user_roots.clear()
+    skip._user_roots.update(roots)
     framegraph.reset()
