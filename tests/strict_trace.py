@@ -98,7 +98,7 @@ class TraceWatch:
 
     def __init__(self, fallbacks=(), internal_errors=(), allowed=()):
         self.expected_fallbacks = set(fallbacks)
-        self.allowed_fallbacks = allowed  # a set of ids, or ANY
+        self.allowed_fallbacks = allowed if allowed is ANY else set(allowed)  # ids, or ANY
         self.expected_errors = tuple(internal_errors)
         self.events: List[Event] = []
         self.frames = 0  # frames compiled (resume functions included), for count assertions
