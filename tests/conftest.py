@@ -5,8 +5,10 @@ Every test runs with fresh caches, with the tracer's stack-effect check on
 against ``dis.stack_effect``) and under the strict mode: a test fails on any
 internal error of framegraph and on any fallback to eager it does not
 declare with ``@pytest.mark.expect_fallback(...)`` /
-``@pytest.mark.expect_internal_error(...)``. What counts as a fallback is
-written down in tests/strict_trace.py.
+``@pytest.mark.expect_internal_error(...)`` (``allow_fallback(...)`` for the
+fuzzer's generated programs). What counts as a fallback, and the
+``strict_trace`` fixture that counts a test's graphs, are written down in
+tests/strict_trace.py.
 """
 import os
 import sys
