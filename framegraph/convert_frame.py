@@ -42,6 +42,9 @@ retries = weakref.WeakKeyDictionary()
 # Functions called with a CompileRecord after every trace attempt (explain(),
 # reports). Runtime state, documented here; added and removed by `observing`.
 observers: List[Callable[["CompileRecord"], None]] = []
+# Functions called with a code object when it reaches config.recompile_limit
+# (from then on it runs unmodified for inputs no entry matches); `observing(on_limit=)`.
+limit_observers: List[Callable[[types.CodeType], None]] = []
 
 
 @dataclasses.dataclass
@@ -54,20 +57,29 @@ class CompileRecord:
     seconds: float = 0.0
     entries_before: int = 0       # cache entries the code had: >0 means a recompile
     reasons: List[str] = dataclasses.field(default_factory=list)  # why each entry was rejected
+    # Set when the frame then runs unmodified: "retry" (this call; traced again
+    # on the next), "entries" (this call; the code's other entries stay),
+    # "skip" (every call from now on). None: compiled, or the error was raised.
+    fallback: Optional[str] = None
 
 
 class observing:
-    """Context manager: call `fn(record)` for every trace attempt inside the block."""
+    """Context manager: call `fn(record)` for every trace attempt inside the block,
+    and `on_limit(code)` for every code that reaches the recompile limit."""
 
-    def __init__(self, fn):
-        self.fn = fn
+    def __init__(self, fn, on_limit=None):
+        self.fn, self.on_limit = fn, on_limit
 
     def __enter__(self):
         observers.append(self.fn)
+        if self.on_limit is not None:
+            limit_observers.append(self.on_limit)
         return self
 
     def __exit__(self, *exc):
         observers.remove(self.fn)
+        if self.on_limit is not None:
+            limit_observers.remove(self.on_limit)
 
 
 def _notify(record):
@@ -119,6 +131,7 @@ class ConvertFrame:
 
     def __init__(self, options):
         self.options = options
+        self.guards = weakref.WeakSet()  # the guards of the entries this callback made
 
     @classmethod
     def for_options(cls, options):
@@ -155,12 +168,13 @@ class ConvertFrame:
             return self._convert(func, code, f_locals)
 
     def _cached_elsewhere(self, func, code, f_locals):
-        """True if another thread cached an entry for these inputs meanwhile."""
-        entries = _C.cache_entries(code)
+        """True if another thread cached an entry for these inputs meanwhile. Only
+        this callback's entries count: the hook never runs another backend's."""
+        entries = [guard for guard, _, _ in _C.cache_entries(code) if guard in self.guards]
         if not entries:
             return False
         slots = [f_locals.get(name) for name in arg_names(code)]
-        return any(_safe_guard(guard, func, slots) for guard, _, _ in entries)
+        return any(_safe_guard(guard, func, slots) for guard in entries)
 
     def _convert(self, func, code, f_locals):
         record = CompileRecord(code, entries_before=len(_C.cache_entries(code)))
@@ -190,27 +204,32 @@ class ConvertFrame:
                 raise
             if _retry_later(code, e):
                 log.info("framegraph: running %s unmodified this time: %s", _where(code), e)
+                record.fallback = "retry"
                 return None
             _warn_once(code, f"framegraph: running {_where(code)} unmodified: {e}")
-            return self._fallback(code)
+            return self._fallback(code, record)
         except Exception as e:
             record.error = e
             if strict:
                 raise InternalError(f"framegraph failed to compile {_where(code)}: {e!r}") from e
             log.warning("framegraph: internal error compiling %s; running it unmodified: %r",
                         _where(code), e, exc_info=log.isEnabledFor(logging.DEBUG))
-            return self._fallback(code)
+            return self._fallback(code, record)
         record.compiled = compiled
         touched_codes.add(code)
         _log_compiled(code, compiled)
-        return remember_guard(compiled.guard), as_positional(compiled.code)
+        guard = remember_guard(compiled.guard)
+        self.guards.add(guard)
+        return guard, as_positional(compiled.code)
 
     @staticmethod
-    def _fallback(code):
+    def _fallback(code, record):
         # Nothing cached yet: never try this code again. Otherwise keep the
         # entries that work and run this call unmodified.
         if _C.cache_entries(code):
+            record.fallback = "entries"
             return None
+        record.fallback = "skip"
         touched_codes.add(code)
         return _C.SKIP
 
@@ -258,6 +277,8 @@ def on_cache_limit(code):
         "framegraph: %s was recompiled %d times (framegraph.config.recompile_limit); "
         "it now runs unmodified for inputs that match no cached entry. Last reasons:\n%s",
         _where(code), config.recompile_limit, "\n".join(f"  - {r}" for r in reasons) or "  (none)")
+    for fn in list(limit_observers):
+        fn(code)
 
 
 _C.set_limit_hook(on_cache_limit)

@@ -260,6 +260,7 @@ class OutputGraph:
         self._order_inputs()
         gm = torch.fx.GraphModule(torch.nn.Module(), self.graph, class_name=name)
         examples = [self.example_inputs[self.inputs.index(v)] for v in self.inputs]
+        grad_mode = torch.is_grad_enabled()
         try:
             # the TracingContext gives backends (Inductor) the ShapeEnv of symbolic inputs
             with torch._guards.tracing(torch._guards.TracingContext(self.fake_mode)):
@@ -268,6 +269,9 @@ class OutputGraph:
         except Exception as e:
             raise BackendError(f"backend {self.options.backend_name!r} failed: {type(e).__name__}: {e}") from e
         finally:
+            # a backend that runs the graph (AOTAutograd) and fails between its
+            # set_grad_enabled nodes would leave the user's grad mode changed
+            torch._C._set_grad_enabled(grad_mode)
             self.example_inputs.clear()
         return compiled, gm
 

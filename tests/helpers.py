@@ -6,6 +6,10 @@
     assert (cnt.frame_count, cnt.op_count) == (1, 2)
 
 ``check(f, *args)`` does all of that in one call and returns the counter.
+Every compile in the suite states the graphs it expects: with a
+CountingBackend, or, whatever the backend, with the ``strict_trace``
+fixture's ``graphs`` (tests/strict_trace.py, which also fails a test on any
+undeclared fallback to eager).
 """
 import dis
 
@@ -67,12 +71,15 @@ def check(fn, *args, fullgraph=True, frames=1, ops=None, **kwargs):
     return cnt
 
 
-def assert_same_as_eager(fn, *args, backend="eager", fullgraph=True, **kwargs):
-    """Compiled ``fn`` returns what eager ``fn`` returns, on two calls."""
-    compiled = framegraph.compile(fn, backend=backend, fullgraph=fullgraph)
+def assert_same_as_eager(fn, *args, graphs, fullgraph=True, **kwargs):
+    """Compiled ``fn`` returns what eager ``fn`` returns, on two calls, from ``graphs`` graphs."""
+    cnt = CountingBackend()
+    compiled = framegraph.compile(fn, backend=cnt, fullgraph=fullgraph)
     expected = fn(*args, **kwargs)
     for _ in range(2):
         assert_same(compiled(*args, **kwargs), expected)
+    assert cnt.frame_count == graphs, f"{cnt.frame_count} graphs, expected {graphs}"
+    return cnt
 
 
 def opcodes_of(fn):

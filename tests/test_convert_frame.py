@@ -37,6 +37,7 @@ def user_fn(x):
     return x * 3
 
 
+@pytest.mark.expect_internal_error("RuntimeError")
 def test_compiler_crash_runs_eager_and_warns_once(fake_tracer, caplog):
     def crash(*args):
         raise RuntimeError("tracer bug")
@@ -53,6 +54,7 @@ def test_compiler_crash_runs_eager_and_warns_once(fake_tracer, caplog):
     assert len(warnings) == 1 and "tracer bug" in warnings[0] and "running it unmodified" in warnings[0]
 
 
+@pytest.mark.expect_internal_error("ZeroDivisionError")
 def test_strict_config_raises_a_framegraph_error(fake_tracer, monkeypatch):
     fake_tracer.behaviour = lambda *a: 1 / 0
     monkeypatch.setattr(framegraph.config, "strict", True)
@@ -61,6 +63,7 @@ def test_strict_config_raises_a_framegraph_error(fake_tracer, monkeypatch):
     assert isinstance(info.value.__cause__, ZeroDivisionError)
 
 
+@pytest.mark.expect_fallback("unsupported")  # a bare Unsupported, no catalogue entry
 def test_unsupported_falls_back_unless_fullgraph(fake_tracer, caplog):
     def refuse(*args):
         raise Unsupported("Data-dependent branching: attempted to jump with TensorVariable()")

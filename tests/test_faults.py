@@ -43,6 +43,7 @@ def fresh_caches():
     framegraph.reset()
 
 
+@pytest.mark.expect_internal_error("RuntimeError")
 @pytest.mark.parametrize("stage", sorted(STAGES))
 def test_a_failing_stage_falls_back_to_eager(stage, monkeypatch, caplog):
     owner, name = STAGES[stage]
@@ -56,6 +57,7 @@ def test_a_failing_stage_falls_back_to_eager(stage, monkeypatch, caplog):
     assert len(messages) == 1 and "work" in messages[0]
 
 
+@pytest.mark.expect_internal_error("RuntimeError")
 @pytest.mark.parametrize("stage", sorted(STAGES))
 def test_strict_mode_raises_instead(stage, monkeypatch):
     owner, name = STAGES[stage]
@@ -65,6 +67,7 @@ def test_strict_mode_raises_instead(stage, monkeypatch):
         framegraph.compile(work, backend="eager")(torch.randn(5), torch.randn(5))
 
 
+@pytest.mark.expect_internal_error("BackendError")
 def test_a_raising_backend_falls_back_to_eager(caplog):
     x, y = torch.randn(3), torch.randn(3)
     with caplog.at_level(logging.WARNING, logger="framegraph"):
@@ -75,6 +78,18 @@ def test_a_raising_backend_falls_back_to_eager(caplog):
         framegraph.compile(work, backend=boom, fullgraph=True)(x, y)
 
 
+@pytest.mark.expect_internal_error("BackendError")
+def test_a_backend_failing_midway_leaves_the_grad_mode_alone():
+    def half_run(gm, example_inputs):  # as AOTAutograd failing after a set_grad_enabled node
+        torch._C._set_grad_enabled(False)
+        raise RuntimeError("injected fault")
+
+    x, y = torch.randn(3), torch.randn(3)
+    assert torch.equal(framegraph.compile(work, backend=half_run)(x, y), work(x, y))
+    assert torch.is_grad_enabled()
+
+
+@pytest.mark.expect_fallback("exception")  # the raise escapes: divide() runs unmodified
 def test_user_exceptions_keep_type_message_and_location():
     def divide(x, n):
         y = x * 2
@@ -89,7 +104,7 @@ def test_user_exceptions_keep_type_message_and_location():
     assert str(last.path) == __file__ and last.name.startswith("divide")
 
 
-def test_keyboard_interrupt_while_tracing_leaves_the_hook_usable(monkeypatch):
+def test_keyboard_interrupt_while_tracing_leaves_the_hook_usable(monkeypatch, strict_trace):
     calls = []
 
     def interrupt_once(self, *args, **kwargs):
@@ -103,9 +118,10 @@ def test_keyboard_interrupt_while_tracing_leaves_the_hook_usable(monkeypatch):
     monkeypatch.undo()
     x, y = torch.randn(2), torch.randn(2)
     assert torch.equal(compiled(x, y), work(x, y)) and calls == [1]
+    assert strict_trace.graphs == 2  # the fixture's warm-up, then work (traced again after the interrupt)
 
 
-def test_keyboard_interrupt_during_a_compiled_call_leaves_the_hook_usable():
+def test_keyboard_interrupt_during_a_compiled_call_leaves_the_hook_usable(strict_trace):
     state = {"interrupt": True}
 
     def backend(gm, example_inputs):
@@ -122,6 +138,7 @@ def test_keyboard_interrupt_during_a_compiled_call_leaves_the_hook_usable():
         compiled(x, y)
     assert framegraph._C.get_callback() is None
     assert torch.equal(compiled(x, y), work(x, y))
+    assert strict_trace.graphs == 2  # the fixture's warm-up, then work once: its entry is reused
 
 
 def test_deep_recursion_in_compiled_code_is_a_recursion_error():

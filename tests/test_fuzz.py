@@ -6,6 +6,9 @@ import pytest
 from framegraph.testing.fuzz import check_program, generate
 
 SEEDS = range(0, 24)
+# Random programs reach unsupported features: check_program compares those frames'
+# eager fallback with eager; internal errors still fail (tests/strict_trace.py).
+pytestmark = pytest.mark.allow_fallback()
 
 
 def test_generator_is_deterministic_and_varied():

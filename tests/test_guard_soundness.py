@@ -317,7 +317,7 @@ scale_fn = None
 binary_fn = None
 
 
-def test_a_global_rebound_to_another_builtin_recompiles():
+def test_a_global_rebound_to_another_builtin_recompiles(strict_trace):
     import math
     import operator
 
@@ -331,6 +331,7 @@ def test_a_global_rebound_to_another_builtin_recompiles():
     for scale_fn, binary_fn in ((math.sqrt, operator.add), (math.log, operator.add),
                                 (math.log, operator.sub), (torch.tensor, torch.mul)):
         assert torch.equal(compiled(x, 4.0), use(x, 4.0)), (scale_fn, binary_fn)
+    assert strict_trace.graphs == 4  # one per pair of functions
 
 
 class Greeter:
@@ -338,7 +339,7 @@ class Greeter:
         return x + 1
 
 
-def test_a_method_replaced_on_the_class_or_shadowed_on_the_instance_recompiles():
+def test_a_method_replaced_on_the_class_or_shadowed_on_the_instance_recompiles(strict_trace):
     original = Greeter.shout
 
     def use(g, x):
@@ -354,6 +355,7 @@ def test_a_method_replaced_on_the_class_or_shadowed_on_the_instance_recompiles()
         assert torch.equal(compiled(g, x), use(g, x))
     finally:
         Greeter.shout = original
+    assert strict_trace.graphs == 3
 
 
 # Parameters are read by a SourceReader that skips its walk while every dict on
@@ -438,7 +440,7 @@ class Counted:
         type(self).made += 1
 
 
-def test_class_attribute_incremented_through_type_of_self_each_call():
+def test_class_attribute_incremented_through_type_of_self_each_call(strict_trace):
     def f(x):
         Counted()
         return x * Counted.made
@@ -447,6 +449,9 @@ def test_class_attribute_incremented_through_type_of_self_each_call():
     start = Counted.made
     got = [compiled(torch.ones(1)).item() for _ in range(3)]
     assert got == [start + 1.0, start + 2.0, start + 3.0] and Counted.made == start + 3
+    assert strict_trace.graphs == 3
+    # becomes symbolic: x * made is a graph twice, made + 1 in __init__ once
+    # f breaks at Counted() (the class attribute write runs in CPython); then the count
 
 
 class Optional_(torch.nn.Module):
@@ -494,7 +499,7 @@ class Net(torch.nn.Module):
     lambda m: m.lin.register_forward_pre_hook(lambda mod, inp: (inp[0] * 0,)),
     lambda m: torch.nn.modules.module.register_module_forward_hook(lambda mod, inp, out: out + 1),
 ], ids=["forward hook", "pre-hook", "global hook"])
-def test_a_hook_registered_after_compiling_runs(register):
+def test_a_hook_registered_after_compiling_runs(register, strict_trace):
     m = Net()
     compiled = framegraph.compile(m, backend="eager")
     x = torch.ones(1, 2)
@@ -504,9 +509,11 @@ def test_a_hook_registered_after_compiling_runs(register):
         assert_same(compiled(x), m(x))  # the hook runs (the module's frames are traced anew)
     finally:
         handle.remove()
+    assert strict_trace.graphs == 3
+    # the recompile breaks at the hooked call: the hook and the rest are graphs
 
 
-def test_the_same_code_run_with_other_globals_gets_its_own_entry():
+def test_the_same_code_run_with_other_globals_gets_its_own_entry(strict_trace):
     source = ("import torch, framegraph\n"
               "def f(x):\n"
               "    y = x * SCALE\n"
@@ -520,3 +527,4 @@ def test_the_same_code_run_with_other_globals_gets_its_own_entry():
     x = torch.ones(2)
     assert_same(framegraph.compile(first["f"], backend="eager")(x), x * 2 + 1)
     assert_same(framegraph.compile(second["f"], backend="eager")(x), x * 3 + 1)
+    assert strict_trace.graphs == 4  # two graphs (the break) per globals

@@ -60,7 +60,7 @@ def captured():
     root.removeHandler(handler)
 
 
-def test_channels_show_what_the_compiler_did(captured):
+def test_channels_show_what_the_compiler_did(captured, strict_trace):
     import torch
 
     def f(x):
@@ -69,6 +69,7 @@ def test_channels_show_what_the_compiler_did(captured):
     compiled = framegraph.compile(f, backend="eager")
     compiled(torch.randn(8))
     compiled(torch.randn(16))
+    assert strict_trace.graphs == 2
 
     bytecode = captured.text("bytecode")
     assert "ORIGINAL BYTECODE f" in bytecode and "MODIFIED BYTECODE f" in bytecode
@@ -81,11 +82,12 @@ def test_channels_show_what_the_compiler_did(captured):
     assert "LOAD_METHOD 'sin'" in captured.text("trace")  # torch is a closure cell here
 
 
-def test_logging_off_prints_nothing(capsys):
+def test_logging_off_prints_nothing(capsys, strict_trace):
     import torch
 
     def h(x):
         return x * 2
 
     framegraph.compile(h, backend="eager")(torch.ones(2))
+    assert strict_trace.graphs == 1
     assert capsys.readouterr().err == ""

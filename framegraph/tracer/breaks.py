@@ -37,8 +37,8 @@ from typing import List, Optional
 import torch
 
 from .. import _C, bytecode, logs, resume, skip
-from ..errors import Unsupported
-from ..graph_breaks import CATALOGUE, Entry, unsupported
+from ..errors import InternalError, Unsupported
+from ..graph_breaks import CATALOGUE, RETRY, Entry, unsupported
 from ..variables.base import NULL
 from ..variables.functions import CellVariable
 from ..variables.iterators import IteratorVariable
@@ -79,6 +79,9 @@ class GraphBreak:
     context: str
     frames: list                 # [(code, line)] from the traced frame to the innermost call
     instruction: object = None   # the root instruction the frame breaks at
+    # guards the failed step added, kept for a break that running the frame in
+    # CPython makes go away (graph_breaks.RETRY: a missing key the step creates)
+    guards: list = dataclasses.field(default_factory=list)
 
     @property
     def user_stack(self) -> List[str]:
@@ -128,10 +131,13 @@ def run_root(make_tx, options):
         tx = make_tx()
         try:
             _run(tx, stop, options)
+            for guard in brk.guards if brk else ():  # so the next call traces the filled dict
+                tx.output.guards.setdefault(guard, None)
             return tx, brk
         except _Restart as restart:
             if stop is not None:  # the second run must stop before this point
-                raise Unsupported("the trace did not repeat itself after a graph break") from restart
+                # tracing is deterministic (see above): a second break is a tracer bug
+                raise InternalError("the trace did not repeat itself after a graph break") from restart
             stop, brk = restart.step, restart.brk
         finally:
             torch._C._set_grad_enabled(tx.output.initial_grad_mode)
@@ -142,6 +148,7 @@ def _run(tx, stop: Optional[int], options):
         if tx.done or step == stop:
             return
         inst = tx.instructions[tx.ip]
+        guards_before = len(tx.output.guards)
         try:
             tx.step()
         except Unsupported as e:
@@ -152,6 +159,8 @@ def _run(tx, stop: Optional[int], options):
                 e.where = getattr(e, "where", None) or tx.where()
                 raise
             brk.instruction = inst
+            if brk.entry.id in RETRY:
+                brk.guards = list(tx.output.guards)[guards_before:]
             raise _Restart(step, brk) from e
 
 

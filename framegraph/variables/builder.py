@@ -184,9 +184,11 @@ def _wrap_method(tx, value, source):
 
     if is_grad_mode_exit(value):  # left on the stack by a graph break in a `with`
         return grad_mode_exit(tx, value, source)
-    obj = wrap_value(tx, value.__self__, AttrSource(source, "__self__") if source else None)
     if not isinstance(value.__func__, types.FunctionType):
-        unsupported("unsupported_call", f"bound method of {type(value.__func__).__name__}")
+        # a method of a C callable (``logger.warning_once``, an lru_cache wrapper) left on
+        # the stack by a graph break: opaque, and calling it is a graph break at the CALL
+        return _wrap_object(tx, value, source)
+    obj = wrap_value(tx, value.__self__, AttrSource(source, "__self__") if source else None)
     return bind_class_attribute(tx, obj, value.__func__, None)
 
 

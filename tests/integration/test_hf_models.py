@@ -51,10 +51,10 @@ def test_inference_is_one_graph(name):
         other = _resized(inputs)
         torch.testing.assert_close(zoo.output_tensor(compiled(**other)),
                                    zoo.output_tensor(model(**other)), **TOL)
-    assert cnt.frame_count <= 2
+    assert cnt.frame_count == 2  # the new sizes recompile once, with symbolic sizes
 
 
-def test_model_output_is_rebuilt():
+def test_model_output_is_rebuilt(strict_trace):
     """The compiled call returns the model's own ModelOutput class, keys and attributes."""
     model, inputs = zoo.build("gpt2")
     with torch.no_grad():
@@ -65,6 +65,7 @@ def test_model_output_is_rebuilt():
     torch.testing.assert_close(actual["logits"], expected.logits)
     torch.testing.assert_close(actual[0], expected[0])
     assert actual.hidden_states is None and actual.attentions is None
+    assert strict_trace.graphs == 1
 
 
 def train_step(model, opt, inputs):
@@ -75,6 +76,10 @@ def train_step(model, opt, inputs):
     return out.loss
 
 
+# known: from the second step on, opt.step() (its state filled) is traced, and its
+# graph holds step.item() (the Python step counter), which aot_eager's AOTAutograd
+# cannot trace (DataDependentOutputException): the step then runs unmodified
+@pytest.mark.expect_internal_error("BackendError")
 @pytest.mark.parametrize("name", ["gpt2", "llama"])
 def test_training_steps_match_eager(name):
     model, inputs = zoo.build(name)
@@ -89,5 +94,10 @@ def test_training_steps_match_eager(name):
             torch.testing.assert_close(step(twin, twin_opt, inputs), expected, **TOL)
     for p, q in zip(model.parameters(), twin.parameters()):
         torch.testing.assert_close(q, p, **TOL)
-    graphs = sum(r.compiled.graph_count for r in records if r.compiled)
-    assert graphs >= 1  # the forward and loss, captured through AOTAutograd
+    # known: backward() runs in CPython after the break, and the hook also traces
+    # aot_eager's backward graph module (fx code) when autograd calls it; not counted
+    graphs = sum(r.compiled.graph_count for r in records
+                 if r.compiled and not r.code.co_filename.startswith("<eval_with_key>"))
+    # the forward and loss, captured through AOTAutograd; gpt2's breaks at the
+    # loss_function property (logger.warning_once, an lru_cache wrapper)
+    assert graphs == {"gpt2": 2, "llama": 1}[name]

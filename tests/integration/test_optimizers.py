@@ -31,6 +31,9 @@ VARIANTS = [
     ("AdamW", dict(amsgrad=True)),
     ("SGD", dict(nesterov=True)),  # KINDS' SGD has momentum, which nesterov needs
 ]
+# The first step creates the state: its trace stops at the missing key (inside
+# the step wrapper's `with`, so it cannot resume) and that call runs eagerly.
+FIRST_STEP_EAGER = pytest.mark.expect_fallback("missing_dict_key")
 
 
 @pytest.fixture(autouse=True)
@@ -78,6 +81,7 @@ def run_five_steps(kind, **overrides):
     return cnt
 
 
+@FIRST_STEP_EAGER
 @pytest.mark.parametrize("foreach", [False, True], ids=["for_loop", "foreach"])
 @pytest.mark.parametrize("kind", list(KINDS))
 def test_step_is_one_graph_and_bitwise_eager(kind, foreach):
@@ -85,6 +89,7 @@ def test_step_is_one_graph_and_bitwise_eager(kind, foreach):
     assert cnt.frame_count == 1  # the first step ran eagerly (it creates the state)
 
 
+@FIRST_STEP_EAGER
 @pytest.mark.parametrize("foreach", [False, True], ids=["for_loop", "foreach"])
 @pytest.mark.parametrize("kind, options", VARIANTS, ids=[f"{k}-{next(iter(o))}" for k, o in VARIANTS])
 def test_variant_step_is_one_graph_and_bitwise_eager(kind, options, foreach):
@@ -92,6 +97,7 @@ def test_variant_step_is_one_graph_and_bitwise_eager(kind, options, foreach):
     assert cnt.frame_count == 1
 
 
+@FIRST_STEP_EAGER
 @pytest.mark.parametrize("kind", list(KINDS))
 def test_foreach_step_has_no_per_parameter_tensor_ops(kind):
     """The tensor work is a few foreach nodes over all parameters; what is per
@@ -103,6 +109,7 @@ def test_foreach_step_has_no_per_parameter_tensor_ops(kind):
     assert all(n.target == "item" for n in nodes if n.op == "call_method")
 
 
+@FIRST_STEP_EAGER
 def test_adam_step_counter_is_a_python_number():
     params, opt = make("Adam")
     cnt = CountingBackend()
@@ -134,9 +141,13 @@ def test_function_calling_step():
         train_step(eager_opt, 0.5)
         compiled(opt, 0.5)
     assert_bitwise(eager_params, eager_opt, params, opt)
-    assert cnt.frame_count >= 1
+    # the first call: a graph and a break per `p.grad = ...` (5), then a break at the
+    # missing state inside opt.step() (the step runs in CPython); the second call
+    # sees the state filled: the step is one more graph
+    assert cnt.frame_count == 6
 
 
+@FIRST_STEP_EAGER
 def test_changed_lr_recompiles():
     eager_params, eager_opt = make("SGD", n=4)
     params, opt = make("SGD", n=4)

@@ -129,13 +129,15 @@ def _calls_eager_rejects():
     ]
 
 
-def test_a_call_python_rejects_raises_the_same_type_error_compiled():
+def test_a_call_python_rejects_raises_the_same_type_error_compiled(strict_trace):
     for bad in _calls_eager_rejects():
         with pytest.raises(TypeError) as eager:
             bad(torch.ones(2))
         with pytest.raises(TypeError) as compiled:
             framegraph.compile(bad, backend="eager")(torch.ones(2))
         assert str(compiled.value) == str(eager.value)
+    assert (strict_trace.frames, strict_trace.graphs) == (6, 0)
+    # each bad call is an operator_error break at the call, which raises in CPython
 
 
 def test_frame_with_star_args_and_kwargs():
@@ -186,3 +188,4 @@ def test_compiled_function_called_with_keyword_arguments():
     x, y = torch.randn(2), torch.randn(2)
     torch.testing.assert_close(fn(x, y=y, alpha=2.0), f(x, y, alpha=2.0))
     torch.testing.assert_close(fn(x), x)
+    assert cnt.frame_count == 1  # fn(x) returns x: a new entry without a graph

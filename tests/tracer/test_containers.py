@@ -167,7 +167,7 @@ def test_builtins_match_cpython_on_ties_and_bounds():
     check(f, torch.ones(1))
 
 
-def test_a_symbolic_shape_equals_a_tuple_of_the_same_sizes():
+def test_a_symbolic_shape_equals_a_tuple_of_the_same_sizes(strict_trace):
     import framegraph
 
     def f(x):
@@ -178,6 +178,8 @@ def test_a_symbolic_shape_equals_a_tuple_of_the_same_sizes():
     for n in (2, 4, 5):  # the second call recompiles with a symbolic batch size
         x = torch.ones(n, 3)
         assert compiled(x)[1:] == f(x)[1:]
+    assert strict_trace.graphs == 3
+    # n = 4 guards the symbolic size == 4 (the comparison with (4, 3)), so n = 5 recompiles too
 
 
 def test_list_iterators_are_live_and_zip_stops_at_the_first_exhausted():
@@ -205,7 +207,7 @@ def test_dict_views_are_live_and_set_like():
     check(f, torch.ones(1))
 
 
-def test_returned_dict_views_keep_their_type():
+def test_returned_dict_views_keep_their_type(strict_trace):
     def f(x):
         d = {"w": x + 1}
         return d.keys(), d.items(), d.values()
@@ -215,6 +217,7 @@ def test_returned_dict_views_keep_their_type():
     got, want = framegraph.compile(f, backend="eager")(torch.ones(1)), f(torch.ones(1))
     assert [type(v) for v in got] == [type(v) for v in want]
     assert list(got[0]) == ["w"] and [list(v) for v in got[1:]] == [[("w", torch.ones(1) + 1)], [torch.ones(1) + 1]]
+    assert strict_trace.graphs == 1
 
 
 def test_pure_builtins_consume_generators_of_constants():

@@ -60,7 +60,7 @@ def test_the_briefs_g_in_explain():
     assert out.break_reasons[0].reason == "Data-dependent branching"
 
 
-def test_the_break_text_has_the_briefs_shape(break_log):
+def test_the_break_text_has_the_briefs_shape(break_log, strict_trace):
     framegraph.compile(g, backend="eager")(torch.ones(3))
     text = break_log.records[0].getMessage().splitlines()
     line = g.__code__.co_firstlineno + 1
@@ -73,6 +73,7 @@ def test_the_break_text_has_the_briefs_shape(break_log):
     framegraph.reset()
     framegraph.compile(g, backend="eager")(torch.ones(3))
     assert len(break_log.records) == 1  # once per site
+    assert strict_trace.graphs == 4  # two graphs per compile (the break)
 
 
 def test_fullgraph_raises_the_catalogue_text_with_the_source_line():
@@ -193,6 +194,7 @@ def test_a_disabled_function_breaks_and_a_compiled_one_is_inlined():
     assert brks[0].entry.id == "disabled_function"
 
 
+@pytest.mark.expect_fallback("unsupported_opcode")
 def test_an_opcode_that_is_not_modelled_runs_the_frame_unmodified(caplog):
     def f(x):
         class Local:  # LOAD_BUILD_CLASS
@@ -246,7 +248,7 @@ def test_break_inside_no_grad_restores_grad_mode_on_both_sides(mode):
         assert torch.is_grad_enabled() is mode
 
 
-def test_an_exception_at_the_break_inside_no_grad_restores_grad_mode():
+def test_an_exception_at_the_break_inside_no_grad_restores_grad_mode(strict_trace):
     @framegraph.disable
     def fail(t):
         raise ValueError("no")
@@ -259,6 +261,7 @@ def test_an_exception_at_the_break_inside_no_grad_restores_grad_mode():
     with pytest.raises(ValueError, match="no"):
         framegraph.compile(f, backend="eager")(torch.ones(2))
     assert torch.is_grad_enabled()
+    assert (strict_trace.frames, strict_trace.graphs) == (1, 0)  # the break at fail(x) raises
 
 
 @pytest.mark.parametrize("value", [1.0, -1.0])
@@ -351,12 +354,13 @@ def test_closures_survive_a_break():
     check_breaks(f, lambda: (torch.ones(2),), graphs=2, breaks=1)
 
 
-def test_resume_functions_are_cached_per_site():
+def test_resume_functions_are_cached_per_site(strict_trace):
     code = g.__code__
     framegraph.compile(g, backend="eager")(torch.ones(2))
     framegraph.reset()
     framegraph.compile(g, backend="eager")(torch.ones(2))
     assert len(resume._cache[code]) == 2  # one per branch, reused by the second trace
+    assert strict_trace.graphs == 4
 
 
 def test_zero_argument_super_after_a_break():
@@ -371,3 +375,28 @@ def test_zero_argument_super_after_a_break():
             return super().forward(y) + 1
 
     check_breaks(Child(), lambda: (torch.ones(2),), graphs=2, breaks=1)
+
+
+class _Logger:
+    pass
+
+
+@__import__("functools").lru_cache(None)
+def _warn_once(logger, message):  # transformers' logger.warning_once
+    return None
+
+
+_Logger.warn_once = _warn_once
+
+
+def test_a_method_of_a_c_callable_left_on_the_stack_breaks_at_its_call():
+    def f(x, logger):
+        y = x + 1
+        logger.warn_once("hi")  # LOAD_METHOD breaks; the resume function gets the bound method
+        return y * 2
+
+    # f's graph, a break at LOAD_METHOD; the resume function breaks at the CALL
+    # of the opaque bound method at once (no graph), the next one has y * 2
+    logger = _Logger()
+    brks = check_breaks(f, lambda: (torch.ones(2), logger), graphs=2, breaks=2)
+    assert [b.instruction.opname for b in brks] == ["LOAD_METHOD", "CALL"]

@@ -13,6 +13,7 @@ import inspect
 import os
 from typing import Optional
 
+import pytest
 import torch
 
 import framegraph
@@ -38,6 +39,7 @@ def test_exception_caught_in_a_caller():
     check(f, torch.ones(3))
 
 
+@pytest.mark.expect_fallback("exception")
 def test_exception_escaping_runs_eagerly():
     def f(x):
         raise ValueError("no")
@@ -85,12 +87,13 @@ def test_dict_subclass_dataclass_is_built_and_returned():
     assert cnt.op_count == 2  # sin, add: the items are the same tensor
 
 
-def test_returned_dict_subclass_has_items_and_attributes():
+def test_returned_dict_subclass_has_items_and_attributes(strict_trace):
     x = torch.randn(2)
     out = framegraph.compile(lambda x: Result(logits=x + 1), backend="eager", fullgraph=True)(x)
     assert type(out) is Result and list(out.keys()) == ["logits"]
     assert_same(out.logits, x + 1)
     assert out.loss is None
+    assert strict_trace.graphs == 1
 
 
 class Config:
