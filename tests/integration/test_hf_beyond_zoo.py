@@ -29,7 +29,13 @@ pytest.importorskip("transformers")
 EXPECTED = {"bloom": (10, 10), "gemma2": (21, 24), "longformer": (4, 4)}
 
 
-@pytest.mark.parametrize("name", list(EXPECTED))
+# Gemma-2's mask functions return nested functions (not yet rebuilt) and its
+# activation is a functools.partial: those frames run unmodified.
+GEMMA2_FALLBACKS = pytest.mark.expect_fallback("cannot_resume", "graph_output", "unsupported_value")
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=GEMMA2_FALLBACKS) if n == "gemma2" else n
+                                  for n in EXPECTED])
 def test_runs_compiled_to_the_end_and_matches_eager(name):
     framegraph.reset()
     model, inputs = zoo.build(name)
