@@ -74,8 +74,8 @@ def run_meta(mode, kind: str, target, args: tuple, kwargs: dict) -> Any:
             return NOT_ENGAGED
     elif target not in _FUNCTIONS:
         return NOT_ENGAGED
-    if mode.in_kernel_invocation or torch._C._len_torch_function_stack():
-        return NOT_ENGAGED
+    if mode.in_kernel_invocation or torch._C._len_torch_function_stack() or torch._C._is_any_autocast_enabled():
+        return NOT_ENGAGED  # autocast changes result dtypes, which the cache key does not hold
     tensors, key = [], [kind, target, torch.get_default_dtype()]
     if not (_leaves(args, tensors, key, mode) and _leaves(kwargs, tensors, key, mode)) or not tensors:
         return NOT_ENGAGED

@@ -27,6 +27,8 @@ from typing import Any, Dict, List, Optional
 import torch
 import torch._guards
 import torch.fx
+from torch.amp.autocast_mode import _enter_autocast, _exit_autocast
+from torch.autograd.grad_mode import _enter_inference_mode, _exit_inference_mode
 from torch._subclasses.fake_tensor import (
     DataDependentOutputException,
     DynamicOutputShapeException,
@@ -46,6 +48,8 @@ from .variables.symint import SYM_TYPES, SymNodeVariable, has_symbols, wrap_sym
 from .variables.tensor import TensorVariable
 
 _GRAD_TOGGLE = torch._C._set_grad_enabled
+# Entering and leaving autocast / inference mode (variables/ctx_managers.py): kept by DCE.
+_STATE_TARGETS = frozenset({_enter_autocast, _exit_autocast, _enter_inference_mode, _exit_inference_mode})
 
 
 def _is_impure(node: torch.fx.Node) -> bool:
@@ -59,7 +63,8 @@ def _is_impure(node: torch.fx.Node) -> bool:
         return True
     target = node.target
     name = target if node.op == "call_method" else getattr(target, "__name__", "")
-    if node.op == "call_function" and (target in (operator.setitem, _GRAD_TOGGLE) or target in _INPLACE_OPERATORS):
+    if node.op == "call_function" and (target in (operator.setitem, _GRAD_TOGGLE) or target in _INPLACE_OPERATORS
+                                       or target in _STATE_TARGETS):
         return True
     if name in _INPLACE_DUNDERS or name.lstrip("_") in _RANDOM:
         return True
@@ -129,6 +134,7 @@ class OutputGraph:
         self._last_placeholder: Optional[torch.fx.Node] = None
         self.root_globals: dict = {}
         self.initial_grad_mode = self.grad_mode = torch.is_grad_enabled()
+        self.open_states: list = []  # (StateSwitch, enter node, live mode) of open autocast/inference blocks
         self.add_guard("GRAD_MODE", None, self.initial_grad_mode)
         self.add_guard("GLOBAL_STATE", None, global_state())  # default dtype, determinism, autocast
 
@@ -310,9 +316,30 @@ class OutputGraph:
             _GRAD_TOGGLE(mode)
             self.grad_mode = mode
 
+    def enter_state(self, switch, values) -> torch.fx.Node:
+        """Record ``switch.enter(*values)`` and enter that state for the rest of the
+        trace; the node stands for the mode object ``exit_state`` hands back."""
+        node = self.graph.call_function(switch.enter, tuple(values))
+        self.open_states.append((switch, node, switch.enter(*values)))
+        return node
+
+    def exit_state(self, switch, node) -> None:
+        """Record ``switch.exit(<mode of node>)`` and leave that state in the trace."""
+        if not self.open_states or self.open_states[-1][1] is not node:
+            unsupported("unsupported_ctx_manager", "context managers exited out of order")
+        self.graph.call_function(switch.exit, (node,))
+        switch.exit(self.open_states.pop()[2])
+
+    def close_states(self) -> None:
+        """Leave every state the trace entered and did not exit (a trace that
+        stopped inside the block): the real state is the caller's again."""
+        while self.open_states:
+            switch, _, mode = self.open_states.pop()
+            switch.exit(mode)
+
     def _has_work(self, outputs) -> bool:
         ops = [n for n in self.graph.nodes if n.op not in ("placeholder", "output")]
-        if any(n.target is not _GRAD_TOGGLE for n in ops):
+        if any(n.target is not _GRAD_TOGGLE and n.target not in _STATE_TARGETS for n in ops):
             return True
         toggles = [n.args[0] for n in ops]
         return bool(toggles) and toggles[-1] != self.initial_grad_mode

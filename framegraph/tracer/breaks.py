@@ -140,6 +140,7 @@ def run_root(make_tx, options):
                 raise InternalError("the trace did not repeat itself after a graph break") from restart
             stop, brk = restart.step, restart.brk
         finally:
+            tx.output.close_states()
             torch._C._set_grad_enabled(tx.output.initial_grad_mode)
 
 

@@ -37,7 +37,7 @@ from ..sources import AttrSource, GetItemSource, ListItemSource, Source, TupleIt
 from .base import VariableTracker
 from .builtins import BUILTINS, PURE, BuiltinVariable
 from .constant import CONSTANT_TYPES, ConstantVariable, wrap_constant
-from .ctx_managers import GRAD_MODE_CLASSES, GradModeClassVariable
+from .ctx_managers import GRAD_MODE_CLASSES, STATE_SWITCHES, GradModeClassVariable, StateSwitchClassVariable
 from .dicts import ConstDictVariable, SetVariable
 from .functions import UserFunctionVariable
 from .lists import ListVariable, NamedTupleVariable, SizeVariable, TupleVariable
@@ -210,6 +210,8 @@ def _wrap_class(tx, value, source):
         return NullContextClassVariable(value, source=source)
     if value in GRAD_MODE_CLASSES:
         return GradModeClassVariable(value, source=source)
+    if value in STATE_SWITCHES:
+        return StateSwitchClassVariable(value, source=source)
     if value in BUILTINS or value in PURE or value.__module__ == "builtins":
         return BuiltinVariable(value, source=source)
     return UserDefinedClassVariable(value, source=source)

@@ -1,4 +1,4 @@
-"""Context managers: grad mode, the only global state that graphs switch.
+"""Context managers that switch thread-local state the graph's ops depend on.
 
 ``with torch.no_grad():`` becomes two graph nodes, ``_set_grad_enabled(False)``
 on entry and ``_set_grad_enabled(<previous>)`` on exit, so the compiled graph
@@ -7,11 +7,26 @@ mode too while tracing (FakeTensors then get the right ``requires_grad``) and
 restores it at the end of the trace. The mode on entry to the frame is
 guarded (GRAD_MODE).
 
+``torch.autocast(...)`` and ``torch.inference_mode()`` work the same way
+through one table (``STATE_SWITCHES``): entering records ``enter(*args)`` as a
+graph node whose result (the live mode object) the exit node takes, the way
+torch's own ``_enter_autocast``/``_exit_autocast`` pair is meant to be traced,
+and the tracer enters the same state for real, so fake dtypes (an autocast
+matmul gives bfloat16) and inference tensors come out as in eager. The state
+on entry to the frame is guarded (GLOBAL_STATE, the dispatch keys of every
+tensor). A graph break inside such a block cannot resume yet: the frame runs
+unmodified.
+
 3.11's ``with`` protocol: BEFORE_WITH calls ``enter`` and pushes the bound
 ``__exit__`` (``WithExitVariable``); the normal exit path calls it with three
 Nones.
 """
+import inspect
+from typing import Callable, NamedTuple
+
 import torch
+from torch.amp.autocast_mode import _enter_autocast, _exit_autocast
+from torch.autograd.grad_mode import _enter_inference_mode, _exit_inference_mode
 
 from ..graph_breaks import unsupported
 from .base import CallableVariable, VariableTracker
@@ -87,6 +102,86 @@ class GradModeVariable(VariableTracker):
         return f"GradModeVariable({self.mode})"
 
 
+class StateSwitch(NamedTuple):
+    """How a context manager class switches state: ``enter(*args)`` returns a
+    mode object that ``exit(mode)`` undoes; ``params`` are the constructor's
+    parameters ``enter`` takes, in order; ``returns_self``: ``__enter__``
+    returns the context manager (autocast) rather than None."""
+
+    enter: Callable
+    exit: Callable
+    params: tuple
+    returns_self: bool
+
+
+def _params(cls, skip=()):
+    sig = inspect.signature(cls.__init__)
+    return tuple(p for name, p in list(sig.parameters.items())[1:] if name not in skip)
+
+
+STATE_SWITCHES = {
+    torch.autocast: StateSwitch(_enter_autocast, _exit_autocast, _params(torch.autocast), True),
+    torch.inference_mode: StateSwitch(_enter_inference_mode, _exit_inference_mode,
+                                      _params(torch.inference_mode), False),
+}
+
+
+class StateSwitchClassVariable(CallableVariable):
+    """``torch.autocast`` / ``torch.inference_mode`` themselves: calling one
+    binds its (constant) arguments like its ``__init__``."""
+
+    def call(self, tx, args, kwargs):
+        switch = STATE_SWITCHES[self.fn]
+        values = [a.as_python_constant() for a in args]
+        given = {k: v.as_python_constant() for k, v in kwargs.items()}
+        bound = inspect.Signature(list(switch.params)).bind(*values, **given)
+        bound.apply_defaults()
+        return StateSwitchVariable(self.fn, switch, tuple(bound.arguments.values()))
+
+    def __repr__(self):
+        return f"StateSwitchClassVariable({self.fn.__name__})"
+
+
+class StateSwitchVariable(VariableTracker):
+    """An instance of ``torch.autocast(...)`` or ``torch.inference_mode(...)``."""
+
+    def __init__(self, cls, switch: StateSwitch, values: tuple, **kwargs):
+        super().__init__(**kwargs)
+        self.cls, self.switch, self.values = cls, switch, values
+        self.node = None
+
+    def python_type(self):
+        return self.cls
+
+    def enter(self, tx):
+        if self.node is not None:
+            unsupported("unsupported_ctx_manager", f"{self.cls.__name__} entered twice")
+        self.node = tx.output.enter_state(self.switch, self.values)
+        return self if self.switch.returns_self else ConstantVariable(None)
+
+    def exit(self, tx):
+        if self.node is None:
+            unsupported("unsupported_ctx_manager", "__exit__ before __enter__")
+        tx.output.exit_state(self.switch, self.node)
+        self.node = None
+        return ConstantVariable(None)
+
+    def call_method(self, tx, name, args, kwargs):
+        if name == "__enter__":
+            return self.enter(tx)
+        if name == "__exit__":
+            return self.exit(tx)
+        unsupported("unsupported_ctx_manager", f"{self.cls.__name__}.{name}()")
+
+    def getattr(self, tx, name):
+        if name in ("__enter__", "__exit__"):
+            return WithExitVariable(self, name)
+        return super().getattr(tx, name)
+
+    def __repr__(self):
+        return f"StateSwitchVariable({self.cls.__name__}{self.values})"
+
+
 class WithExitVariable(VariableTracker):
     """A context manager's bound ``__exit__`` (or ``__enter__``)."""
 
@@ -105,7 +200,7 @@ def enter_context(tx, ctx: VariableTracker):
     """BEFORE_WITH: returns (bound __exit__, value of __enter__)."""
     from .trace_time import NullContextVariable
 
-    if isinstance(ctx, (GradModeVariable, NullContextVariable)):
+    if isinstance(ctx, (GradModeVariable, StateSwitchVariable, NullContextVariable)):
         return WithExitVariable(ctx), ctx.enter(tx)
     from .user_defined import UserDefinedObjectVariable
 

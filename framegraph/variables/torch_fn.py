@@ -54,7 +54,11 @@ def _trace_time_table():
         torch._C._get_tracing_state: lambda tx: None,
         torch.is_grad_enabled: lambda tx: tx.output.grad_mode,
         torch.get_default_dtype: lambda tx: torch.get_default_dtype(),
-        torch.is_autocast_enabled: lambda tx, *a, **k: False,
+        # the tracer enters autocast for real where the graph does (ctx_managers.py), and
+        # the state at frame entry is guarded (GLOBAL_STATE)
+        torch.is_autocast_enabled: lambda tx, *a, **k: torch.is_autocast_enabled(
+            *(v.as_python_constant() for v in a), **{n: v.as_python_constant() for n, v in k.items()}),
+        torch.is_inference_mode_enabled: lambda tx: torch.is_inference_mode_enabled(),
         torch.overrides.has_torch_function: lambda tx, *a, **k: False,
         torch.overrides.has_torch_function_unary: lambda tx, *a, **k: False,
         torch.overrides.has_torch_function_variadic: lambda tx, *a, **k: False,
