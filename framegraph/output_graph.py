@@ -205,7 +205,9 @@ class OutputGraph:
             if config.check_meta_ops:
                 slow = self._run_fake_mode(kind, target, args, kwargs)
                 if not meta_ops.same_meta(fast, slow):
-                    raise AssertionError(f"meta_ops: {_target_name(target)} gave {fast!r}, FakeTensorMode {slow!r}")
+                    raise AssertionError(f"meta_ops: {_target_name(target)} gave {_meta_of(fast)}, "
+                                         f"FakeTensorMode {_meta_of(slow)}; arguments {_meta_of(list(args))} "
+                                         f"{kwargs}")
             return fast
         return self._run_fake_mode(kind, target, args, kwargs)
 
@@ -346,6 +348,16 @@ class OutputGraph:
 
     def op_count(self) -> int:
         return sum(1 for n in self.graph.nodes if n.op not in ("placeholder", "output"))
+
+
+def _meta_of(value):
+    """Shape, strides, offset and dtype of a fake result, for the meta_ops check's message."""
+    if isinstance(value, torch.Tensor):
+        return (f"{type(value).__name__}(size={tuple(value.shape)}, stride={value.stride()}, "
+                f"offset={value.storage_offset()}, {value.dtype}, requires_grad={value.requires_grad})")
+    if isinstance(value, (tuple, list)):
+        return "[" + ", ".join(_meta_of(v) for v in value) + "]"
+    return repr(value)
 
 
 def _target_name(target) -> str:

@@ -137,3 +137,16 @@ def test_in_place_on_a_traced_view_changes_the_input_like_eager(strict_trace):
     torch.testing.assert_close(fn(a), f(b))
     torch.testing.assert_close(a, b)
     assert strict_trace.graphs == 1
+
+
+def test_strides_of_size_one_dimensions_do_not_count(mode):
+    # reshape of a transposed (1, 2, 6, 32): eager and the meta kernel give the
+    # size-1 dimension a fresh stride, FakeTensorMode keeps the input's; no
+    # element is addressed through it (a Llama decode step hit this check).
+    x = mode.from_tensor(torch.randn(1, 6, 2, 32).transpose(1, 2), static_shapes=True)
+    fast = meta_ops.run_meta(mode, "call_method", "reshape", (x, 1, -1, 6, 32), {})
+    with mode:
+        slow = x.reshape(1, -1, 6, 32)
+    assert fast.stride() == torch.randn(1, 6, 2, 32).transpose(1, 2).reshape(1, -1, 6, 32).stride()
+    assert meta_ops.same_meta(fast, slow)
+    assert not meta_ops.same_meta(fast, slow.transpose(2, 3).contiguous().transpose(2, 3))
