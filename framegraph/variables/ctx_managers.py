@@ -93,6 +93,15 @@ class GradModeVariable(VariableTracker):
             return self.exit(tx)
         unsupported("unsupported_ctx_manager", f"grad mode .{name}()")
 
+    def call(self, tx, args, kwargs):
+        """``torch.no_grad()(fn)``, ``@torch.set_grad_enabled(False)``: a decorator.
+        ``set_grad_enabled`` switched the mode when built; decorating switches it
+        back (its ``__call__`` does), and each call runs in a fresh instance."""
+        fn = _decorated(args, kwargs, self)
+        if self.entered_on_init:
+            self.exit(tx)
+        return ContextDecoratedVariable(lambda: GradModeVariable(self.mode), fn)
+
     def getattr(self, tx, name):
         if name in ("__enter__", "__exit__"):
             return WithExitVariable(self, name)
@@ -173,6 +182,11 @@ class StateSwitchVariable(VariableTracker):
             return self.exit(tx)
         unsupported("unsupported_ctx_manager", f"{self.cls.__name__}.{name}()")
 
+    def call(self, tx, args, kwargs):
+        """``@torch.autocast(...)`` / ``@torch.inference_mode()``: a decorator."""
+        fn = _decorated(args, kwargs, self)
+        return ContextDecoratedVariable(lambda: StateSwitchVariable(self.cls, self.switch, self.values), fn)
+
     def getattr(self, tx, name):
         if name in ("__enter__", "__exit__"):
             return WithExitVariable(self, name)
@@ -180,6 +194,32 @@ class StateSwitchVariable(VariableTracker):
 
     def __repr__(self):
         return f"StateSwitchVariable({self.cls.__name__}{self.values})"
+
+
+def _decorated(args, kwargs, ctx):
+    if len(args) != 1 or kwargs:
+        unsupported("unsupported_ctx_manager", f"calling {ctx} with {args} {kwargs}")
+    return args[0]
+
+
+class ContextDecoratedVariable(VariableTracker):
+    """A function decorated with a context manager instance (``@torch.no_grad()``
+    on a nested function): each call runs it inside a fresh instance, entered
+    before and exited after, as torch's ``_DecoratorContextManager`` does."""
+
+    def __init__(self, make_ctx, fn, **kwargs):
+        super().__init__(**kwargs)
+        self.make_ctx, self.inner = make_ctx, fn
+
+    def call(self, tx, args, kwargs):
+        ctx = self.make_ctx()
+        ctx.enter(tx)
+        result = self.inner.call(tx, args, kwargs)
+        ctx.exit(tx)
+        return result
+
+    def __repr__(self):
+        return f"ContextDecoratedVariable({self.make_ctx()!r}, {self.inner!r})"
 
 
 class WithExitVariable(VariableTracker):

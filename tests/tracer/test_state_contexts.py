@@ -113,3 +113,42 @@ def test_a_break_inside_an_autocast_block_runs_the_frame_unmodified():
     result, cnt, breaks, errors = run_counted(f, x)
     assert_same(result, f(x))
     assert cnt.frame_count == 0 and not torch.is_autocast_enabled("cpu")
+
+
+w = torch.randn(3, 3, requires_grad=True)
+
+
+def test_no_grad_as_a_decorator_on_a_nested_function():
+    def f(x):
+        @torch.no_grad()
+        def project(a):
+            return a @ w
+
+        y = project(x)
+        return y * 2, y.requires_grad, (x @ w).requires_grad
+
+    check(f, torch.randn(2, 3))
+
+
+def test_set_grad_enabled_false_applied_to_a_function():
+    def f(x):
+        project = torch.set_grad_enabled(False)(lambda a: a @ w)
+        inside = project(x)
+        return inside + 1, inside.requires_grad, (x @ w).requires_grad, torch.is_grad_enabled()
+
+    check(f, torch.randn(2, 3))
+
+
+def test_autocast_and_inference_mode_as_decorators():
+    def f(x):
+        @torch.autocast("cpu", dtype=torch.bfloat16)
+        def mm(a):
+            return a @ a.t()
+
+        @torch.inference_mode()
+        def double(a):
+            return a * 2
+
+        return mm(x).dtype, (x @ x.t()).dtype, double(x).is_inference()
+
+    check(f, torch.randn(3, 3))
