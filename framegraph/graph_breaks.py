@@ -65,9 +65,12 @@ _entry("side_effect", "Side effect on a value from outside the frame",
        "attributes of plain objects, globals and closure cells can be replayed).",
        "Return the new value instead of mutating the outer object.")
 _entry("exception", "Exception raised while tracing",
-       "The traced code raises (or handles) a Python exception; exception handling is not "
-       "captured in graphs.",
-       "Avoid try/except and raise in compiled code, or move the check outside.")
+       "The traced code raises a Python exception that leaves the compiled frame, or uses "
+       "exception state the tracer does not model (a `with` block's exit on an exception, "
+       "`except*`, `__context__` set by the caller). Exceptions raised and caught inside the "
+       "frame are traced; from the instruction that raised, this one runs in CPython.",
+       "Nothing to do if the exception is the expected outcome; otherwise catch it inside "
+       "the compiled function, or move the check outside.")
 _entry("generator", "Generator or coroutine",
        "Generators, coroutines and async code are not traced.",
        "Materialise the values into a list first, or move the generator outside.")

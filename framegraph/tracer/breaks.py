@@ -156,6 +156,7 @@ def _run(tx, stop: Optional[int], options):
             brk = _describe(tx, e)
             if options.fullgraph:
                 raise Unsupported(brk.render(), entry=brk.entry, context=brk.context) from e
+            step, inst = _break_point(tx, e, step, inst)
             if _shape(inst) is None:
                 e.where = getattr(e, "where", None) or tx.where()
                 raise
@@ -163,6 +164,18 @@ def _run(tx, stop: Optional[int], options):
             if brk.entry.id in RETRY:
                 brk.guards = list(tx.output.guards)[guards_before:]
             raise _Restart(step, brk) from e
+
+
+def _break_point(tx, error, step, inst):
+    """(step, instruction) to break at. Where an exception escapes the frame, or
+    the break happens while an ``except`` block handles one, CPython must run
+    from the root instruction that raised (tracer/exceptions.py): a resume
+    function cannot start inside a handler (the exception being handled, what
+    a bare ``raise`` re-raises, is not handed over)."""
+    where = getattr(error, "break_at", None)
+    if where is None and tx.exc_stack:
+        where = tx.exc_stack[0].root_raise
+    return where if where is not None else (step, inst)
 
 
 # ---- the code at the break site

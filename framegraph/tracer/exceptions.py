@@ -1,30 +1,82 @@
 """Unwinding a raised exception to its handler, as 3.11's exception table says.
 
-``raise`` in traced code raises ``TracedException`` out of the handler that
-ran it. ``unwind(tx, inst, error)`` is what CPython's ``exception_unwind``
-does for that instruction in that frame: look up the instruction's
-exception-table entry; without one the exception leaves the frame (an
-inlined call re-raises it at its caller's CALL; the root frame ends the trace
-with the ``exception`` break, so the frame raises for real in CPython); with
-one, pop the stack to the entry's depth, push the offset of the raising
-instruction when the entry asks for ``lasti``, push the exception and jump to
-the handler. The handler's own opcodes (PUSH_EXC_INFO, CHECK_EXC_MATCH,
-POP_EXCEPT, RERAISE) are in ``handlers/with_exc.py``.
+An exception raised in traced code (a ``raise``, or an operation the tracer
+ran on trace-time values: ``variables/exceptions.py``) leaves the handler
+that ran the instruction as ``TracedException``. ``unwind(tx, inst, error)``
+is what CPython's ``exception_unwind`` does for that instruction in that
+frame: look up the instruction's exception-table entry; without one the
+exception leaves the frame (an inlined call re-raises it at its caller's
+CALL; the root frame ends the trace with the ``exception`` break, so CPython
+raises it for real); with one, pop the stack to the entry's depth, push the
+offset of the raising instruction when the entry asks for ``lasti``, push the
+exception and jump to the handler. The handler's own opcodes (PUSH_EXC_INFO,
+CHECK_EXC_MATCH, POP_EXCEPT, RERAISE) are in ``handlers/with_exc.py``.
+
+Chaining follows ``_PyErr_SetObject``: a new raise (not RERAISE or a bare
+``raise``) sets ``__context__`` to the exception being handled, the innermost
+PUSH_EXC_INFO not yet popped in this frame or a caller's, cutting a cycle
+through the context chain. With none handled in the trace, the context is
+what the compiled frame's caller handles, unknown at trace time.
+
+Where CPython must take over (the exception escapes the compiled frame, or a
+graph break happens while an ``except`` block runs), the break goes back to
+the root instruction that started it all: ``root_raise``, the raise of the
+outermost exception being handled then, or of this one. Running from there in
+CPython raises and handles everything for real (``tracer/breaks.py``).
 """
+from ..errors import Unsupported
 from ..graph_breaks import unsupported
 from ..variables.constant import ConstantVariable
-from ..variables.exceptions import TracedException
+from ..variables.exceptions import UNKNOWN_CONTEXT, TracedException
 
 
 def unwind(tx, inst, error: TracedException):
+    exc = error.value
+    if not error.chained:
+        if not error.reraise:
+            _chain(tx, exc)
+        error.chained = True
+    if tx.parent is None and not (error.reraise and exc.root_raise is not None):
+        exc.root_raise = tx.exc_stack[0].root_raise if tx.exc_stack else (tx.steps - 1, inst)
     entry = inst.exn_entry
     if entry is None:
         if tx.parent is None:
-            unsupported("exception", f"raise {error.value.cls.__name__} escapes the compiled frame")
+            try:
+                unsupported("exception", f"{exc.cls.__name__} escapes the compiled frame")
+            except Unsupported as e:
+                e.break_at = exc.root_raise  # CPython raises it again from there
+                raise
+        error.reraise = False  # in the caller it is raised anew by the CALL
         raise error
     del tx.stack[entry.depth:]
     if entry.lasti:
         tx.push(ConstantVariable(inst.offset))
-    tx.push(error.value)
+    tx.push(exc)
     tx.ip = tx.index_of[id(entry.target)]
     tx._expected_depth = None  # the debug stack check restarts from the handler's depth
+
+
+def handled_exception(tx):
+    """The exception being handled (``sys.exc_info()[1]``), or None when the trace
+    handles none (the caller of the compiled frame may)."""
+    while tx is not None:
+        if tx.exc_stack:
+            return tx.exc_stack[-1]
+        tx = tx.parent
+    return None
+
+
+def _chain(tx, exc):
+    handled = handled_exception(tx)
+    if handled is None:
+        exc.context = UNKNOWN_CONTEXT
+        return
+    if handled is exc:
+        return
+    link = handled
+    while link.context is not None and link.context is not UNKNOWN_CONTEXT:
+        if link.context is exc:  # no new reference cycle through the chain
+            link.context = None
+            break
+        link = link.context
+    exc.context = handled

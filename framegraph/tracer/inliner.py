@@ -13,14 +13,16 @@ yielded trackers. That is exact for generators that are only iterated
 (``sum(x for x in xs)``, ``tuple(gen)``), which is what compiled code does.
 Where running early would be visible the call is ``Unsupported`` (the frame
 breaks there): a body with side effects (mutation of an object, a global or
-a closure cell), more than ``MAX_YIELDS`` values (an endless generator), and
-a generator object that outlives the graph (``send``, a graph break with it
+a closure cell), more than ``MAX_YIELDS`` values (an endless generator), a
+body that raises (CPython raises at the ``next()`` that reaches it), and a
+generator object that outlives the graph (``send``, a graph break with it
 in a local, storing or returning it).
 """
 import inspect
 
 from ..graph_breaks import unsupported
 from ..side_effects import changes
+from ..variables.exceptions import TracedException
 from ..variables.iterators import ListIteratorVariable
 from .translator import TranslatorBase
 
@@ -58,7 +60,12 @@ def inline_call(parent, fn_var, args, kwargs):
     tx = kind(parent.output, code, fn_var.get_globals(), symbolic_locals, parent=parent, fn_var=fn_var)
     se = getattr(parent.output, "side_effects", None)
     mutations = se.mutations if se is not None else 0
-    tx.run()
+    try:
+        tx.run()
+    except TracedException as error:
+        if generator:  # CPython raises it later, at the next() that reaches it, not at the call
+            unsupported("generator", f"the generator {code.co_name} raises {error.value.cls.__name__}")
+        raise
     if generator:
         if se is not None and se.mutations != mutations:
             # run to the end now, its side effects would happen before (or

@@ -96,6 +96,7 @@ class TranslatorBase:
         self.done = False
         self.exc_stack: List[VariableTracker] = []  # exceptions being handled (PUSH_EXC_INFO)
         self._expected_depth: Optional[int] = 0
+        self.steps = 0  # instructions stepped (the root's count names a step to break at)
 
     # ---- the value stack
     def push(self, value: VariableTracker):
@@ -123,6 +124,7 @@ class TranslatorBase:
         inst = self.instructions[self.ip]
         self.current_instruction = inst
         self.ip += 1
+        self.steps += 1
         fn = DISPATCH[inst.opcode]
         if fn is None:
             unsupported("unsupported_opcode", inst.opname)
@@ -139,7 +141,7 @@ class TranslatorBase:
     def _dispatch(self, fn, inst):
         try:
             fn(self, inst)
-        except TracedException as error:  # a `raise` in traced code: find its handler
+        except TracedException as error:  # raised in traced code: find its handler
             unwind(self, inst, error)
 
     def _check_stack_effect(self, inst, jumped):

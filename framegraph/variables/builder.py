@@ -45,6 +45,7 @@ from .nn_module import NNModuleVariable
 from .lazy_dict import wrap_lazy_dict
 from .object_dicts import is_object_keyed, wrap_object_keyed_dict
 from .optim import OPTIM_MODELS
+from .partials import PARTIAL_MODELS, wrap_partial
 from .torch_fn import TRACE_TIME, TorchFunctionVariable, is_graph_callable
 from .user_defined import UserDefinedClassVariable, UserDefinedObjectVariable, bind_class_attribute
 from .copying import COPY_MODELS
@@ -212,6 +213,8 @@ def _wrap_class(tx, value, source):
         return GradModeClassVariable(value, source=source)
     if value in STATE_SWITCHES:
         return StateSwitchClassVariable(value, source=source)
+    if value in PARTIAL_MODELS:  # functools.partial(...): built like partial_new does
+        return ModelledCallVariable(value, PARTIAL_MODELS[value], source=source)
     if value in BUILTINS or value in PURE or value.__module__ == "builtins":
         return BuiltinVariable(value, source=source)
     return UserDefinedClassVariable(value, source=source)
@@ -248,8 +251,8 @@ def _wrap_annotation(tx, value, source):
 def _wrap_object(tx, value, source):
     if callable(value) and not hasattr(type(value), "__call__"):  # pragma: no cover
         unsupported("unsupported_value", type(value).__name__)
-    if isinstance(value, functools.partial):
-        unsupported("unsupported_value", "functools.partial")
+    if isinstance(value, functools.partial):  # a subclass: its own __call__ or __new__ may differ
+        unsupported("unsupported_value", f"a subclass of functools.partial ({type(value).__name__})")
     _guard(tx, "TYPE_MATCH", source, type(value))
     return UserDefinedObjectVariable(value, source=source)
 
@@ -266,6 +269,7 @@ EXACT = {
     _C.Wrapper: wrap_framegraph_wrapper,
     os._Environ: lambda tx, value, source: EnvironVariable(source=source),
     types.GenericAlias: _wrap_annotation,
+    functools.partial: wrap_partial,
 }
 BY_BASE = (
     (torch.Tensor, _wrap_tensor),

@@ -22,7 +22,7 @@ from ..graph_breaks import unsupported
 from .base import CallableVariable
 from .constant import ConstantVariable, wrap_constant
 from .dicts import ConstDictVariable, SetVariable
-from .exceptions import is_exception_class, make_exception
+from .exceptions import TracedException, is_exception_class, make_exception, python_operation, raise_in_trace
 from .iterators import EnumerateVariable, FilterVariable, ListIteratorVariable, MapVariable, ZipVariable
 from .lists import ListVariable, SizeVariable, SliceVariable, TupleVariable
 from .ops import COMPARE_OPS, binary_op, compare, contains_op, is_op, unary_op
@@ -43,11 +43,10 @@ class BuiltinVariable(CallableVariable):
             for a in values:
                 if isinstance(a, ListIteratorVariable):
                     a.check_fresh(tx)  # a generator's values, computed at its call, may be stale
-            try:
-                value = self.fn(*(_constant_arg(a) for a in args),
-                                **{k: _constant_arg(v) for k, v in kwargs.items()})
-            except Exception as e:
-                unsupported("operator_error", f"{_name(self.fn)}: {type(e).__name__}: {e}")
+            real_args = [_constant_arg(a) for a in args]
+            real_kwargs = {k: _constant_arg(v) for k, v in kwargs.items()}
+            with python_operation(_name(self.fn)):  # what it raises, CPython raises
+                value = self.fn(*real_args, **real_kwargs)
             return wrap_constant(value)
         unsupported("unsupported_call", f"builtin {_name(self.fn)}")
 
@@ -148,13 +147,25 @@ def _getattr(tx, obj, name, default=None):
     name = name.as_python_constant()
     if default is not None and obj.hasattr(tx, name) is False:
         return default
-    return obj.getattr(tx, name)
+    try:
+        return obj.getattr(tx, name)
+    except TracedException as error:  # with a default, getattr catches AttributeError only
+        if default is None or not issubclass(error.value.cls, AttributeError):
+            raise
+        return default
 
 
 def _hasattr(tx, obj, name):
+    """``hasattr``: the tracker's answer, else whether ``getattr`` raises AttributeError."""
     answer = obj.hasattr(tx, name.as_python_constant())
     if answer is None:
-        unsupported("unsupported_attribute", f"hasattr({obj}, {name})")
+        try:
+            obj.getattr(tx, name.as_python_constant())
+        except TracedException as error:
+            if not issubclass(error.value.cls, AttributeError):
+                raise
+            return ConstantVariable(False)
+        return ConstantVariable(True)
     return ConstantVariable(answer)
 
 
@@ -168,7 +179,7 @@ def _minmax(pick):
         items = args[0].unpack(tx) if len(args) == 1 else list(args)
         if not items:
             if default is None:
-                unsupported("operator_error", f"{pick.__name__}() of an empty sequence")
+                raise_in_trace(ValueError, f"{pick.__name__}() arg is an empty sequence")
             return default
         if any(isinstance(x, TensorVariable) for x in items):
             unsupported("data_dependent_value", f"{pick.__name__}() compares tensors")
@@ -236,7 +247,12 @@ def _scalar(kind):
             unsupported("data_dependent_value", f"{kind.__name__}() of a tensor")
         if kind is bool:
             return ConstantVariable(value.truth(tx))
-        return wrap_constant(kind(value.as_python_constant(), *(r.as_python_constant() for r in rest)))
+        if kind is str and not rest and hasattr(value, "str"):  # tp_str of the tracker's type
+            return value.str(tx)
+        real = [value.as_python_constant()] + [r.as_python_constant() for r in rest]
+        with python_operation(f"{kind.__name__}()"):  # int("x") raises ValueError
+            result = kind(*real)
+        return wrap_constant(result)
     return model
 
 
@@ -252,7 +268,7 @@ def _next(tx, it, default=None):
     item = it.next(tx)
     if item is None:
         if default is None:
-            unsupported("exception", "StopIteration from next()")
+            raise_in_trace(StopIteration)
         return default
     return item
 
@@ -294,6 +310,16 @@ def _filter(tx, fn, iterable):
 
 def _sorted(tx, iterable, key=None, reverse=None):
     return ListVariable(sorted_items(tx, iterable.unpack(tx), key, reverse))
+
+
+def _repr(tx, obj):
+    """``repr()``: the tracker's tp_repr where it models one, else of a constant."""
+    if hasattr(obj, "repr"):
+        return obj.repr(tx)
+    value = _constant_arg(obj)
+    with python_operation("repr()"):
+        text = repr(value)
+    return ConstantVariable(text)
 
 
 def _abs(tx, x):
@@ -367,7 +393,7 @@ BUILTINS: Dict[Callable, Callable] = {
     float: _scalar(float), bool: _scalar(bool), str: _scalar(str), iter: _iter, next: _next,
     reversed: _reversed, enumerate: _enumerate, zip: _zip, map: _map, filter: _filter,
     sorted: _sorted, abs: _abs, type: _type, callable: _callable, slice: _slice, range: _range,
-    super: _super, print: _print, functools.reduce: _functools_reduce,
+    super: _super, print: _print, functools.reduce: _functools_reduce, repr: _repr,
     torch.Size: lambda tx, it=None: SizeVariable(it.unpack(tx) if it is not None else []),
     operator.getitem: lambda tx, a, b: a.getitem(tx, b),
     operator.contains: lambda tx, a, b: ConstantVariable(contains_op(tx, b, a)),

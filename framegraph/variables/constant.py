@@ -46,10 +46,10 @@ class ConstantVariable(VariableTracker):
         return False
 
     def getattr(self, tx, name):
-        try:
+        from .exceptions import python_operation
+
+        with python_operation(f"{self.value!r}.{name}"):
             attr = getattr(self.value, name)
-        except AttributeError as e:
-            unsupported("operator_error", f"{self.value!r}.{name}: {e}")
         if callable(attr):
             from .builtins import BuiltinVariable
 
@@ -73,10 +73,12 @@ class ConstantVariable(VariableTracker):
         return super().unpack(tx)
 
     def getitem(self, tx, key):
-        try:
-            return wrap_constant(self.value[key.as_python_constant()])
-        except (TypeError, IndexError, KeyError) as e:
-            unsupported("operator_error", f"{self.value!r}[{key}]: {e}")
+        from .exceptions import python_operation
+
+        index = key.as_python_constant()
+        with python_operation(f"{self.value!r}[{index!r}]"):
+            item = self.value[index]
+        return wrap_constant(item)
 
     def reconstruct(self, cg):
         cg.load_const(self.value)

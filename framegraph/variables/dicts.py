@@ -15,6 +15,7 @@ from ..bytecode import create_instruction
 from ..graph_breaks import unsupported
 from .base import VariableTracker
 from .constant import ConstantVariable
+from .exceptions import raise_in_trace
 from .lists import TupleVariable
 
 
@@ -28,6 +29,13 @@ def hash_key(key: VariableTracker):
             unsupported("operator_error", f"unhashable key {value!r}")
         return value
     return _Identity(key)
+
+
+def _key_error(key: VariableTracker):
+    """``KeyError(key)``, raised in the trace: what a dict lookup of a missing key raises."""
+    from .exceptions import ExceptionVariable, TracedException
+
+    raise TracedException(ExceptionVariable(KeyError, [key]))
 
 
 class _Identity:
@@ -88,7 +96,7 @@ class ConstDictVariable(VariableTracker):
                 value = self.default_factory.call(tx, [], {})  # __missing__: insert factory()
                 self.setitem(tx, key, value)
                 return value
-            unsupported("operator_error", f"KeyError: {key}")
+            _key_error(key)
 
     def setitem(self, tx, key, value):
         pair = self.items.get(hash_key(key))
@@ -140,7 +148,7 @@ def _get(d, tx, key, default=None):
 def _pop(d, tx, key, default=None):
     pair = d.items.pop(hash_key(key), None)
     if pair is None and default is None:
-        unsupported("operator_error", f"KeyError: {key}")
+        _key_error(key)
     return pair[1] if pair else default
 
 
@@ -162,7 +170,7 @@ def _setdefault(d, tx, key, default=None):
 def _popitem(d, tx, last=None):
     """``popitem()``: the last item (LIFO); an OrderedDict's ``last=False`` pops the first."""
     if not d.items:
-        unsupported("operator_error", "KeyError: popitem(): dictionary is empty")
+        raise_in_trace(KeyError, "popitem(): dictionary is empty")
     if last is not None and not issubclass(d.py_type, collections.OrderedDict):
         unsupported("operator_error", "dict.popitem() takes no arguments")
     if last is None or last.as_python_constant():
@@ -178,7 +186,7 @@ def _move_to_end(d, tx, key, last=None):
         unsupported("operator_error", f"'{d.py_type.__name__}' object has no attribute 'move_to_end'")
     k = hash_key(key)
     if k not in d.items:
-        unsupported("operator_error", f"KeyError: {key}")
+        _key_error(key)
     pair = d.items.pop(k)
     if last is None or last.as_python_constant():
         d.items[k] = pair
@@ -250,9 +258,7 @@ class SetVariable(VariableTracker):
             self.items[hash_key(args[0])] = args[0]
         elif name in ("discard", "remove"):
             if self.items.pop(hash_key(args[0]), _MISSING) is _MISSING and name == "remove":
-                from .exceptions import ExceptionVariable, TracedException
-
-                raise TracedException(ExceptionVariable(KeyError, [args[0]]))
+                _key_error(args[0])
         elif name == "update":
             for a in args:
                 self.items.update({hash_key(k): k for k in a.unpack(tx)})

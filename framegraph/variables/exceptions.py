@@ -1,26 +1,56 @@
 """Exceptions raised and caught inside the trace.
 
-Library code uses exceptions for control flow: ``Sequence.__iter__`` stops
-on ``IndexError``, ``getattr`` fallbacks catch ``AttributeError``, optional
-imports catch ``ImportError``. A ``raise`` that a handler in the traced code
-catches is modelled, like CPython does it, by unwinding to the handler
-(``tracer/exceptions.py``); one that escapes the traced frame ends the trace,
-and the frame runs for real.
+Code uses exceptions for control flow: ``try: v = d[k] except KeyError: v =
+default``, EAFP attribute access, ``Sequence.__iter__`` stopping on
+``IndexError``. Two things raise in the trace, as in CPython:
 
-``ExceptionVariable`` is an exception instance made in the trace: its class
-and constructor arguments (``__init__`` of user exception classes is not
-inlined; ``args`` is what BaseException keeps). ``TracedException`` is the
-Python exception that carries it through the tracer's own stack.
+* a ``raise`` statement (``handlers/with_exc.py``);
+* an operation the tracer runs on trace-time values (``1 / 0`` on constants,
+  a missing dict key, ``int("x")``, a missing attribute of a guarded object):
+  ``python_operation()`` turns the real exception the real operation raised
+  into a traced one, and the trackers that model an operation themselves
+  (dict lookup, ``next()``) call ``raise_in_trace`` with the exception CPython
+  raises there. Only those sites do it: an exception from framegraph's own
+  code is a bug, never a traced exception.
+
+Either way the tracer unwinds to a handler of the traced code when there is
+one (``tracer/exceptions.py``); one that escapes the compiled frame ends the
+trace, and CPython raises it for real.
+
+``ExceptionVariable`` is an exception instance made in the trace: its class,
+the arguments it was created with, and the chaining CPython records on
+raising (``__context__``, ``__cause__``, ``__suppress_context__``). ``args``,
+``str()`` and ``repr()`` are known only where the class keeps BaseException's
+own ``__init__``/``__str__``/``__repr__`` (then they depend on ``args`` alone);
+for a class that defines them in Python, reading them is a break.
+``TracedException`` is the Python exception that carries it through the
+tracer's own stack.
 """
+import types
+
+from ..errors import FramegraphError
+from ..graph_breaks import unsupported
 from .base import VariableTracker
-from .constant import ConstantVariable
+from .constant import ConstantVariable, wrap_constant
+
+# __context__ of an exception raised while no exception of the trace was being
+# handled: whatever the caller of the compiled frame is handling (unknown here).
+UNKNOWN_CONTEXT = object()
 
 
 class ExceptionVariable(VariableTracker):
-    def __init__(self, cls, args, **kwargs):
-        super().__init__(**kwargs)
+    def __init__(self, cls, args, kwargs=None, **kw):
+        super().__init__(**kw)
         self.cls = cls
         self.args = list(args)
+        self.kwargs = dict(kwargs or {})
+        self.cause = None            # tracker of __cause__ (``raise ... from cause``), or None
+        self.context = None          # tracker of __context__, None, or UNKNOWN_CONTEXT
+        self.suppress_context = False
+        self.raised = False          # True once raised: __context__ is then decided
+        # (step, instruction) of the root frame where running in CPython replays this
+        # exception's raise and handling (tracer/exceptions.py); None until it reaches the root
+        self.root_raise = None
 
     def python_type(self):
         return self.cls
@@ -29,24 +59,81 @@ class ExceptionVariable(VariableTracker):
         from .lists import TupleVariable
 
         if name == "args":
-            return TupleVariable(self.args)
-        if name in ("__cause__", "__context__"):
-            return ConstantVariable(None)
-        return super().getattr(tx, name)
+            self._check_plain("__init__", "args")
+            return TupleVariable(list(self.args))
+        if name == "__cause__":
+            return self.cause if self.cause is not None else ConstantVariable(None)
+        if name == "__context__":
+            if self.context is UNKNOWN_CONTEXT:
+                unsupported("exception", "__context__ of an exception raised while the caller of the "
+                            "compiled frame may be handling one")
+            return self.context if self.context is not None else ConstantVariable(None)
+        if name == "__suppress_context__":
+            return ConstantVariable(self.suppress_context)
+        if name == "__class__":
+            from .builder import wrap_value
+
+            return wrap_value(tx, self.cls)
+        unsupported("unsupported_attribute", f"{self.cls.__name__}.{name}")
+
+    def hasattr(self, tx, name):
+        if name in ("args", "__cause__", "__context__", "__suppress_context__", "__traceback__"):
+            return True
+        return None
+
+    def _check_plain(self, slot, what):
+        """``what`` depends on ``args`` alone where ``slot`` is BaseException's (C) one."""
+        if _python_slot(self.cls, slot) or self.kwargs:
+            unsupported("unsupported_attribute", f"{what} of a {self.cls.__name__} ({slot} is written in Python)")
+
+    def real_copy(self) -> BaseException:
+        """A real exception equal to this one in everything ``str``/``repr`` read."""
+        self._check_plain("__init__", "str()")
+        values = []
+        for arg in self.args:
+            if not arg.is_python_constant():
+                unsupported("unsupported_value", f"str() of a {self.cls.__name__} with argument {arg}")
+            values.append(arg.as_python_constant())
+        return self.cls(*values)
+
+    def str(self, tx):
+        """``str(exc)`` (tp_str)."""
+        self._check_plain("__str__", "str()")
+        return ConstantVariable(str(self.real_copy()))
+
+    def repr(self, tx):
+        """``repr(exc)`` (tp_repr)."""
+        self._check_plain("__repr__", "repr()")
+        return ConstantVariable(repr(self.real_copy()))
 
     def reconstruct(self, cg):
+        if self.cause is not None or self.context not in (None, UNKNOWN_CONTEXT) or self.kwargs:
+            unsupported("graph_output", f"rebuilding a {self.cls.__name__} with its chained exceptions")
         cg.call_const(self.cls, self.args)
 
     def __repr__(self):
         return f"ExceptionVariable({self.cls.__name__})"
 
 
-class TracedException(Exception):
-    """Carries an ExceptionVariable from the raising instruction to a handler."""
+def _python_slot(cls, name) -> bool:
+    """Whether ``cls`` gets ``name`` from a class written in Python (not BaseException's C slot)."""
+    for klass in cls.__mro__:
+        if name in klass.__dict__:
+            return isinstance(klass.__dict__[name], types.FunctionType)
+    return False
 
-    def __init__(self, value: ExceptionVariable):
+
+class TracedException(Exception):
+    """Carries an ExceptionVariable from the raising instruction to a handler.
+
+    ``reraise`` is True for RERAISE and a bare ``raise``, which re-raise the
+    exception as it is (CPython restores it without chaining it again)."""
+
+    def __init__(self, value: ExceptionVariable, reraise=False):
         super().__init__(value.cls.__name__)
         self.value = value
+        self.reraise = reraise
+        self.chained = False  # __context__ set at the innermost frame (tracer/exceptions.py)
 
 
 def is_exception_class(value) -> bool:
@@ -54,6 +141,58 @@ def is_exception_class(value) -> bool:
 
 
 def make_exception(cls, args, kwargs):
-    """``cls(*args)`` for an exception class (keyword arguments are dropped: only
-    user subclasses take them, and the trace never reads them back)."""
-    return ExceptionVariable(cls, args)
+    """``cls(*args, **kwargs)`` for an exception class, where that only stores
+    ``args`` (BaseException's ``__new__``/``__init__``). Otherwise it is a break:
+    a ``__new__`` or ``__init__`` written in Python runs code the tracer would
+    skip, and OSError, ImportError, SyntaxError and the Unicode errors parse
+    their arguments (``OSError(2, "x")`` is a FileNotFoundError)."""
+    for slot in ("__new__", "__init__"):
+        if _python_slot(cls, slot):
+            unsupported("unsupported_call", f"creating a {cls.__name__} (its {slot} is written in Python)")
+    if issubclass(cls, _PARSING_ARGS):
+        unsupported("unsupported_call", f"creating a {cls.__name__} (its constructor parses the arguments)")
+    return ExceptionVariable(cls, args, kwargs)
+
+
+_PARSING_ARGS = (OSError, ImportError, SyntaxError, UnicodeEncodeError, UnicodeDecodeError,
+                 UnicodeTranslateError, BaseExceptionGroup)
+
+
+def raise_in_trace(cls, *args):
+    """Raise ``cls(*args)`` (constant arguments) in the trace: what CPython raises here."""
+    raise TracedException(ExceptionVariable(cls, [wrap_constant(a) for a in args]))
+
+
+def raise_python_error(error: BaseException, context: str = ""):
+    """Raise in the trace the real exception that a real operation on trace-time
+    values raised. Builtin exception classes are fully described by their
+    arguments; any other (raised by user code the operation ran) is a break."""
+    cls = type(error)
+    if cls.__module__ != "builtins" or issubclass(cls, _PARSING_ARGS):
+        unsupported("operator_error", f"{context}: {cls.__name__}: {error}")
+    try:
+        args = [wrap_constant(a) for a in error.args]
+    except FramegraphError:
+        unsupported("operator_error", f"{context}: {cls.__name__} with arguments that are not constants")
+    raise TracedException(ExceptionVariable(cls, args)) from None
+
+
+class python_operation:
+    """``with python_operation(context):`` around one real Python operation on
+    trace-time values: the ``Exception`` it raises is the one CPython raises for
+    this instruction, so it is raised in the trace. Put only the real operation
+    inside, never tracker code. (A class, not a generator: constant folding
+    runs it thousands of times per trace.)"""
+
+    __slots__ = ("context",)
+
+    def __init__(self, context: str = ""):
+        self.context = context
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, error, tb):
+        if kind is None or not issubclass(kind, Exception) or issubclass(kind, (FramegraphError, TracedException)):
+            return False
+        raise_python_error(error, self.context)

@@ -78,7 +78,9 @@ class IteratorVariable(VariableTracker):
         if name == "__next__" and not args:
             item = self.next(tx)
             if item is None:
-                unsupported("exception", "StopIteration from next()")
+                from .exceptions import raise_in_trace
+
+                raise_in_trace(StopIteration)
             return item
         if name == "__iter__":
             return self

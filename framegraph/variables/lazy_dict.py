@@ -9,7 +9,8 @@ and reads the real dict one string key at a time:
 
     d['k'], d.get('k')   present: the item, wrapped from ``d['k']`` like any
                          input (its own guards), plus ``'k' in d``;
-                         absent (get): guard ``'k' not in d``.
+                         absent: guard ``'k' not in d`` (``d['k']`` raises
+                         KeyError in the trace, ``get`` gives the default).
     'k' in d             the answer, guarded the same way.
 
 Anything else (iteration, ``len``, ``items()``, a non-string key, writing)
@@ -20,7 +21,7 @@ lazily: a subclass's ``__getitem__``/``__contains__`` could run code.
 """
 from ..sources import GetItemSource
 from .constant import ConstantVariable
-from .dicts import ConstDictVariable
+from .dicts import ConstDictVariable, _key_error
 
 LAZY_TYPES = (dict,)
 
@@ -69,8 +70,11 @@ class LazyDictVariable(ConstDictVariable):
 
     def getitem(self, tx, key):
         k = self._lazy_key(key)
-        if k is not None and k in self._value:
-            return self._read(k)[1]
+        if k is not None:  # a missing key raises KeyError (a plain dict has no __missing__)
+            present, value = self._read(k)
+            if not present:
+                _key_error(key)
+            return value
         return super().getitem(tx, key)
 
     def contains(self, tx, item):

@@ -14,6 +14,7 @@ import torch
 from ..graph_breaks import unsupported
 from .base import VariableTracker
 from .constant import ConstantVariable, wrap_constant
+from .exceptions import python_operation, raise_in_trace
 
 
 def _index(key: VariableTracker):
@@ -59,12 +60,14 @@ class BaseListVariable(VariableTracker):
 
     def getitem(self, tx, key):
         index = _index(key)
-        try:
-            if isinstance(index, slice):
-                return self.similar(self.items[index])
-            return self.items[operator.index(index)]
-        except (IndexError, TypeError) as e:
-            unsupported("operator_error", f"{self}[{index!r}]: {e}")
+        if isinstance(index, slice):
+            return self.similar(self.items[index])
+        # the same lookup on a list or tuple of the same length raises what CPython raises
+        # (a torch.Size and a namedtuple index like a tuple)
+        stand_in = [None] * len(self.items)
+        with python_operation(f"{self}[{index!r}]"):
+            (stand_in if issubclass(self.python_type(), list) else tuple(stand_in))[index]
+        return self.items[operator.index(index)]
 
     def binop(self, tx, fn, other, reflected):
         """+ and * of sequences (nb_add / sq_concat, sq_repeat)."""
@@ -95,7 +98,8 @@ class BaseListVariable(VariableTracker):
             for i in range(len(self.items))[window]:
                 if compare(tx, "==", self.items[i], args[0]).truth(tx):
                     return ConstantVariable(i)
-            unsupported("operator_error", f"{args[0]} not in {self}")
+            raise_in_trace(ValueError, f"{args[0].as_python_constant()!r} is not in list"
+                           if self.python_type() is list else "tuple.index(x): x not in tuple")
         if name == "count" and not kwargs:
             from .ops import compare
 
@@ -371,10 +375,9 @@ class RangeVariable(BaseListVariable):
 
     def getitem(self, tx, key):
         index = _index(key)
-        try:
-            return wrap_constant(self.value[index])
-        except (IndexError, TypeError) as e:
-            unsupported("operator_error", f"range index {index!r}: {e}")
+        with python_operation(f"range index {index!r}"):
+            item = self.value[index]
+        return wrap_constant(item)
 
     def getattr(self, tx, name):
         if name in ("start", "stop", "step"):

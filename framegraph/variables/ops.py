@@ -15,6 +15,7 @@ import operator
 from ..graph_breaks import unsupported
 from .base import VariableTracker
 from .constant import ConstantVariable, wrap_constant
+from .exceptions import python_operation
 from .symint import SymNodeVariable, has_symbols, sym_operands
 from .tensor import TensorVariable
 
@@ -42,10 +43,10 @@ _DUNDER = {
 
 
 def _fold(fn, *values):
-    try:
-        return wrap_constant(fn(*values))
-    except Exception as e:
-        unsupported("operator_error", f"{fn.__name__}{values!r}: {type(e).__name__}: {e}")
+    """``fn(*values)`` on constants, now; what it raises (``1 / 0``) is raised in the trace."""
+    with python_operation(f"{fn.__name__}{values!r}"):
+        result = fn(*values)
+    return wrap_constant(result)
 
 
 def _is_tensor(v):
@@ -142,10 +143,9 @@ def is_op(tx, a: VariableTracker, b: VariableTracker) -> bool:
 def contains_op(tx, item: VariableTracker, container: VariableTracker) -> bool:
     """``item in container`` (sq_contains)."""
     if container.is_python_constant() and item.is_python_constant() and not _is_tensor(item):
-        try:
-            return item.as_python_constant() in container.as_python_constant()
-        except TypeError as e:
-            unsupported("operator_error", str(e))
+        item, container = item.as_python_constant(), container.as_python_constant()
+        with python_operation("in"):
+            return item in container
     return bool(container.contains(tx, item))
 
 

@@ -83,10 +83,10 @@ class OpaqueConstantVariable(VariableTracker):
         return False
 
     def _run(self, fn, *args):
-        try:
+        from .exceptions import python_operation
+
+        with python_operation(type(self.value).__name__):  # what it raises, CPython raises
             return fn(*args)
-        except Exception as e:
-            unsupported("operator_error", f"{type(self.value).__name__}: {type(e).__name__}: {e}")
 
     def getattr(self, tx, name):
         attr = self._run(getattr, self.value, name)
@@ -125,11 +125,10 @@ class PureCallVariable(CallableVariable):
     def call(self, tx, args, kwargs):
         real_args = [real_value(a) for a in args]
         real_kwargs = {k: real_value(v) for k, v in kwargs.items()}
-        try:
+        from .exceptions import python_operation
+
+        with python_operation(str(getattr(self.fn, "__qualname__", self.fn))):
             result = self.fn(*real_args, **real_kwargs)
-        except Exception as e:
-            unsupported("operator_error", f"{getattr(self.fn, '__qualname__', self.fn)}: "
-                                          f"{type(e).__name__}: {e}")
         return wrap_result(result)
 
     def __repr__(self):

@@ -157,6 +157,9 @@ def lookup_attribute(tx, obj, name, instance_dict_lookup):
     found, getattr_fn = _static(cls, "__getattr__")
     if found and getattr_fn is not nn.Module.__getattr__:
         return bind_class_attribute(tx, obj, getattr_fn, None).call(tx, [ConstantVariable(name)], {})
+    missing = getattr(obj, "missing_attribute", None)
+    if missing is not None:
+        missing(tx, name)
     unsupported("unsupported_attribute", f"{cls.__name__!s} object has no attribute {name!r}")
 
 
@@ -334,6 +337,30 @@ class UserDefinedObjectVariable(VariableTracker):
         if isinstance(_static(self.cls, "__getattr__")[1], types.FunctionType):
             return None  # the answer is whatever user code decides
         return False
+
+    def missing_attribute(self, tx, name):
+        """No ``name`` on the class, in the instance dict, nor from ``__getattr__``: raise
+        PyObject_GenericGetAttr's AttributeError in the trace, guarded on the name staying
+        absent from the instance's ``__dict__`` and from the ``__dict__`` of each user class
+        of the MRO (``obj.name = 1`` or ``Class.name = 1`` later make a new trace)."""
+        from ..sources import GetItemSource
+        from .exceptions import raise_in_trace
+
+        if self.value is not None:
+            d = getattr(self.value, "__dict__", None)
+            if not isinstance(d, dict) or self.source is None:
+                return  # __slots__, or nothing to guard: not modelled
+            tx.output.add_guard("DICT_CONTAINS", instance_attr_source(self.source, self.cls, "__dict__"),
+                                (name, False))
+        cls_source = TypeSource(self.source) if self.source is not None else getattr(
+            getattr(self, "class_var", None), "source", None)
+        for i, klass in enumerate(self.cls.__mro__):
+            if _user_class(klass):
+                if cls_source is None:
+                    return  # a class that cannot be re-read: not modelled
+                klass_source = GetItemSource(AttrSource(cls_source, "__mro__"), i) if i else cls_source
+                tx.output.add_guard("DICT_CONTAINS", AttrSource(klass_source, "__dict__"), (name, False))
+        raise_in_trace(AttributeError, f"'{self.cls.__name__:.100}' object has no attribute '{name}'")
 
     def setattr(self, tx, name, value):
         self.check_mutable(f"setting .{name}", tx)

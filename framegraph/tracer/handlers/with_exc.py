@@ -1,11 +1,13 @@
 """``with`` blocks, ``raise`` and exception handling.
 
 A ``with`` block's normal path is traced (BEFORE_WITH, then the exit call
-that the compiler emits as an ordinary CALL with three Nones). ``raise`` unwinds to a handler of the traced code when there is
-one (``tracer/exceptions.py``): PUSH_EXC_INFO, CHECK_EXC_MATCH, POP_EXCEPT
-and RERAISE run the ``except`` clauses like CPython. An exception that leaves
-the traced frame (including a failing ``assert``) ends the trace: the frame
-then runs unmodified and raises for real. Handlers of ``with`` blocks
+that the compiler emits as an ordinary CALL with three Nones). ``raise``
+(and an operation that raises) unwinds to a handler of the traced code when
+there is one (``tracer/exceptions.py``): PUSH_EXC_INFO, CHECK_EXC_MATCH,
+POP_EXCEPT and RERAISE run the ``except``, ``else`` and ``finally`` clauses
+like CPython. An exception that leaves the traced frame (including a failing
+``assert``) ends the trace: CPython raises it for real, running the frame from
+the instruction that raised it. Handlers of ``with`` blocks
 (WITH_EXCEPT_START) are not traced.
 """
 from ...graph_breaks import unsupported
@@ -13,6 +15,7 @@ from ...variables.builtins import BuiltinVariable
 from ...variables.constant import ConstantVariable
 from ...variables.ctx_managers import enter_context
 from ...variables.exceptions import ExceptionVariable, TracedException, is_exception_class, make_exception
+from ..exceptions import handled_exception
 from ..registry import handler, unsupported_opcode
 
 
@@ -28,19 +31,29 @@ def BEFORE_WITH(tx, inst):
 @handler("RAISE_VARARGS")
 def RAISE_VARARGS(tx, inst):
     # https://docs.python.org/3.11/library/dis.html#opcode-RAISE_VARARGS
-    # (exc? cause? -- )   0: re-raise the exception being handled
+    # (exc? cause? -- )   0: re-raise the exception being handled; 2: raise exc from cause
     values = tx.popn(inst.arg)
     if not values:
-        if not tx.exc_stack:
-            unsupported("exception", "bare raise outside an except block")
-        raise TracedException(tx.exc_stack[-1])
-    exc = values[0]
-    if isinstance(exc, BuiltinVariable) or exc.is_python_constant() and is_exception_class(
-            exc.as_python_constant()):
-        exc = make_exception(exc.as_python_constant(), [], {})
-    if not isinstance(exc, ExceptionVariable):
-        unsupported("exception", f"raise {exc}")
+        handled = handled_exception(tx)
+        if handled is None:
+            unsupported("exception", "bare raise with no exception handled in the trace")
+        raise TracedException(handled, reraise=True)
+    exc = _instance(values[0])
+    if len(values) == 2:  # do_raise: the cause is an instance, a class (called) or None
+        cause = values[1]
+        cause = None if cause.is_python_constant() and cause.as_python_constant() is None else _instance(cause)
+        exc.cause, exc.suppress_context = cause, True
     raise TracedException(exc)
+
+
+def _instance(value):
+    """What ``raise`` raises for ``value``: an exception instance, or a class called with no arguments."""
+    if isinstance(value, BuiltinVariable) or value.is_python_constant() and is_exception_class(
+            value.as_python_constant()):
+        value = make_exception(value.as_python_constant(), [], {})
+    if not isinstance(value, ExceptionVariable):
+        unsupported("exception", f"raise {value}")
+    return value
 
 
 @handler("PUSH_EXC_INFO")
@@ -76,7 +89,7 @@ def RERAISE(tx, inst):
     exc = tx.pop()
     if inst.arg:
         tx.pop()
-    raise TracedException(exc)
+    raise TracedException(exc, reraise=True)
 
 
 for _name in ("WITH_EXCEPT_START", "PREP_RERAISE_STAR", "CHECK_EG_MATCH"):
