@@ -133,3 +133,15 @@ def test_trace_time_library_calls():
         return y if not flag else -y
 
     check(f, torch.randn(3))
+
+
+def test_getattr_with_a_default_and_hasattr_on_constants():
+    # transformers: `getattr(past_key_values, "is_compileable", False)` with no cache
+    # passed, and `hasattr(layer_type, "is_sliding")` on a None or a str
+    def f(x, cache=None, kind="full"):
+        if getattr(cache, "is_compileable", False) or hasattr(cache, "is_sliding"):
+            return x - 1
+        return x * getattr(kind, "count")("l") + hasattr(kind, "upper") + getattr(None, "missing", 2)
+
+    check(f, torch.ones(2))
+    check(f, torch.ones(2), None, "sliding")
