@@ -189,3 +189,77 @@ def test_compiled_function_called_with_keyword_arguments():
     torch.testing.assert_close(fn(x, y=y, alpha=2.0), f(x, y, alpha=2.0))
     torch.testing.assert_close(fn(x), x)
     assert cnt.frame_count == 1  # fn(x) returns x: a new entry without a graph
+
+
+# ---- functions made in the trace outlive it (transformers' mask factories)
+def and_masks(*mask_functions):
+    def and_mask(batch, q_idx, kv_idx):
+        result = q_idx.new_ones((), dtype=torch.bool)
+        for mask in mask_functions:
+            result = result & mask(batch, q_idx, kv_idx)
+        return result
+    return and_mask
+
+
+def sliding_window(size):
+    def inner_mask(batch, q_idx, kv_idx):
+        return q_idx - kv_idx < size
+    return inner_mask
+
+
+def test_a_returned_closure_is_rebuilt_with_its_cells():
+    def f(x, size):
+        causal = lambda batch, q_idx, kv_idx: kv_idx <= q_idx  # noqa: E731
+        return x + 1, and_masks(causal, sliding_window(size))
+
+    cnt = CountingBackend()
+    compiled = framegraph.compile(f, backend=cnt, fullgraph=True)
+    q, kv = torch.arange(6)[:, None], torch.arange(6)[None, :]
+    for size in (2, 3):
+        (y, mask), (expected_y, expected_mask) = compiled(torch.ones(2), size), f(torch.ones(2), size)
+        assert torch.equal(y, expected_y)
+        assert torch.equal(mask(0, q, kv), expected_mask(0, q, kv))
+        assert mask.__qualname__ == "and_masks.<locals>.and_mask" and mask.__module__ == __name__
+    assert cnt.frame_count == 2  # size is a constant of the graph: one per size
+
+
+def test_a_rebuilt_function_keeps_defaults_keyword_defaults_annotations_and_recursion():
+    def f(x, k):
+        def power(t: torch.Tensor, n=2, *, scale=k) -> torch.Tensor:
+            return t * scale if n == 0 else power(t, n - 1, scale=scale) * t
+        return x.sum(), power
+
+    cnt = CountingBackend()
+    (_, power), (_, expected) = framegraph.compile(f, backend=cnt, fullgraph=True)(torch.ones(2), 3), f(torch.ones(2), 3)
+    x = torch.randn(3)
+    assert torch.equal(power(x), expected(x)) and torch.equal(power(x, 0), x * 3)
+    assert (power.__defaults__, power.__kwdefaults__) == ((2,), {"scale": 3})
+    assert power.__annotations__ == {"t": torch.Tensor, "return": torch.Tensor}
+    assert cnt.frame_count == 1
+
+
+def test_a_cell_shared_with_a_closure_across_a_graph_break():
+    def f(x):
+        offset = x * 2
+        calls = 0
+
+        def add(y):
+            nonlocal calls
+            calls += 1
+            return y + offset
+
+        framegraph.graph_break()   # `add` and both cells are handed to the resume function
+        offset = offset + 1        # the frame writes the cell: add sees it
+        out = add(x)               # add writes `calls`: the frame sees it
+        framegraph.graph_break()
+        return out, calls, add
+
+    cnt = CountingBackend()
+    compiled = framegraph.compile(f, backend=cnt)
+    x = torch.ones(2)
+    for _ in range(2):
+        (out, calls, add), (e_out, e_calls, e_add) = compiled(x), f(x)
+        assert torch.equal(out, e_out) and calls == e_calls == 1
+        assert torch.equal(add(x), e_add(x))  # still the frame's cells: offset 3, calls now 2
+        assert add.__closure__[0].cell_contents == e_add.__closure__[0].cell_contents == 2
+    assert cnt.frame_count == 3  # three graphs, compiled once
