@@ -147,9 +147,18 @@ class BaseUserFunctionVariable(VariableTracker):
 
 
 class UserFunctionVariable(BaseUserFunctionVariable):
-    def __init__(self, fn, **kwargs):
+    """A function object from outside the frame.
+
+    ``by_identity``: the guards fix the object itself (ID_MATCH). A nested
+    function made anew on every call is guarded by its code, globals and
+    defaults instead (``builder._wrap_nested_function``): then the object is
+    not a constant, and the attributes it reads are guarded one by one.
+    """
+
+    def __init__(self, fn, by_identity=True, **kwargs):
         super().__init__(**kwargs)
         self.fn = fn
+        self.by_identity = by_identity or self.source is None
 
     def get_code(self):
         return self.fn.__code__
@@ -158,6 +167,8 @@ class UserFunctionVariable(BaseUserFunctionVariable):
         return self.fn.__globals__
 
     def as_python_constant(self):
+        if not self.by_identity:  # another call passes another object of the same code
+            raise NotImplementedError(f"{self} is not a constant")
         return self.fn
 
     def fn_name(self):
@@ -198,15 +209,20 @@ class UserFunctionVariable(BaseUserFunctionVariable):
     def getattr(self, tx, name):
         from .builder import wrap_value
 
-        if name in _FUNCTION_CONSTANTS:  # fixed by the function's identity (ID_MATCH)
-            return wrap_value(tx, getattr(self.fn, name))
+        source = AttrSource(self.source, name) if self.source is not None else None
+        if name in _FUNCTION_CONSTANTS:  # fixed by the function's identity (ID_MATCH), else guarded
+            return wrap_value(tx, getattr(self.fn, name), None if self.by_identity else source)
         if name in self.fn.__dict__:  # __wrapped__, attributes set by decorators
-            source = AttrSource(self.source, name) if self.source is not None else None
             return wrap_value(tx, self.fn.__dict__[name], source)
         return super().getattr(tx, name)
 
     def hasattr(self, tx, name):
-        return hasattr(self.fn, name)
+        found = hasattr(self.fn, name)
+        if not hasattr(types.FunctionType, name) and self.source is not None:
+            # an attribute of the function's __dict__, which may change (or, for a
+            # function made per call, differ on the next object)
+            tx.output.add_guard("DICT_CONTAINS", AttrSource(self.source, "__dict__"), (name, found))
+        return found
 
     def __repr__(self):
         return f"UserFunctionVariable({self.fn.__qualname__})"

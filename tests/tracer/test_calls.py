@@ -257,9 +257,31 @@ def test_a_cell_shared_with_a_closure_across_a_graph_break():
     cnt = CountingBackend()
     compiled = framegraph.compile(f, backend=cnt)
     x = torch.ones(2)
-    for _ in range(2):
+    for _ in range(3):
         (out, calls, add), (e_out, e_calls, e_add) = compiled(x), f(x)
         assert torch.equal(out, e_out) and calls == e_calls == 1
         assert torch.equal(add(x), e_add(x))  # still the frame's cells: offset 3, calls now 2
         assert add.__closure__[0].cell_contents == e_add.__closure__[0].cell_contents == 2
-    assert cnt.frame_count == 3  # three graphs, compiled once
+    # x * 2, then offset + 1 and add(x); the last part has no tensor work. The
+    # second resume function gets a new `add` each call: no recompile.
+    assert cnt.frame_count == 2
+
+
+def test_a_closure_made_anew_for_every_call_reuses_the_graph():
+    # transformers builds its mask functions per forward: guarded by their code,
+    # defaults and cell contents, not by the function object
+    def f(x, mask, scale=lambda t: t * 2):
+        q = torch.arange(4)[:, None]
+        return scale(torch.where(mask(0, q, q.T), x, -x))
+
+    cnt = CountingBackend()
+    compiled = framegraph.compile(f, backend=cnt)
+    x = torch.randn(4, 4)
+    for size in (2, 2, 2, 3, 3):
+        mask = and_masks(sliding_window(size), lambda b, q, kv: kv <= q)
+        assert torch.equal(compiled(x, mask), f(x, mask))
+    assert cnt.frame_count == 2  # a new window size is a new cell value: one recompile
+    other = and_masks(lambda b, q, kv: kv >= q)  # same code, other lambda inside
+    assert torch.equal(compiled(x, other), f(x, other))
+    assert torch.equal(compiled(x, other, lambda t: t - 1), f(x, other, lambda t: t - 1))
+    assert cnt.frame_count == 4
