@@ -88,7 +88,7 @@ class ConstDictVariable(VariableTracker):
                 value = self.default_factory.call(tx, [], {})  # __missing__: insert factory()
                 self.setitem(tx, key, value)
                 return value
-            unsupported("operator_error", f"KeyError: {key}")
+            _raise_key_error(key)
 
     def setitem(self, tx, key, value):
         pair = self.items.get(hash_key(key))
@@ -132,6 +132,17 @@ class ConstDictVariable(VariableTracker):
         return f"ConstDictVariable({list(self.items)!r})"
 
 
+def _raise_key_error(key):
+    """CPython's KeyError(key), raised in the trace: a handler in the traced code
+    (``Mapping.get``'s ``except KeyError``) catches it; uncaught it ends the trace
+    with the ``exception`` break and the frame raises it for real. The keys are
+    guarded (DICT_KEYS, DICT_CONTAINS), so the key is missing on every call that
+    passes the guards."""
+    from .exceptions import ExceptionVariable, TracedException
+
+    raise TracedException(ExceptionVariable(KeyError, [key]))
+
+
 def _get(d, tx, key, default=None):
     pair = d.items.get(hash_key(key))
     return pair[1] if pair else (default or ConstantVariable(None))
@@ -140,7 +151,7 @@ def _get(d, tx, key, default=None):
 def _pop(d, tx, key, default=None):
     pair = d.items.pop(hash_key(key), None)
     if pair is None and default is None:
-        unsupported("operator_error", f"KeyError: {key}")
+        _raise_key_error(key)
     return pair[1] if pair else default
 
 
