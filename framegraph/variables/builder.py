@@ -186,8 +186,8 @@ def _made_per_call(fn) -> bool:
     ``def`` or ``lambda``, a closure from a factory such as transformers'
     ``and_masks``): its identity is new each time, so an identity guard fails
     on every call. Models of library functions stay recognised by identity."""
-    if "<locals>" not in fn.__code__.co_qualname:
-        return False
+    if type(fn) is not types.FunctionType or "<locals>" not in fn.__code__.co_qualname:
+        return False  # (torch ops come here too: they have no code)
     return not (fn in PURE_CALLS or fn in COPY_MODELS or fn in OPTIM_MODELS or fn in TYPING_MODELS
                 or fn in TRACE_TIME or is_graph_callable(fn))
 

@@ -305,3 +305,11 @@ class CheckpointedLayer(torch.nn.Module):
 def test_a_decorated_method_compared_with_its_wrapper_by_identity():
     # the wrapper is guarded by its code, so `is` is answered now and kept by an IS_SAME guard
     check(CheckpointedLayer(), torch.ones(2), ops=2)
+
+
+def test_a_torch_op_packet_passed_in_is_still_a_graph_call():
+    # an OpOverloadPacket has no __code__ (reading it raises): not a nested function
+    def f(x, op):
+        return op(x) + 1
+
+    check(f, torch.randn(3), torch.ops.aten.sin, ops=2)
