@@ -33,7 +33,7 @@ from ..graph_breaks import unsupported
 from ..variables.base import BoundMethodVariable, VariableTracker
 from ..variables.constant import ConstantVariable
 from ..variables.ctx_managers import GradModeVariable, WithExitVariable
-from ..variables.functions import UserFunctionVariable, UserMethodVariable
+from ..variables.functions import UserMethodVariable
 from ..variables.iterators import EnumerateVariable, IteratorVariable, ListIteratorVariable, ZipVariable
 from ..variables.lists import TupleVariable
 from ..variables.symint import SymNodeVariable, is_symbolic
@@ -202,8 +202,7 @@ def _iterator(cg, it):
 
 
 def _user_method(cg, method):
-    if not isinstance(method.fn_var, UserFunctionVariable):
-        unsupported("graph_output", f"rebuilding {method}")
+    """``types.MethodType(function, self)``; a function that cannot be rebuilt says so itself."""
     cg.emit_op("PUSH_NULL")
     cg.load_const(types.MethodType)
     cg(method.fn_var)

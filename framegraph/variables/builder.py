@@ -51,7 +51,8 @@ from .copying import COPY_MODELS
 from .trace_time import (NULL_CONTEXTS, PURE_CALLS, TYPING_MODELS, EnvironVariable, ModelledCallVariable,
                          NullContextClassVariable, OpaqueConstantVariable, PureCallVariable)
 from .user_dict import is_user_dict_class, wrap_user_dict
-from .wrappers import BreakingCallVariable, grad_mode_exit, is_grad_mode_exit, wrap_framegraph_wrapper
+from .wrappers import (BreakingCallVariable, LruCacheVariable, grad_mode_exit, is_grad_mode_exit,
+                       wrap_framegraph_wrapper)
 
 # Modules whose attributes are assumed stable (not guarded).
 STABLE_MODULES = ("torch", "math", "operator", "functools", "itertools", "collections", "builtins",
@@ -265,6 +266,11 @@ def _wrap_builtin(tx, value, source):
     return BreakingCallVariable(value, "unsupported_call", f"C function {getattr(value, '__qualname__', value)}")
 
 
+def _wrap_lru_cache(tx, value, source):
+    _id_guard(tx, value, source)
+    return LruCacheVariable(value, source=source)
+
+
 def _wrap_enum(tx, value, source):
     _id_guard(tx, value, source)
     return EnumVariable(value, source=source)
@@ -296,7 +302,7 @@ EXACT = {
     types.ModuleType: _wrap_pymodule, types.BuiltinFunctionType: _wrap_builtin,
     types.MethodDescriptorType: _wrap_builtin, types.WrapperDescriptorType: _wrap_builtin,
     types.MethodWrapperType: _wrap_builtin, types.ClassMethodDescriptorType: _wrap_builtin,
-    _C.Wrapper: wrap_framegraph_wrapper,
+    _C.Wrapper: wrap_framegraph_wrapper, functools._lru_cache_wrapper: _wrap_lru_cache,
     os._Environ: lambda tx, value, source: EnvironVariable(source=source),
     types.GenericAlias: _wrap_annotation,
 }

@@ -313,3 +313,38 @@ def test_a_torch_op_packet_passed_in_is_still_a_graph_call():
         return op(x) + 1
 
     check(f, torch.randn(3), torch.ops.aten.sin, ops=2)
+
+
+@functools.lru_cache(maxsize=None)
+def cached_scale(t, factor):
+    return t * factor
+
+
+class Padder(torch.nn.Module):
+    @functools.lru_cache(maxsize=8)
+    def pad(self, t, n):
+        return torch.nn.functional.pad(t, (0, n))
+
+    def forward(self, x):
+        return self.pad(x + 1, 2)
+
+
+def test_lru_cache_is_traced_through_where_eager_surely_misses():
+    # the key holds a tensor made in the graph: no cached entry can match it
+    check(lambda x: cached_scale(x.relu(), 3), torch.randn(3), ops=2)
+    check(Padder(), torch.randn(2, 3), ops=2)
+
+
+def test_lru_cache_with_arguments_the_cache_may_hold_is_a_graph_break(strict_trace):
+    # eager returns the stored object (on a hit: the tensor computed for the first x)
+    def f(x):
+        return cached_scale(x, 2) + 1
+
+    compiled = framegraph.compile(f, backend="eager")
+    x = torch.ones(2)
+    first = compiled(x)
+    x.add_(1)  # changed in place: eager's cache hit returns the stale result, so must we
+    assert torch.equal(compiled(x), f(x)) and torch.equal(compiled(x), first)
+    # the call runs in CPython, whose miss runs `t * factor` as a frame of its own: one
+    # graph, then `+ 1` in the resume function; later calls hit the cache
+    assert strict_trace.graphs == 2
