@@ -55,28 +55,31 @@ def argument_names(code, layout, live_locals):
     return names
 
 
-def resume_code(code, offset, layout, live_locals):
+def resume_code(code, offset, layout, live_locals, cell_args=()):
     """The code object that continues `code` at the instruction at `offset`.
 
     `layout` is the stack at that point, bottom first, one of `VALUE`,
     `ITER` or `NULL` per slot; `live_locals` are the local names whose values the rest
     of the function reads. The result takes the stack values, then the live
-    locals, as positional arguments (see ``argument_names``).
+    locals, as positional arguments (see ``argument_names``). A cell variable
+    arrives as its value, which MAKE_CELL wraps in a new cell, except those in
+    `cell_args`: they arrive as the cell itself (shared with a function made
+    before the break), and get no MAKE_CELL.
     """
-    key = (offset, tuple(layout), tuple(live_locals))
+    key = (offset, tuple(layout), tuple(live_locals), tuple(cell_args))
     per_code = _cache.setdefault(code, {})
     if key not in per_code:
-        per_code[key] = _build(code, offset, tuple(layout), tuple(live_locals))
+        per_code[key] = _build(code, offset, tuple(layout), tuple(live_locals), frozenset(cell_args))
     return per_code[key]
 
 
-def _build(code, offset, layout, live_locals):
+def _build(code, offset, layout, live_locals, cell_args):
     insts = bytecode.decode(code)
     target = next((i for i in insts if i.offset == offset), None)
     if target is None:
         raise ValueError(f"no instruction at offset {offset} in {code.co_name}")
     args = argument_names(code, layout, live_locals)
-    prefix = _prologue(code) + _push_stack(layout) + [bytecode.create_jump("JUMP_FORWARD", target)]
+    prefix = _prologue(code, cell_args) + _push_stack(layout) + [bytecode.create_jump("JUMP_FORWARD", target)]
     for inst in prefix:
         inst.positions = target.positions
         inst.starts_line = None
@@ -97,13 +100,14 @@ def _base_name(name):
     return re.sub(r"_resume_at_\d+$", "", name)
 
 
-def _prologue(code):
-    """COPY_FREE_VARS, MAKE_CELL per cell, RESUME: what the original ran first."""
+def _prologue(code, cell_args):
+    """COPY_FREE_VARS, MAKE_CELL per cell (not for cells received), RESUME: what the original ran first."""
     out = []
     if code.co_freevars:
         out.append(bytecode.create_instruction("COPY_FREE_VARS", arg=len(code.co_freevars)))
     for name in code.co_cellvars:
-        out.append(bytecode.create_instruction("MAKE_CELL", argval=name))
+        if name not in cell_args:
+            out.append(bytecode.create_instruction("MAKE_CELL", argval=name))
     out.append(bytecode.create_instruction("RESUME", arg=0))
     return out
 

@@ -29,7 +29,7 @@ import dataclasses
 from typing import Any, Dict, List, Optional
 
 from .graph_breaks import unsupported
-from .sources import AttrSource, ClosureSource
+from .sources import AttrSource, ClosureCellSource, ClosureSource
 
 
 @dataclasses.dataclass(eq=False)
@@ -52,6 +52,7 @@ class SideEffects:
         self._keys: Dict[Any, Mutation] = {}
         self._globals: Dict[Any, Any] = {}  # (id(globals dict), name) -> value tracker
         self.objects: Dict[int, Any] = {}  # id(mutable object) -> (object, its tracker)
+        self.cells: Dict[int, Any] = {}  # id(cell from outside) -> (cell, its CellVariable)
         self.mutations = 0  # every recorded mutation, repeats included (generators check it)
         self.local_mutations = 0  # in-place changes of objects made in the trace (generators check it)
 
@@ -84,7 +85,7 @@ class SideEffects:
         self.mutations += 1
         entry = self._keys.get(("cell", id(cell))) or self._cell_holding(cell.contents)
         if entry is None:
-            location = getattr(cell.contents, "source", None)
+            location = _contents_source(cell)
             if not isinstance(location, ClosureSource) and not _is_cell_contents(location):
                 unsupported("side_effect", "assigning to a closure variable that was empty "
                             "or cannot be re-read")
@@ -109,6 +110,16 @@ class SideEffects:
         """Emit the writes, in ledger order (after ``prepare``)."""
         for m in self.entries:
             _REPLAY[m.kind](self, cg, m)
+
+
+def _contents_source(cell):
+    """Where the contents of a cell from outside are re-read (and written back)."""
+    where = cell.cell_source
+    if isinstance(where, ClosureCellSource):  # a free variable of the traced frame
+        return ClosureSource(where.var_name, where.index)
+    if where is not None:  # also when the cell is empty: writing fills it
+        return AttrSource(where, "cell_contents")
+    return getattr(cell.contents, "source", None)
 
 
 def _is_cell_contents(source) -> bool:
@@ -230,6 +241,30 @@ def same_object(tx, value, source):
     tx.output.add_guard("IS_SAME", source, var.source)
     tx.output.by_source[source] = var
     return var
+
+
+def known_cell(tx, cell, cell_source):
+    """The CellVariable already made for the real cell ``cell``, or None.
+
+    One cell can be reached two ways in a trace (a resume function receives a
+    cell, and a closure it also receives holds it): one tracker for both, so a
+    write through one is read through the other. The IS_SAME guard keeps
+    that true on later calls.
+    """
+    se = ledger(tx)
+    found = se.cells.get(id(cell)) if se is not None else None
+    if found is None or found[0] is not cell:
+        return None
+    var = found[1]
+    if cell_source is not None and var.cell_source is not None and cell_source != var.cell_source:
+        tx.output.add_guard("IS_SAME", cell_source, var.cell_source)
+    return var
+
+
+def remember_cell(tx, cell, var):
+    se = ledger(tx)
+    if se is not None:
+        se.cells[id(cell)] = (cell, var)
 
 
 def remember_object(tx, value, var):

@@ -130,6 +130,26 @@ class ClosureSource(Source):
 
 
 @source
+class ClosureCellSource(Source):
+    """Free variable number ``index`` of the traced function: the cell itself, not its
+    contents. A nested function rebuilt after the graph shares it (``LOAD_CLOSURE``)."""
+
+    var_name: str
+    index: int
+
+    def name(self):
+        return f"L[{self.var_name!r}].cell"
+
+    def expr(self):
+        return f"{FUNC}.__closure__[{self.index}]"
+
+    def reconstruct(self, cg):
+        from .bytecode import create_instruction
+
+        cg.emit(create_instruction("LOAD_CLOSURE", argval=self.var_name))
+
+
+@source
 class AttrSource(Source):
     """``base.member``."""
 

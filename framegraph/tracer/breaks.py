@@ -199,17 +199,21 @@ def emit_break(cg, tx, brk: GraphBreak, func, grad_mode: bool):
     successors = _successors(tx, inst, pushed, len(below))
     lives = [_live_locals(tx, succ.inst) for succ in successors]
     # a value the resume function also gets elsewhere (a loop's iterator held in a local too)
-    held = [id(v) for v in below + consumed] + [id(v) for live in lives for v in live.values()]
+    held = [id(v) for v in below + consumed] + [id(_contents(v)) for live in lives for v in live.values()]
     below_slots = [_stack_slot(cg, v, shared=held.count(id(v)) > 1) for v in below]
     consumed_slots = [(resume.NULL, None) if v is NULL else (resume.VALUE, cg.materialize(v))
                       for v in consumed]
-    live_temps = {name: cg.materialize(var) for live in lives for name, var in live.items()}
+    live_temps = {name: cg.materialize(var) for live in lives for name, var in live.items()
+                  if not isinstance(var, CellVariable)}
     tx.output.side_effects.prepare(cg)
+    cell_temps, shared_cells = _hand_over_cells(cg, lives)
+    live_temps.update(cell_temps)
+    lives = [{name: var for name, var in live.items() if name in live_temps} for live in lives]
     cg.set_grad_mode(grad_mode)
     tx.output.side_effects.replay(cg)
     for kind, temp in consumed_slots:
         cg.emit_op("PUSH_NULL") if kind == resume.NULL else cg.load_fast(temp)
-    blocks = [_resume_block(cg, tx, func, inst, succ, below_slots, live, live_temps)
+    blocks = [_resume_block(cg, tx, func, inst, succ, below_slots, live, live_temps, shared_cells)
               for succ, live in zip(successors, lives)]
     jump_block = next((b for s, b in zip(successors, blocks) if s.inst is inst.target), None)
     copy = _copy_of(tx, inst, jump_block[0] if jump_block else None)
@@ -252,16 +256,13 @@ def _stack_slot(cg, value, shared=False):
 
 
 def _live_locals(tx, inst) -> dict:
-    """name -> tracker of the locals the code from ``inst`` on may read."""
+    """name -> tracker of the locals the code from ``inst`` on may read (a cell
+    variable as its CellVariable: ``_hand_over_cells`` decides what goes)."""
     live = {}
     for name in sorted(bytecode.livevars_at(tx.instructions, inst)):
         var = tx.symbolic_locals.get(name)
         if name in tx.code.co_freevars or var is None:
             continue  # free variables travel in the closure; unbound ones stay unbound
-        if isinstance(var, CellVariable):
-            if var.contents is None:
-                continue
-            var = var.contents  # the resume function's MAKE_CELL wraps it again
         live[name] = var
     code = tx.code
     if "__class__" in code.co_freevars and code.co_argcount:  # zero-argument super() reads it
@@ -271,6 +272,35 @@ def _live_locals(tx, inst) -> dict:
         if var is not None and first not in live:
             live[first] = var
     return live
+
+
+def _contents(var):
+    return var.contents if isinstance(var, CellVariable) else var
+
+
+def _hand_over_cells(cg, lives):
+    """(name -> temporary, names handed over as cells) for the live cell variables.
+
+    A cell goes to the resume function as its contents, and the resume
+    function's MAKE_CELL makes a new cell, unless the cell itself outlives the
+    graph: a function rebuilt here holds it (``CellVariable.reconstruct``), or
+    it came in as a cell. Then the cell itself is handed over, so a write on
+    either side (the frame's STORE_DEREF, a closure's ``nonlocal``) is seen by
+    the other. Everything the contents rebuild comes first: a closure among
+    them may hold another of these cells.
+    """
+    cells = {name: var for live in lives for name, var in live.items() if isinstance(var, CellVariable)}
+    for var in cells.values():
+        if var.cell_source is None and var.contents is not None:
+            cg.materialize(var.contents)
+    temps, shared = {}, set()
+    for name, var in cells.items():
+        if var.cell_source is not None or id(var) in cg.temps:
+            temps[name] = cg.materialize(var)
+            shared.add(name)
+        elif var.contents is not None:  # an empty cell stays unbound
+            temps[name] = cg.materialize(var.contents)
+    return temps, shared
 
 
 def _copy_of(tx, inst, jump_block_start):
@@ -286,7 +316,7 @@ def _copy_of(tx, inst, jump_block_start):
     return [bytecode.create_instruction(inst.opname, arg=inst.arg, argval=inst.argval)]
 
 
-def _resume_block(cg, tx, func, inst, succ, below_slots, live, live_temps):
+def _resume_block(cg, tx, func, inst, succ, below_slots, live, live_temps, shared_cells):
     """Store what the instruction left, call the resume function, return its result.
 
     At a handler the stack holds ``[lasti] exc``; ``lasti`` (where the frame
@@ -300,7 +330,8 @@ def _resume_block(cg, tx, func, inst, succ, below_slots, live, live_temps):
     kept = below_slots[:succ.depth]
     slots = kept + [(resume.NULL, None)] * succ.null + [(resume.VALUE, t) for t in produced]
     layout = [kind for kind, _ in slots]
-    rcode = resume.resume_code(tx.code, succ.inst.offset, layout, list(live))
+    rcode = resume.resume_code(tx.code, succ.inst.offset, layout, list(live),
+                               [name for name in live if name in shared_cells])
     if succ.handler:  # starts with PUSH_EXC_INFO: never traced, so never tried
         _C.mark_skip(rcode)
     else:

@@ -33,7 +33,7 @@ from ..graph_breaks import unsupported
 from ..variables.base import BoundMethodVariable, VariableTracker
 from ..variables.constant import ConstantVariable
 from ..variables.ctx_managers import GradModeVariable, WithExitVariable
-from ..variables.functions import UserFunctionVariable, UserMethodVariable
+from ..variables.functions import UserMethodVariable
 from ..variables.iterators import EnumerateVariable, IteratorVariable, ListIteratorVariable, ZipVariable
 from ..variables.lists import TupleVariable
 from ..variables.symint import SymNodeVariable, is_symbolic
@@ -52,6 +52,7 @@ class FrameCodegen(PyCodegen):
         self.temps: Dict[int, str] = {}
         self._alive: List[VariableTracker] = []  # keeps ids in `temps` unique
         self._building = set()
+        self._later = []  # (temp, attribute, value): stores that wait for value's temporary
         self.grad_mode = grad_mode  # the real grad mode at this point of the generated code
 
     # ---- small emitters
@@ -91,7 +92,7 @@ class FrameCodegen(PyCodegen):
         name = self.temps.get(id(value))
         if name is None:
             self(value)
-            name = self._remember(value)
+            name = self.remember(value)
         return name
 
     def materialize_items(self, items, kind) -> str:
@@ -103,7 +104,9 @@ class FrameCodegen(PyCodegen):
         self.store_fast(name)
         return name
 
-    def _remember(self, value) -> str:
+    def remember(self, value) -> str:
+        """Store the value on top of the stack in a new temporary that stands for
+        ``value`` from now on (so it is rebuilt once, and may refer to itself)."""
         name = self.new_temp()
         self.store_fast(name)
         self.temps[id(value)] = name
@@ -131,7 +134,28 @@ class FrameCodegen(PyCodegen):
             self._building.discard(id(value))
         if _keeps_identity(value):
             self.emit(bytecode.create_dup_top())
-            self._remember(value)
+            self.remember(value)
+            self._store_waiting()
+
+    def store_attr_later(self, temp: str, attr: str, value: VariableTracker):
+        """``temp.attr = value``, now if ``value`` can be rebuilt now, else as soon as
+        it has its temporary: a cell that holds the function being rebuilt around
+        it is filled after the function exists, as CPython's STORE_DEREF does."""
+        if id(value) in self._building and id(value) not in self.temps:
+            self._later.append((temp, attr, value))
+            return
+        self(value)
+        self.load_fast(temp)
+        self.emit_op("STORE_ATTR", argval=attr)
+
+    def _store_waiting(self):
+        ready = [item for item in self._later if id(item[2]) in self.temps]
+        for item in ready:
+            self._later.remove(item)
+            temp, attr, value = item
+            self.load_fast(self.temps[id(value)])
+            self.load_fast(temp)
+            self.emit_op("STORE_ATTR", argval=attr)
 
     def _graph_output(self, value):
         key = id(value.node)
@@ -178,8 +202,7 @@ def _iterator(cg, it):
 
 
 def _user_method(cg, method):
-    if not isinstance(method.fn_var, UserFunctionVariable):
-        unsupported("graph_output", f"rebuilding {method}")
+    """``types.MethodType(function, self)``; a function that cannot be rebuilt says so itself."""
     cg.emit_op("PUSH_NULL")
     cg.load_const(types.MethodType)
     cg(method.fn_var)

@@ -27,8 +27,9 @@ from .. import bytecode, logs, pyver
 from ..config import config
 from ..errors import InternalError, Unsupported
 from ..graph_breaks import unsupported
-from ..side_effects import written_global
-from ..sources import BuiltinSource, ClosureSource, GetItemSource, GlobalSource, LocalSource
+from ..side_effects import remember_cell, written_global
+from ..sources import (AttrSource, BuiltinSource, ClosureCellSource, ClosureSource, GetItemSource,
+                       GlobalSource, LocalSource)
 from ..variables.base import VariableTracker
 from ..variables.builder import STABLE_MODULES, wrap_value
 from ..variables.functions import CellVariable
@@ -268,7 +269,33 @@ class InstructionTranslator(TranslatorBase):
             symbolic_locals[name] = LazyVariable(f_locals[name], LocalSource(name))
         for i, name in enumerate(code.co_freevars):
             contents = LazyVariable(f_locals[name], ClosureSource(name, i)) if name in f_locals else None
-            symbolic_locals[name] = CellVariable(contents, pre_existing=True)
+            symbolic_locals[name] = CellVariable(contents, pre_existing=True,
+                                                 cell_source=ClosureCellSource(name, i))
         super().__init__(output, code, func.__globals__, symbolic_locals)
+        cells = {name: cell for name, cell in zip(code.co_freevars, func.__closure__ or ())}
+        for name in _cells_received(code, self.instructions, nargs):
+            cells[name] = f_locals[name]
+            symbolic_locals[name] = _received_cell(f_locals[name], LocalSource(name))
+        for name, cell in cells.items():  # a closure the frame gets may hold them too
+            remember_cell(self, cell, symbolic_locals[name])
         self.func = func
         self.arg_names = code.co_varnames[:nargs]
+
+
+def _cells_received(code, instructions, nargs):
+    """Cell variables that arrive as cells: arguments with no MAKE_CELL to wrap them.
+
+    Only resume functions have these (``resume.resume_code(cell_args=...)``):
+    a cell that a function rebuilt at the graph break also holds is handed
+    over as the cell itself, so both keep sharing it.
+    """
+    made = {inst.argval for inst in instructions if inst.opname == "MAKE_CELL"}
+    return [name for name in code.co_varnames[:nargs] if name in code.co_cellvars and name not in made]
+
+
+def _received_cell(cell, source):
+    try:
+        contents = LazyVariable(cell.cell_contents, AttrSource(source, "cell_contents"))
+    except ValueError:  # an empty cell: reading it is a NameError, writing it fills it
+        contents = None
+    return CellVariable(contents, pre_existing=True, cell_source=source)

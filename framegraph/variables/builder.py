@@ -52,7 +52,8 @@ from .copying import COPY_MODELS
 from .trace_time import (NULL_CONTEXTS, PURE_CALLS, TYPING_MODELS, EnvironVariable, ModelledCallVariable,
                          NullContextClassVariable, OpaqueConstantVariable, PureCallVariable)
 from .user_dict import is_user_dict_class, wrap_user_dict
-from .wrappers import BreakingCallVariable, grad_mode_exit, is_grad_mode_exit, wrap_framegraph_wrapper
+from .wrappers import (BreakingCallVariable, LruCacheVariable, grad_mode_exit, is_grad_mode_exit,
+                       wrap_framegraph_wrapper)
 
 # Modules whose attributes are assumed stable (not guarded).
 STABLE_MODULES = ("torch", "math", "operator", "functools", "itertools", "collections", "builtins",
@@ -166,6 +167,8 @@ def _wrap_set(tx, value, source):
 
 
 def _wrap_function(tx, value, source):
+    if _made_per_call(value):
+        return _wrap_nested_function(tx, value, source)
     _id_guard(tx, value, source)
     if value in PURE_CALLS:
         return PureCallVariable(value, source=source)
@@ -178,6 +181,39 @@ def _wrap_function(tx, value, source):
     if value in TRACE_TIME or is_graph_callable(value):
         return TorchFunctionVariable(value, source=source)
     return UserFunctionVariable(value, source=source)
+
+
+def _made_per_call(fn) -> bool:
+    """A user function its enclosing function makes anew on every call (a nested
+    ``def`` or ``lambda``, a closure from a factory such as transformers'
+    ``and_masks``): its identity is new each time, so an identity guard fails
+    on every call. Models of library functions stay recognised by identity."""
+    if type(fn) is not types.FunctionType or "<locals>" not in fn.__code__.co_qualname:
+        return False  # (torch ops come here too: they have no code)
+    return not (fn in PURE_CALLS or fn in COPY_MODELS or fn in OPTIM_MODELS or fn in TYPING_MODELS
+                or fn in TRACE_TIME or is_graph_callable(fn))
+
+
+def _wrap_nested_function(tx, fn, source):
+    """Guard what a call of ``fn`` depends on instead of its identity (CPython
+    runs a function from its code, globals, defaults and closure): the type,
+    the code object, the globals dict, and how many defaults and which
+    keyword defaults there are. The defaults' and the cells' contents are
+    guarded like any other value when the call binds and reads them
+    (``UserFunctionVariable.bind``/``closure_cells``), and so are the
+    attributes it reads; ``is`` with another function is not known."""
+    if source is not None:
+        _guard(tx, "TYPE_MATCH", source, types.FunctionType)
+        _guard(tx, "ID_MATCH", AttrSource(source, "__code__"), (id(fn.__code__), fn.__code__.co_qualname))
+        _guard(tx, "ID_MATCH", AttrSource(source, "__globals__"),
+               (id(fn.__globals__), f"globals of {fn.__module__}"))
+        for attr, kind, shape in (("__defaults__", "LENGTH", len), ("__kwdefaults__", "DICT_KEYS", tuple)):
+            value = getattr(fn, attr)
+            if value is None:
+                _guard(tx, "CONSTANT_MATCH", AttrSource(source, attr), None)
+            else:
+                _guard(tx, kind, AttrSource(source, attr), (type(value), shape(value)))
+    return UserFunctionVariable(fn, by_identity=False, source=source)
 
 
 def _wrap_method(tx, value, source):
@@ -235,6 +271,11 @@ def _wrap_builtin(tx, value, source):
     return BreakingCallVariable(value, "unsupported_call", f"C function {getattr(value, '__qualname__', value)}")
 
 
+def _wrap_lru_cache(tx, value, source):
+    _id_guard(tx, value, source)
+    return LruCacheVariable(value, source=source)
+
+
 def _wrap_enum(tx, value, source):
     _id_guard(tx, value, source)
     return EnumVariable(value, source=source)
@@ -266,7 +307,7 @@ EXACT = {
     types.ModuleType: _wrap_pymodule, types.BuiltinFunctionType: _wrap_builtin,
     types.MethodDescriptorType: _wrap_builtin, types.WrapperDescriptorType: _wrap_builtin,
     types.MethodWrapperType: _wrap_builtin, types.ClassMethodDescriptorType: _wrap_builtin,
-    _C.Wrapper: wrap_framegraph_wrapper,
+    _C.Wrapper: wrap_framegraph_wrapper, functools._lru_cache_wrapper: _wrap_lru_cache,
     os._Environ: lambda tx, value, source: EnvironVariable(source=source),
     types.GenericAlias: _wrap_annotation,
     functools.partial: wrap_partial,

@@ -56,6 +56,11 @@ class ConstantVariable(VariableTracker):
             return BuiltinVariable(attr)
         return wrap_constant(attr)
 
+    def hasattr(self, tx, name):
+        # the value itself is known (and guarded), and constants are immutable:
+        # CPython's answer now is the answer on every call that passes the guards
+        return hasattr(self.value, name)
+
     def call_method(self, tx, name, args, kwargs):
         from .builtins import BuiltinVariable
 

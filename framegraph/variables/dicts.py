@@ -32,7 +32,12 @@ def hash_key(key: VariableTracker):
 
 
 def _key_error(key: VariableTracker):
-    """``KeyError(key)``, raised in the trace: what a dict lookup of a missing key raises."""
+    """``KeyError(key)``, raised in the trace: what a dict lookup of a missing key raises.
+
+    A handler in the traced code (``Mapping.get``'s ``except KeyError``) catches
+    it; uncaught it ends the trace with the ``exception`` break and the frame
+    raises it for real. The keys are guarded (DICT_KEYS, DICT_CONTAINS), so the
+    key is missing on every call that passes the guards."""
     from .exceptions import ExceptionVariable, TracedException
 
     raise TracedException(ExceptionVariable(KeyError, [key]))

@@ -25,12 +25,20 @@ from .constant import ConstantVariable
 
 
 class CellVariable(VariableTracker):
-    """A closure cell. ``contents`` is None while the cell is empty."""
+    """A closure cell. ``contents`` is None while the cell is empty.
 
-    def __init__(self, contents=None, *, pre_existing=False, **kwargs):
+    ``cell_source`` re-reads the cell object itself (not its contents) for a
+    cell from outside the frame: a free variable of the traced function, an
+    item of a function's ``__closure__``, a cell a resume function received.
+    A nested function rebuilt after the graph must share that very cell, so a
+    later write through either side is seen by the other.
+    """
+
+    def __init__(self, contents=None, *, pre_existing=False, cell_source=None, **kwargs):
         super().__init__(**kwargs)
         self.contents = contents
         self.pre_existing = pre_existing
+        self.cell_source = cell_source
 
     def load(self, name):
         if self.contents is None:
@@ -43,6 +51,21 @@ class CellVariable(VariableTracker):
 
             store_cell(tx, self, value)
         self.contents = value
+
+    def reconstruct(self, cg):
+        """The real cell: re-read, or (made in the trace) built as MAKE_CELL does,
+        empty first and kept in a temporary before it is filled, so a function
+        whose closure holds itself (a recursive nested ``def``) can be rebuilt."""
+        if self.cell_source is not None:
+            self.cell_source.reconstruct(cg)
+            return
+        if self.pre_existing:
+            unsupported("graph_output", "a closure cell from outside the frame that cannot be re-read")
+        cg.call_constant(types.CellType)
+        temp = cg.remember(self)
+        if self.contents is not None:
+            cg.store_attr_later(temp, "cell_contents", self.contents)
+        cg.load_fast(temp)
 
     def __repr__(self):
         return f"CellVariable({self.contents!r})"
@@ -124,9 +147,18 @@ class BaseUserFunctionVariable(VariableTracker):
 
 
 class UserFunctionVariable(BaseUserFunctionVariable):
-    def __init__(self, fn, **kwargs):
+    """A function object from outside the frame.
+
+    ``by_identity``: the guards fix the object itself (ID_MATCH). A nested
+    function made anew on every call is guarded by its code, globals and
+    defaults instead (``builder._wrap_nested_function``): then the object is
+    not a constant, and the attributes it reads are guarded one by one.
+    """
+
+    def __init__(self, fn, by_identity=True, **kwargs):
         super().__init__(**kwargs)
         self.fn = fn
+        self.by_identity = by_identity or self.source is None
 
     def get_code(self):
         return self.fn.__code__
@@ -135,6 +167,8 @@ class UserFunctionVariable(BaseUserFunctionVariable):
         return self.fn.__globals__
 
     def as_python_constant(self):
+        if not self.by_identity:  # another call passes another object of the same code
+            raise NotImplementedError(f"{self} is not a constant")
         return self.fn
 
     def fn_name(self):
@@ -143,14 +177,21 @@ class UserFunctionVariable(BaseUserFunctionVariable):
     def closure_cells(self, tx):
         from .builder import wrap_value
 
+        from ..side_effects import known_cell, remember_cell
+
         cells = []
         for i, cell in enumerate(self.fn.__closure__ or ()):
             source = closure_cell_source(self.source, i) if self.source is not None else None
-            try:
-                contents = wrap_value(tx, cell.cell_contents, source)
-            except ValueError:
-                contents = None
-            cells.append(CellVariable(contents, pre_existing=True))
+            cell_source = source.base if source is not None else None
+            var = known_cell(tx, cell, cell_source)
+            if var is None:
+                try:
+                    contents = wrap_value(tx, cell.cell_contents, source)
+                except ValueError:
+                    contents = None
+                var = CellVariable(contents, pre_existing=True, cell_source=cell_source)
+                remember_cell(tx, cell, var)
+            cells.append(var)
         return cells
 
     def bind(self, tx, args, kwargs):
@@ -168,15 +209,20 @@ class UserFunctionVariable(BaseUserFunctionVariable):
     def getattr(self, tx, name):
         from .builder import wrap_value
 
-        if name in _FUNCTION_CONSTANTS:  # fixed by the function's identity (ID_MATCH)
-            return wrap_value(tx, getattr(self.fn, name))
+        source = AttrSource(self.source, name) if self.source is not None else None
+        if name in _FUNCTION_CONSTANTS:  # fixed by the function's identity (ID_MATCH), else guarded
+            return wrap_value(tx, getattr(self.fn, name), None if self.by_identity else source)
         if name in self.fn.__dict__:  # __wrapped__, attributes set by decorators
-            source = AttrSource(self.source, name) if self.source is not None else None
             return wrap_value(tx, self.fn.__dict__[name], source)
         return super().getattr(tx, name)
 
     def hasattr(self, tx, name):
-        return hasattr(self.fn, name)
+        found = hasattr(self.fn, name)
+        if not hasattr(types.FunctionType, name) and self.source is not None:
+            # an attribute of the function's __dict__, which may change (or, for a
+            # function made per call, differ on the next object)
+            tx.output.add_guard("DICT_CONTAINS", AttrSource(self.source, "__dict__"), (name, found))
+        return found
 
     def __repr__(self):
         return f"UserFunctionVariable({self.fn.__qualname__})"
@@ -198,12 +244,15 @@ def _item(base, key):
 class NestedUserFunctionVariable(BaseUserFunctionVariable):
     """A function created by MAKE_FUNCTION during the trace."""
 
-    def __init__(self, code, qualname, f_globals, defaults, kwdefaults, closure, **kwargs):
+    def __init__(self, code, qualname, f_globals, defaults, kwdefaults, closure, annotations=None,
+                 **kwargs):
         super().__init__(**kwargs)
         self.code, self.qualname, self.f_globals = code, qualname, f_globals
         self.defaults: List[VariableTracker] = defaults
         self.kwdefaults: Dict[str, VariableTracker] = kwdefaults
         self.closure: Optional[List[CellVariable]] = closure
+        # MAKE_FUNCTION's flat (name, value, ...) tuple; only read to rebuild the function
+        self.annotations: Optional[VariableTracker] = annotations
 
     def get_code(self):
         return self.code
@@ -226,10 +275,47 @@ class NestedUserFunctionVariable(BaseUserFunctionVariable):
         return super().getattr(tx, name)
 
     def reconstruct(self, cg):
-        unsupported("graph_output", f"returning the nested function {self.qualname}")
+        """``types.FunctionType(code, globals, None, defaults, closure)``, then the
+        keyword defaults and annotations: what MAKE_FUNCTION builds (name, qualname
+        and ``__module__`` come from the code and the globals, the same way). The
+        closure's cells are the real ones (``CellVariable.reconstruct``)."""
+        cg.emit_op("PUSH_NULL")
+        cg.load_const(types.FunctionType)
+        cg.load_const(self.code)
+        cg.load_const(self.f_globals)
+        cg.load_const(None)
+        for items in (self.defaults, self.closure):
+            if items:
+                for item in items:
+                    cg(item)
+                cg.build(tuple, len(items))
+            else:
+                cg.load_const(None)
+        cg.call(5)
+        if self.kwdefaults:
+            _store_dict_attr(cg, "__kwdefaults__",
+                             [(ConstantVariable(k), v) for k, v in self.kwdefaults.items()])
+        if self.annotations is not None:
+            flat = getattr(self.annotations, "items", None)
+            if not isinstance(flat, list):
+                unsupported("graph_output", f"the annotations of the nested function {self.qualname}")
+            _store_dict_attr(cg, "__annotations__", list(zip(flat[::2], flat[1::2])))
 
     def __repr__(self):
         return f"NestedUserFunctionVariable({self.qualname})"
+
+
+def _store_dict_attr(cg, name, pairs):
+    """``fn.name = {k: v, ...}`` with the function on top of the stack, left there."""
+    from .. import bytecode
+
+    cg.emit(bytecode.create_dup_top())
+    for key, value in pairs:
+        cg(key)
+        cg(value)
+    cg.build(dict, len(pairs))
+    cg.emit_op("SWAP", arg=2)
+    cg.emit_op("STORE_ATTR", argval=name)
 
 
 class UserMethodVariable(VariableTracker):

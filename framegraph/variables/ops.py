@@ -137,7 +137,23 @@ def is_op(tx, a: VariableTracker, b: VariableTracker) -> bool:
         return True
     if a.mutable or b.mutable:
         return False  # created in the trace: a fresh object
+    if _same_function(tx, a, b):
+        return True
     unsupported("unsupported_value", f"`is` between {a} and {b}")
+
+
+def _same_function(tx, a, b) -> bool:
+    """Functions guarded by their code, not their identity (made per call), that
+    are one object now: ``a is b``, kept true by an IS_SAME guard. (Whether
+    two different ones stay different has no guard: that case breaks.)"""
+    from .functions import UserFunctionVariable
+
+    if not (isinstance(a, UserFunctionVariable) and isinstance(b, UserFunctionVariable)):
+        return False
+    if a.fn is not b.fn or a.source is None or b.source is None:
+        return False
+    tx.output.add_guard("IS_SAME", a.source, b.source)
+    return True
 
 
 def contains_op(tx, item: VariableTracker, container: VariableTracker) -> bool:

@@ -14,6 +14,7 @@ Namedtuple classes build ``NamedTupleVariable``s; dataclasses are ordinary
 classes whose generated ``__init__`` is inlined like any other.
 """
 import inspect
+import functools
 import types
 
 from torch import nn
@@ -61,6 +62,10 @@ def bind_class_attribute(tx, obj, attr, source, guard=False):
         return UserMethodVariable(UserFunctionVariable(attr.__func__), class_of(tx, obj))
     if isinstance(attr, types.FunctionType):
         return UserMethodVariable(UserFunctionVariable(attr, source=source), obj)
+    if type(attr) is functools._lru_cache_wrapper:  # its __get__ binds like a function's
+        from .wrappers import LruCacheVariable
+
+        return UserMethodVariable(LruCacheVariable(attr, source=source), obj)
     if hasattr(type(attr), "__get__") and not isinstance(attr, type):
         unsupported("unsupported_attribute", f"descriptor {type(attr).__name__}")
     return wrap_value(tx, attr, source, guard=guard)

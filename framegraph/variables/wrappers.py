@@ -79,3 +79,55 @@ def grad_mode_exit(tx, method, source):
     var = GradModeVariable(bool(ctx.mode))
     var.previous = bool(ctx.prev)
     return WithExitVariable(var, source=source)
+
+
+class LruCacheVariable(BreakingCallVariable):
+    """A ``functools.lru_cache`` wrapper (``_lru_cache_wrapper``, a C callable).
+
+    What a call returns depends on the cache: a hit returns the object stored
+    by an earlier call (stale if the function is not pure, or its tensor
+    argument was changed in place since). The call is traced through
+    ``__wrapped__`` only where eager is sure to miss: an argument is a tensor
+    made in this trace (the key hashes it by identity, and the cache holds
+    every key it stored alive, so a fresh tensor matches no entry), or the
+    cache keeps nothing (``maxsize=0``). A miss only adds an entry no later
+    call can hit, so the result and the side effects are the wrapped
+    function's. Any other call is a graph break at the call: CPython runs it
+    with the real cache.
+    """
+
+    def __init__(self, fn, **kwargs):
+        super().__init__(fn, "unsupported_call",
+                         f"{getattr(fn, '__qualname__', fn)}: a functools.lru_cache wrapper whose "
+                         "cache may hold the result (no argument is a tensor made in the graph)", **kwargs)
+
+    def call(self, tx, args, kwargs):
+        from .builder import wrap_value
+
+        if not self._surely_misses(list(args) + list(kwargs.values())):
+            unsupported(self.entry, self.context)
+        source = AttrSource(self.source, "__wrapped__") if self.source is not None else None
+        return wrap_value(tx, self.fn.__wrapped__, source).call(tx, args, kwargs)
+
+    def _surely_misses(self, values) -> bool:
+        from .tensor import TensorVariable
+
+        if self.fn.cache_parameters().get("maxsize") == 0:
+            return True
+        fresh = [v for v in values if isinstance(v, TensorVariable) and v.source is None]
+        # the others must hash in eager without raising or running user code:
+        # hashable constants, objects hashed by identity (``self``, a module)
+        return bool(fresh) and all(v in fresh or _hashes_quietly(v) for v in values)
+
+
+def _hashes_quietly(v) -> bool:
+    if v.is_python_constant():
+        try:
+            hash(v.as_python_constant())
+            return True
+        except TypeError:
+            return False
+    try:
+        return v.source is not None and v.python_type().__hash__ is object.__hash__
+    except Exception:  # a tracker that does not know its type
+        return False

@@ -189,3 +189,162 @@ def test_compiled_function_called_with_keyword_arguments():
     torch.testing.assert_close(fn(x, y=y, alpha=2.0), f(x, y, alpha=2.0))
     torch.testing.assert_close(fn(x), x)
     assert cnt.frame_count == 1  # fn(x) returns x: a new entry without a graph
+
+
+# ---- functions made in the trace outlive it (transformers' mask factories)
+def and_masks(*mask_functions):
+    def and_mask(batch, q_idx, kv_idx):
+        result = q_idx.new_ones((), dtype=torch.bool)
+        for mask in mask_functions:
+            result = result & mask(batch, q_idx, kv_idx)
+        return result
+    return and_mask
+
+
+def sliding_window(size):
+    def inner_mask(batch, q_idx, kv_idx):
+        return q_idx - kv_idx < size
+    return inner_mask
+
+
+def test_a_returned_closure_is_rebuilt_with_its_cells():
+    def f(x, size):
+        causal = lambda batch, q_idx, kv_idx: kv_idx <= q_idx  # noqa: E731
+        return x + 1, and_masks(causal, sliding_window(size))
+
+    cnt = CountingBackend()
+    compiled = framegraph.compile(f, backend=cnt, fullgraph=True)
+    q, kv = torch.arange(6)[:, None], torch.arange(6)[None, :]
+    for size in (2, 3):
+        (y, mask), (expected_y, expected_mask) = compiled(torch.ones(2), size), f(torch.ones(2), size)
+        assert torch.equal(y, expected_y)
+        assert torch.equal(mask(0, q, kv), expected_mask(0, q, kv))
+        assert mask.__qualname__ == "and_masks.<locals>.and_mask" and mask.__module__ == __name__
+    assert cnt.frame_count == 2  # size is a constant of the graph: one per size
+
+
+def test_a_rebuilt_function_keeps_defaults_keyword_defaults_annotations_and_recursion():
+    def f(x, k):
+        def power(t: torch.Tensor, n=2, *, scale=k) -> torch.Tensor:
+            return t * scale if n == 0 else power(t, n - 1, scale=scale) * t
+        return x.sum(), power
+
+    cnt = CountingBackend()
+    (_, power), (_, expected) = framegraph.compile(f, backend=cnt, fullgraph=True)(torch.ones(2), 3), f(torch.ones(2), 3)
+    x = torch.randn(3)
+    assert torch.equal(power(x), expected(x)) and torch.equal(power(x, 0), x * 3)
+    assert (power.__defaults__, power.__kwdefaults__) == ((2,), {"scale": 3})
+    assert power.__annotations__ == {"t": torch.Tensor, "return": torch.Tensor}
+    assert cnt.frame_count == 1
+
+
+def test_a_cell_shared_with_a_closure_across_a_graph_break():
+    def f(x):
+        offset = x * 2
+        calls = 0
+
+        def add(y):
+            nonlocal calls
+            calls += 1
+            return y + offset
+
+        framegraph.graph_break()   # `add` and both cells are handed to the resume function
+        offset = offset + 1        # the frame writes the cell: add sees it
+        out = add(x)               # add writes `calls`: the frame sees it
+        framegraph.graph_break()
+        return out, calls, add
+
+    cnt = CountingBackend()
+    compiled = framegraph.compile(f, backend=cnt)
+    x = torch.ones(2)
+    for _ in range(3):
+        (out, calls, add), (e_out, e_calls, e_add) = compiled(x), f(x)
+        assert torch.equal(out, e_out) and calls == e_calls == 1
+        assert torch.equal(add(x), e_add(x))  # still the frame's cells: offset 3, calls now 2
+        assert add.__closure__[0].cell_contents == e_add.__closure__[0].cell_contents == 2
+    # x * 2, then offset + 1 and add(x); the last part has no tensor work. The
+    # second resume function gets a new `add` each call: no recompile.
+    assert cnt.frame_count == 2
+
+
+def test_a_closure_made_anew_for_every_call_reuses_the_graph():
+    # transformers builds its mask functions per forward: guarded by their code,
+    # defaults and cell contents, not by the function object
+    def f(x, mask, scale=lambda t: t * 2):
+        q = torch.arange(4)[:, None]
+        return scale(torch.where(mask(0, q, q.T), x, -x))
+
+    cnt = CountingBackend()
+    compiled = framegraph.compile(f, backend=cnt)
+    x = torch.randn(4, 4)
+    for size in (2, 2, 2, 3, 3):
+        mask = and_masks(sliding_window(size), lambda b, q, kv: kv <= q)
+        assert torch.equal(compiled(x, mask), f(x, mask))
+    assert cnt.frame_count == 2  # a new window size is a new cell value: one recompile
+    other = and_masks(lambda b, q, kv: kv >= q)  # same code, other lambda inside
+    assert torch.equal(compiled(x, other), f(x, other))
+    assert torch.equal(compiled(x, other, lambda t: t - 1), f(x, other, lambda t: t - 1))
+    assert cnt.frame_count == 4
+
+
+def checkpointed(forward):
+    @functools.wraps(forward)
+    def forward_with_checkpointing(self, x):
+        # transformers' GradientCheckpointingLayer: only the outermost wrapper acts
+        outermost = type(self).forward is forward_with_checkpointing
+        return forward(self, x) * (2 if outermost else 3)
+    return forward_with_checkpointing
+
+
+class CheckpointedLayer(torch.nn.Module):
+    @checkpointed
+    def forward(self, x):
+        return x + 1
+
+
+def test_a_decorated_method_compared_with_its_wrapper_by_identity():
+    # the wrapper is guarded by its code, so `is` is answered now and kept by an IS_SAME guard
+    check(CheckpointedLayer(), torch.ones(2), ops=2)
+
+
+def test_a_torch_op_packet_passed_in_is_still_a_graph_call():
+    # an OpOverloadPacket has no __code__ (reading it raises): not a nested function
+    def f(x, op):
+        return op(x) + 1
+
+    check(f, torch.randn(3), torch.ops.aten.sin, ops=2)
+
+
+@functools.lru_cache(maxsize=None)
+def cached_scale(t, factor):
+    return t * factor
+
+
+class Padder(torch.nn.Module):
+    @functools.lru_cache(maxsize=8)
+    def pad(self, t, n):
+        return torch.nn.functional.pad(t, (0, n))
+
+    def forward(self, x):
+        return self.pad(x + 1, 2)
+
+
+def test_lru_cache_is_traced_through_where_eager_surely_misses():
+    # the key holds a tensor made in the graph: no cached entry can match it
+    check(lambda x: cached_scale(x.relu(), 3), torch.randn(3), ops=2)
+    check(Padder(), torch.randn(2, 3), ops=2)
+
+
+def test_lru_cache_with_arguments_the_cache_may_hold_is_a_graph_break(strict_trace):
+    # eager returns the stored object (on a hit: the tensor computed for the first x)
+    def f(x):
+        return cached_scale(x, 2) + 1
+
+    compiled = framegraph.compile(f, backend="eager")
+    x = torch.ones(2)
+    first = compiled(x)
+    x.add_(1)  # changed in place: eager's cache hit returns the stale result, so must we
+    assert torch.equal(compiled(x), f(x)) and torch.equal(compiled(x), first)
+    # the call runs in CPython, whose miss runs `t * factor` as a frame of its own: one
+    # graph, then `+ 1` in the resume function; later calls hit the cache
+    assert strict_trace.graphs == 2

@@ -133,3 +133,58 @@ def test_trace_time_library_calls():
         return y if not flag else -y
 
     check(f, torch.randn(3))
+
+
+def test_getattr_with_a_default_and_hasattr_on_constants():
+    # transformers: `getattr(past_key_values, "is_compileable", False)` with no cache
+    # passed, and `hasattr(layer_type, "is_sliding")` on a None or a str
+    def f(x, cache=None, kind="full"):
+        if getattr(cache, "is_compileable", False) or hasattr(cache, "is_sliding"):
+            return x - 1
+        return x * getattr(kind, "count")("l") + hasattr(kind, "upper") + getattr(None, "missing", 2)
+
+    check(f, torch.ones(2))
+    check(f, torch.ones(2), None, "sliding")
+
+
+class Registry(collections.abc.MutableMapping):
+    """transformers' GeneralInterface (ALL_ATTENTION_FUNCTIONS): a local mapping over a
+    class-wide one; ``get`` is Mapping.get, whose ``except KeyError`` gives the default."""
+
+    _global_mapping = {"sdpa": torch.sin}
+
+    def __init__(self):
+        self._local_mapping = {}
+
+    def __getitem__(self, key):
+        if key in self._local_mapping:
+            return self._local_mapping[key]
+        return self._global_mapping[key]
+
+    def __setitem__(self, key, value):
+        self._local_mapping[key] = value
+
+    def __delitem__(self, key):
+        del self._local_mapping[key]
+
+    def __iter__(self):
+        return iter({**self._global_mapping, **self._local_mapping})
+
+    def __len__(self):
+        return len(list(iter(self)))
+
+
+REGISTRY = Registry()
+
+
+def test_a_missing_dict_key_raises_key_error_that_mapping_get_catches():
+    def f(x, kind):
+        attention = REGISTRY.get(kind, torch.cos)
+        try:
+            extra = {"a": 1}[kind]
+        except KeyError as e:
+            extra = len(e.args)
+        return attention(x) + extra
+
+    check(f, torch.ones(2), "eager")
+    check(f, torch.ones(2), "sdpa")

@@ -56,9 +56,8 @@ def MAKE_FUNCTION(tx, inst):
     # (defaults? kwdefaults? annotations? closure? code -- function)   by flag bits 1, 2, 4, 8
     code = tx.pop().as_python_constant()
     closure = tx.pop().unpack(tx) if inst.arg & 0x08 else None
-    if inst.arg & 0x04:
-        tx.pop()  # annotations are never read by traced code
+    annotations = tx.pop() if inst.arg & 0x04 else None  # kept to rebuild the function
     kwdefaults = tx.pop().as_plain_dict() if inst.arg & 0x02 else {}
     defaults = tx.pop().unpack(tx) if inst.arg & 0x01 else []
     tx.push(NestedUserFunctionVariable(code, code.co_qualname, tx.f_globals, defaults, kwdefaults,
-                                       closure))
+                                       closure, annotations))
