@@ -19,6 +19,7 @@ import types
 
 from torch import nn
 
+from .autograd_function import AutogradFunctionApplyVariable, is_modelled_apply
 from ..graph_breaks import unsupported
 from ..sources import AttrSource, GenericAttrSource, TypeSource
 from .base import VariableTracker
@@ -185,6 +186,9 @@ class UserDefinedClassVariable(VariableTracker):
 
         if name in ("__name__", "__qualname__", "__module__", "__doc__"):
             return ConstantVariable(getattr(self.cls, name))
+        if is_modelled_apply(self.cls, name):  # MyFunction.apply: one node, the user's backward
+            return AutogradFunctionApplyVariable(
+                self.cls, source=AttrSource(self.source, name) if self.source is not None else None)
         found, attr = _static(self.cls, name)
         if not found:
             unsupported("unsupported_attribute", f"{self.cls.__name__}.{name}")
