@@ -73,6 +73,26 @@ def closures(x, n):
     return total, inner
 
 
+def shared_cells(x, n):
+    """A closure made before a break shares its cell with the resumed frame,
+    which writes it (nonlocal) after the break: the cell itself is handed on."""
+    total = x.sum()
+
+    def bump(k):
+        nonlocal total
+        total = total + k
+        return total
+
+    bump(1)
+    framegraph.graph_break()
+    for i in range(n):
+        bump(i)
+        if i == 1:
+            framegraph.graph_break()
+    total = total * 2
+    return bump(0), total
+
+
 def programs():
     """Small programs, each run compiled several times with new arguments."""
     items = [(), (0,), (0, 1), (0, 1, 2), (0, 1, 2, 3)]
@@ -88,6 +108,12 @@ def programs():
         got, _ = g(x, n)
         want, _ = closures(x, n)
         assert torch.equal(got, want)
+    c = framegraph.compile(shared_cells, backend=counting())
+    for n in (1, 3, 2, 3):
+        x = torch.randn(4)
+        got, want = c(x, n), shared_cells(x, n)
+        assert all(torch.equal(a, b) for a, b in zip(got, want))
+        gc.collect()
     framegraph.reset()
     print("programs: ok", flush=True)
 
