@@ -21,6 +21,7 @@ code generator extends ``codegen.PyCodegen`` with what that needs:
 the break and return code (``breaks.py``, ``finish.py``) materialize
 everything before side effects are replayed (see ``side_effects.py``).
 """
+import functools
 import itertools
 import types
 from typing import Dict, List
@@ -36,6 +37,7 @@ from ..variables.ctx_managers import GradModeVariable, WithExitVariable
 from ..variables.functions import UserMethodVariable
 from ..variables.iterators import EnumerateVariable, IteratorVariable, ListIteratorVariable, ZipVariable
 from ..variables.lists import TupleVariable
+from ..variables.nn_module import ModuleMadeInTraceVariable
 from ..variables.symint import SymNodeVariable, is_symbolic
 from ..variables.tensor import TensorMethodVariable, TensorVariable
 from ..variables.user_defined import UserDefinedObjectVariable
@@ -249,7 +251,14 @@ def _with_exit(cg, exit_var):
     cg.load_attr("__exit__")
 
 
+def _module_made_in_trace(cg, var):
+    """A module built in the trace, built again: ``cls(*args, **kwargs)``."""
+    cls = type(var.module)
+    cg.call_constant(functools.partial(cls, **var.ctor_kwargs) if var.ctor_kwargs else cls, *var.ctor_args)
+
+
 RULES = (
+    (ModuleMadeInTraceVariable, _module_made_in_trace),
     (IteratorVariable, _iterator),
     (UserMethodVariable, _user_method),
     (TensorMethodVariable, _attribute_of("tensor")),

@@ -13,6 +13,7 @@ supported: a module with hooks is refused). ``ModuleList``, ``Sequential``
 and ``ModuleDict`` support ``len``, indexing and iteration; ``parameters()``
 and friends return lists of trackers.
 """
+import torch
 from torch import nn
 
 from ..graph_breaks import unsupported
@@ -257,3 +258,40 @@ _CONTAINER_METHODS = {
     "items": _items,
 }
 
+
+
+class ModuleMadeInTraceVariable(NNModuleVariable):
+    """``nn.MaxPool1d(2)``, ``nn.ConstantPad1d(...)`` built inside ``forward``: a
+    torch.nn module with no parameters and no buffers, from constant arguments.
+
+    It is built for real at trace time (under a forked RNG, so trying a module
+    that would initialise weights draws nothing) and read like any module; if it
+    outlives the graph it is built again from the same arguments, a new object,
+    as eager makes one per call. Its attributes cannot be written in the trace.
+    """
+
+    def __init__(self, module, args, kwargs, **kw):
+        super().__init__(module, **kw)
+        self.ctor_args, self.ctor_kwargs = args, kwargs
+
+    def setattr(self, tx, name, value):
+        unsupported("side_effect", f"setting {name} on a {type(self.module).__name__} made in the trace")
+
+
+def new_module(tx, cls, args, kwargs):
+    """The tracker of ``cls(*args, **kwargs)`` for an nn.Module class, or a graph break."""
+    if not cls.__module__.startswith("torch.nn.modules.") or type(cls).__call__ is not type.__call__:
+        unsupported("unsupported_call", f"creating a {cls.__name__} inside compiled code")
+    if not all(v.is_python_constant() for v in [*args, *kwargs.values()]):
+        unsupported("unsupported_call", f"creating a {cls.__name__} from non-constant arguments")
+    consts = [a.as_python_constant() for a in args]
+    kwconsts = {k: v.as_python_constant() for k, v in kwargs.items()}
+    with torch.random.fork_rng(devices=[]):
+        try:
+            module = cls(*consts, **kwconsts)
+        except Exception as e:  # eager raises it: let CPython do so
+            unsupported("unsupported_call", f"creating a {cls.__name__}: {type(e).__name__}: {e}")
+    if any(True for _ in module.parameters()) or any(True for _ in module.buffers()):
+        unsupported("unsupported_call", f"creating a {cls.__name__} (it has parameters or buffers) "
+                                        "inside compiled code")
+    return ModuleMadeInTraceVariable(module, tuple(consts), kwconsts)

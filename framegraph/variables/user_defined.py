@@ -231,7 +231,9 @@ class UserDefinedClassVariable(VariableTracker):
 
             return make_exception(cls, args, kwargs)
         if issubclass(cls, nn.Module):
-            unsupported("unsupported_call", f"creating a {cls.__name__} inside compiled code")
+            from .nn_module import new_module
+
+            return new_module(tx, cls, args, kwargs)
         if type(type(cls)).__call__ is not type.__call__ or type(cls).__call__ is not type.__call__:
             unsupported("unsupported_call", f"creating a {cls.__name__} (its metaclass defines __call__)")
         from .builtins import BUILTINS

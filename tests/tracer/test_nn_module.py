@@ -3,7 +3,7 @@ import torch
 from torch import nn
 
 import framegraph
-from helpers import CountingBackend, assert_same, check
+from helpers import CountingBackend, assert_same, check, run_counted
 
 
 def run(model, *args, frames=1, ops=None):
@@ -220,3 +220,46 @@ def test_building_a_module_inside_compiled_code_runs_its_init_eagerly(strict_tra
     x = torch.ones(1, 2)
     assert_same(framegraph.compile(f, backend="eager")(x), f(x))
     assert strict_trace.graphs == 1  # breaks at manual_seed and Head(); the call is the graph
+
+
+def test_a_parameterless_torch_module_built_in_forward_is_traced():
+    # CANINE builds nn.MaxPool1d / nn.ConstantPad1d inside forward: one graph, and
+    # no recompile per call (a module made per call was guarded by its identity).
+    def f(x):
+        y = torch.nn.MaxPool1d(kernel_size=2, stride=2)(x)
+        return torch.nn.ReLU()(torch.nn.ConstantPad1d((1, 2), 0.5)(y)) * 2
+
+    cnt = CountingBackend()
+    compiled = framegraph.compile(f, backend=cnt, fullgraph=True)
+    for _ in range(3):
+        x = torch.randn(2, 3, 8)
+        assert_same(compiled(x), f(x))
+    assert cnt.frame_count == 1
+
+
+def test_a_module_built_in_forward_that_is_returned_is_a_new_one_each_call():
+    def f(x):
+        pool = torch.nn.AvgPool1d(2)
+        return pool, pool(x)
+
+    cnt = CountingBackend()
+    compiled = framegraph.compile(f, backend=cnt, fullgraph=True)
+    x = torch.randn(1, 2, 4)
+    (p1, y1), (p2, _) = compiled(x), compiled(x)
+    assert type(p1) is torch.nn.AvgPool1d and p1 is not p2 and p1.kernel_size == (2,)
+    assert_same(y1, f(x)[1])
+    assert cnt.frame_count == 1
+
+
+def test_a_module_with_weights_built_in_forward_breaks_and_draws_no_random_numbers_at_trace():
+    def f(x):
+        return torch.nn.Linear(4, 4)(x)
+
+    x = torch.randn(2, 4)
+    torch.manual_seed(0)
+    expected, after_eager = f(x), torch.rand(1)
+    torch.manual_seed(0)
+    result, cnt, breaks, errors = run_counted(f, x)
+    assert_same(result, expected)
+    assert torch.equal(torch.rand(1), after_eager)
+    assert [b.entry.id for b in breaks] == ["unsupported_call"] and not errors
