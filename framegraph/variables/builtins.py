@@ -134,7 +134,8 @@ def _is_pure(fn) -> bool:
 
         return is_constant_value(owner)  # a method of an immutable constant
     module = getattr(fn, "__module__", None) or getattr(owner, "__name__", None)
-    if module in ("operator", "_operator") and fn in _MUTATING_OPERATORS:
+    # by name: a fresh import of _operator (test.support.import_fresh_module) has its own functions
+    if module in ("operator", "_operator") and getattr(fn, "__name__", None) in _MUTATING_OPERATORS:
         return False  # run on a copy of the arguments, the change would be lost
     return module in ("math", "operator", "_operator", "cmath") or fn in PURE
 
@@ -474,11 +475,11 @@ def _delattr(tx, obj, name):
 
 # operator functions that change their first argument (the in-place ones modelled in
 # BUILTINS are never folded: BUILTINS comes first)
-_MUTATING_OPERATORS = frozenset({
+_MUTATING_OPERATORS = frozenset(fn.__name__ for fn in (
     operator.setitem, operator.delitem, operator.iadd, operator.iand, operator.iconcat,
     operator.ifloordiv, operator.ilshift, operator.imod, operator.imul, operator.imatmul,
     operator.ior, operator.ipow, operator.irshift, operator.isub, operator.itruediv, operator.ixor,
-})
+))
 
 PURE = frozenset({
     builtins.round, builtins.divmod, builtins.pow, builtins.repr, builtins.ord, builtins.chr,
