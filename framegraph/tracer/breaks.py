@@ -211,6 +211,8 @@ def emit_break(cg, tx, brk: GraphBreak, func, grad_mode: bool):
     lives = [{name: var for name, var in live.items() if name in live_temps} for live in lives]
     cg.set_grad_mode(grad_mode)
     tx.output.side_effects.replay(cg)
+    if any(_reads_the_frame(v) for v in consumed):
+        _store_locals(cg, tx)
     for kind, temp in consumed_slots:
         cg.emit_op("PUSH_NULL") if kind == resume.NULL else cg.load_fast(temp)
     blocks = [_resume_block(cg, tx, func, inst, succ, below_slots, live, live_temps, shared_cells)
@@ -222,6 +224,27 @@ def emit_break(cg, tx, brk: GraphBreak, func, grad_mode: bool):
     cg.emit(copy)
     for block in blocks:
         cg.emit(block)
+
+
+# Builtins that read the calling frame's local variables when CPython runs them.
+_FRAME_READERS = (locals, vars, dir, eval, exec)
+
+
+def _reads_the_frame(value) -> bool:
+    from ..variables.builtins import BuiltinVariable
+
+    return isinstance(value, BuiltinVariable) and value.fn in _FRAME_READERS
+
+
+def _store_locals(cg, tx):
+    """Store the traced locals in their own slots, for ``locals()``, ``eval(s)``...
+    run at the break: the compiled frame otherwise holds them in temporaries only."""
+    for name in tx.code.co_varnames:
+        var = tx.symbolic_locals.get(name)
+        if isinstance(var, CellVariable) or var is None or var is NULL:
+            continue
+        cg.load_fast(cg.materialize(var))
+        cg.store_fast(name)
 
 
 def _successors(tx, inst, pushed, n_below):
@@ -259,7 +282,11 @@ def _live_locals(tx, inst) -> dict:
     """name -> tracker of the locals the code from ``inst`` on may read (a cell
     variable as its CellVariable: ``_hand_over_cells`` decides what goes)."""
     live = {}
-    for name in sorted(bytecode.livevars_at(tx.instructions, inst)):
+    names = set(bytecode.livevars_at(tx.instructions, inst))
+    if set(tx.code.co_names) & {fn.__name__ for fn in _FRAME_READERS}:
+        # `eval("x + 1")` reads locals no bytecode names (not a resume function's own stack)
+        names.update(n for n in tx.code.co_varnames if not n.startswith("___"))
+    for name in sorted(names):
         var = tx.symbolic_locals.get(name)
         if name in tx.code.co_freevars or var is None:
             continue  # free variables travel in the closure; unbound ones stay unbound

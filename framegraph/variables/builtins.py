@@ -10,6 +10,7 @@ import abc
 import builtins
 import collections
 import functools
+import inspect
 import itertools
 import math
 import operator
@@ -35,6 +36,8 @@ class BuiltinVariable(CallableVariable):
     def call(self, tx, args, kwargs):
         model = BUILTINS.get(self.fn)
         if model is not None:
+            if not _binds(model, args, kwargs):  # `bool(x=1)`: CPython raises TypeError
+                unsupported("operator_error", f"{_name(self.fn)}() does not take these arguments")
             return model(tx, *args, **kwargs)
         if is_exception_class(self.fn):
             return make_exception(self.fn, args, kwargs)
@@ -70,19 +73,30 @@ class BuiltinVariable(CallableVariable):
         return f"BuiltinVariable({_name(self.fn)})"
 
 
-def _is_constant_arg(v) -> bool:
+# Lists nested deeper are not rebuilt at trace time (the builtin runs in CPython).
+_MAX_NESTING = 64
+
+
+def _is_constant_arg(v, inside=()) -> bool:
     if isinstance(v, ListVariable):
-        return all(_is_constant_arg(x) for x in v.items)
+        if any(v is outer for outer in inside):
+            return True  # a list that contains itself: rebuilt with the cycle
+        return len(inside) < _MAX_NESTING and all(_is_constant_arg(x, inside + (v,)) for x in v.items)
     if isinstance(v, ListIteratorVariable):
-        return all(_is_constant_arg(x) for x in v.items[v.index:])
+        return all(_is_constant_arg(x, inside) for x in v.items[v.index:])
     return v.is_python_constant()
 
 
-def _constant_arg(v):
+def _constant_arg(v, made=None):
     """A constant argument of a pure builtin (lists of constants too: ``", ".join(names)``;
-    an iterator over constants is consumed, as the builtin would: ``",".join(genexpr)``)."""
+    an iterator over constants is consumed, as the builtin would: ``",".join(genexpr)``).
+    A list in it twice is one list (``a.append(a); repr(a)``)."""
     if isinstance(v, ListVariable):
-        return [_constant_arg(x) for x in v.items]
+        made = {} if made is None else made
+        if id(v) not in made:
+            made[id(v)] = out = []
+            out.extend(_constant_arg(x, made) for x in v.items)
+        return made[id(v)]
     if isinstance(v, ListIteratorVariable):
         rest = [_constant_arg(x) for x in v.items[v.index:]]
         v.index += len(rest)
@@ -94,6 +108,24 @@ def _name(fn):
     return getattr(fn, "__qualname__", None) or getattr(fn, "__name__", repr(fn))
 
 
+_signatures = {}
+
+
+def _binds(model, args, kwargs) -> bool:
+    """Whether ``model(tx, *args, **kwargs)`` binds: the call's arguments fit the builtin."""
+    sig = _signatures.get(model)
+    if sig is None:
+        try:
+            sig = _signatures[model] = inspect.signature(model)
+        except (TypeError, ValueError):
+            return True
+    try:
+        sig.bind(None, *args, **kwargs)
+    except TypeError:
+        return False
+    return True
+
+
 def _is_pure(fn) -> bool:
     owner = getattr(fn, "__self__", None)
     if owner is not None and not isinstance(owner, type(math)):
@@ -101,6 +133,9 @@ def _is_pure(fn) -> bool:
 
         return is_constant_value(owner)  # a method of an immutable constant
     module = getattr(fn, "__module__", None) or getattr(owner, "__name__", None)
+    # by name: a fresh import of _operator (test.support.import_fresh_module) has its own functions
+    if module in ("operator", "_operator") and getattr(fn, "__name__", None) in _MUTATING_OPERATORS:
+        return False  # run on a copy of the arguments, the change would be lost
     return module in ("math", "operator", "_operator", "cmath") or fn in PURE
 
 
@@ -396,6 +431,8 @@ BUILTINS: Dict[Callable, Callable] = {
     super: _super, print: _print, functools.reduce: _functools_reduce, repr: _repr,
     torch.Size: lambda tx, it=None: SizeVariable(it.unpack(tx) if it is not None else []),
     operator.getitem: lambda tx, a, b: a.getitem(tx, b),
+    operator.setitem: lambda tx, a, b, c: a.setitem(tx, b, c) or ConstantVariable(None),
+    operator.delitem: lambda tx, a, b: a.delitem(tx, b) or ConstantVariable(None),
     operator.contains: lambda tx, a, b: ConstantVariable(contains_op(tx, b, a)),
     operator.is_: lambda tx, a, b: ConstantVariable(is_op(tx, a, b)),
     operator.is_not: lambda tx, a, b: ConstantVariable(not is_op(tx, a, b)),
@@ -461,6 +498,14 @@ def _delattr(tx, obj, name):
     del attrs[name]
     return ConstantVariable(None)
 
+
+# operator functions that change their first argument (the in-place ones modelled in
+# BUILTINS are never folded: BUILTINS comes first)
+_MUTATING_OPERATORS = frozenset(fn.__name__ for fn in (
+    operator.setitem, operator.delitem, operator.iadd, operator.iand, operator.iconcat,
+    operator.ifloordiv, operator.ilshift, operator.imod, operator.imul, operator.imatmul,
+    operator.ior, operator.ipow, operator.irshift, operator.isub, operator.itruediv, operator.ixor,
+))
 
 PURE = frozenset({
     builtins.round, builtins.divmod, builtins.pow, builtins.repr, builtins.ord, builtins.chr,

@@ -11,6 +11,8 @@ ledger (``side_effects.py``), which replays their final contents after the graph
 import collections
 import operator
 
+import torch
+
 from ..bytecode import create_instruction
 from ..graph_breaks import unsupported
 from .base import VariableTracker
@@ -28,6 +30,13 @@ def hash_key(key: VariableTracker):
         except TypeError:
             unsupported("operator_error", f"unhashable key {value!r}")
         return value
+    cls = key.python_type()
+    if getattr(cls, "__eq__", None) is not object.__eq__ and not issubclass(cls, torch.Tensor) \
+            or getattr(cls, "__hash__", None) is None:
+        # equal keys that are different objects (a class defining __eq__, a tuple of
+        # trackers): the lookup would run __hash__ and __eq__, which identity does not model.
+        # Tensors hash by id, so their __eq__ is never asked.
+        unsupported("unsupported_value", f"a dict or set key of type {cls.__name__}, compared by its __eq__")
     return _Identity(key)
 
 
@@ -108,7 +117,8 @@ class ConstDictVariable(VariableTracker):
         if pair is not None and pair[1] is value and self.py_type in (dict, collections.OrderedDict):
             return  # `d[k] = d[k]`: no change, nothing to replay (an optimizer storing its buffers back)
         self.check_mutable("dict item assignment", tx)
-        self.items[hash_key(key)] = (key, value)
+        # an existing key keeps its first object, as in CPython (`d[1.0] = x` with 1 in d)
+        self.items[hash_key(key)] = (pair[0] if pair is not None else key, value)
 
     def delitem(self, tx, key):
         self.check_mutable("del dict item", tx)
@@ -162,9 +172,15 @@ def _update(d, tx, other=None, **kwargs):
         pairs = other.items.values() if isinstance(other, ConstDictVariable) else (
             p.unpack(tx) for p in other.unpack(tx))
         for k, v in pairs:
-            d.items[hash_key(k)] = (k, v)
+            _store(d, hash_key(k), k, v)
     for k, v in kwargs.items():
-        d.items[k] = (ConstantVariable(k), v)
+        _store(d, k, ConstantVariable(k), v)
+
+
+def _store(d, h, key, value):
+    """``d[key] = value`` on the items table: an existing key keeps its first object."""
+    pair = d.items.get(h)
+    d.items[h] = (pair[0] if pair is not None else key, value)
 
 
 def _setdefault(d, tx, key, default=None):
@@ -249,6 +265,8 @@ class SetVariable(VariableTracker):
             return NotImplemented
         a, b = (other, self) if reflected else (self, other)
         keys = fn(set(a.items), set(b.items))
+        if isinstance(keys, bool):  # `a < b`, `a >= b`: subset comparisons
+            return ConstantVariable(keys)
         merged = {**b.items, **a.items}
         if fn in _IN_PLACE and not reflected and self.py_type is set:  # `s |= t`: aliases see it
             self.check_mutable(f"set {fn.__name__}", tx)
@@ -259,14 +277,15 @@ class SetVariable(VariableTracker):
     def call_method(self, tx, name, args, kwargs):
         if name in ("add", "discard", "remove", "update", "clear", "pop"):
             self.check_mutable(f"set.{name}", tx)
-        if name == "add":
-            self.items[hash_key(args[0])] = args[0]
+        if name == "add":  # an element already there stays (`{1}.add(1.0)` keeps 1)
+            self.items.setdefault(hash_key(args[0]), args[0])
         elif name in ("discard", "remove"):
             if self.items.pop(hash_key(args[0]), _MISSING) is _MISSING and name == "remove":
                 _key_error(args[0])
         elif name == "update":
             for a in args:
-                self.items.update({hash_key(k): k for k in a.unpack(tx)})
+                for k in a.unpack(tx):
+                    self.items.setdefault(hash_key(k), k)
         elif name == "clear":
             self.items.clear()
         elif name == "copy":

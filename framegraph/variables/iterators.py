@@ -56,6 +56,24 @@ def resume_iterator(make, container, consumed, done):
     return it
 
 
+def _keys_of(container):
+    """The key trackers of a dict or set tracker (or a dict view's dict), in order;
+    None for containers whose iterator does not check for changes (lists, tuples...)."""
+    from .dicts import ConstDictVariable, DictViewVariable, SetVariable
+
+    if isinstance(container, DictViewVariable):
+        container = container.dict_var
+    if isinstance(container, ConstDictVariable):
+        return container.keys_vars()
+    if isinstance(container, SetVariable):
+        return list(container.items.values())
+    return None
+
+
+def _changed(before, now) -> bool:
+    return len(before) != len(now) or any(a is not b for a, b in zip(before, now))
+
+
 class IteratorVariable(VariableTracker):
     py_type = type(iter([]))
 
@@ -99,6 +117,8 @@ class ListIteratorVariable(IteratorVariable):
         # what it iterates, when that is a builtin container: ``make(container)`` is the
         # real iterator (rebuilt with its own type and position); ``kind`` its type
         self.container, self.make, self.kind = container, make, kind
+        # a dict's or set's iterator raises RuntimeError once its container changed size
+        self.keys_at_start = _keys_of(container)
 
     def python_type(self):
         if self.from_generator:
@@ -111,6 +131,9 @@ class ListIteratorVariable(IteratorVariable):
         tuple iterator, where the container is not a builtin one."""
         if self.container is None and self.kind not in (None, itertools.chain):
             unsupported("cannot_resume", f"a {self.kind.__name__} iterator cannot be rebuilt")
+        if self.keys_at_start is not None and _changed(self.keys_at_start, _keys_of(self.container)):
+            # iter(container) now would not know: CPython's iterator raises, or walks its table
+            unsupported("cannot_resume", "an iterator over a dict or set that changed since iter()")
         cg.emit_op("PUSH_NULL")
         if self.container is None:
             cg.load_const(self.kind or iter)
@@ -133,8 +156,24 @@ class ListIteratorVariable(IteratorVariable):
                 unsupported("generator", "the loop consuming a generator changed state before taking all "
                             "its values (the generator ran at its call and saw the old state)")
 
+    def check_container(self):
+        """CPython's dict and set iterators: RuntimeError once the size changed; a
+        change of keys at the same size depends on the hash table (not modelled)."""
+        now = _keys_of(self.container)
+        if self.keys_at_start is None or not _changed(self.keys_at_start, now):
+            return
+        if len(now) == len(self.keys_at_start):
+            unsupported("unsupported_value", "a dict or set whose keys changed during iteration")
+        from .exceptions import ExceptionVariable, TracedException
+
+        what = "Set" if self.make is iter and self.kind in (ITERATOR_TYPES[set], ITERATOR_TYPES[frozenset]) \
+            else "dictionary"
+        raise TracedException(ExceptionVariable(
+            RuntimeError, [ConstantVariable(f"{what} changed size during iteration")]))
+
     def next(self, tx) -> Optional[VariableTracker]:
         self.check_fresh(tx)
+        self.check_container()
         if self.index >= len(self.items):
             return None
         self.index += 1

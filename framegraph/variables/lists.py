@@ -7,6 +7,7 @@ exactly as CPython would, so later reads see the change. A list that came
 from outside the frame has a source; mutating it records it in the side-effect
 ledger (``side_effects.py``), which replays the final items after the graph.
 """
+import contextlib
 import operator
 
 import torch
@@ -15,6 +16,21 @@ from ..graph_breaks import unsupported
 from .base import VariableTracker
 from .constant import ConstantVariable, wrap_constant
 from .exceptions import python_operation, raise_in_trace
+
+
+@contextlib.contextmanager
+def _user_error(what):
+    """An operation on the items that CPython would fail with the same exception
+    (a bad index, an empty pop): the graph breaks there and CPython raises it."""
+    try:
+        yield
+    except (IndexError, TypeError, ValueError) as e:
+        unsupported("operator_error", f"{what}: {type(e).__name__}: {e}")
+
+
+# Longer sequences are not built at trace time: `[0] * 2**62` raises MemoryError in
+# CPython, and a long one would be a very long constant.
+MAX_REPEAT = 1 << 16
 
 
 def _index(key: VariableTracker):
@@ -82,6 +98,8 @@ class BaseListVariable(VariableTracker):
             items = other.items + self.items if reflected else self.items + other.items
             return (SizeVariable if SizeVariable in (type(self), type(other)) else TupleVariable)(items)
         if fn in (operator.mul, operator.imul) and other.python_type() is int:
+            if len(self.items) * max(other.as_python_constant(), 0) > MAX_REPEAT:
+                unsupported("operator_error", f"{self} * {other.as_python_constant()}: too long to build")
             if fn is operator.imul and isinstance(self, ListVariable):  # in place: aliases see it
                 self.check_mutable("*=", tx)
                 self.items *= other.as_python_constant()
@@ -290,14 +308,15 @@ class ListVariable(BaseListVariable):
     def setitem(self, tx, key, value):
         self.check_mutable("list item assignment", tx)
         index = _index(key)
-        if isinstance(index, slice):
-            self.items[index] = value.unpack(tx)
-        else:
-            self.items[index] = value
+        items = value.unpack(tx) if isinstance(index, slice) else value
+        with _user_error(f"{self}[{index!r}] = ..."):
+            self.items[index] = items
 
     def delitem(self, tx, key):
         self.check_mutable("del list item", tx)
-        del self.items[_index(key)]
+        index = _index(key)
+        with _user_error(f"del {self}[{index!r}]"):
+            del self.items[index]
 
     def iter(self, tx):
         from .iterators import LiveListIteratorVariable
@@ -309,7 +328,8 @@ class ListVariable(BaseListVariable):
         if handler is None or kwargs and name != "sort":
             return super().call_method(tx, name, args, kwargs)
         self.check_mutable(f"list.{name}", tx)
-        return handler(self, tx, *args, **kwargs) or ConstantVariable(None)
+        with _user_error(f"list.{name}"):  # `[].pop()`: CPython raises it (the list is unchanged)
+            return handler(self, tx, *args, **kwargs) or ConstantVariable(None)
 
 
 def _list_sort(lst, tx, key=None, reverse=None):

@@ -1,0 +1,222 @@
+"""What CPython's own test suite found the tracer doing differently from CPython.
+
+Each case is the minimised form of a Lib/test test that passed uncompiled and
+failed, or hit an internal error, compiled (``framegraph/testing/cpython.py``).
+Every test compares with eager and states its graph count.
+"""
+import sys
+
+import pytest
+import torch
+
+import framegraph
+from helpers import assert_same
+
+
+def same_as_eager(fn, *args):
+    expected = fn(*args)
+    actual = framegraph.compile(fn, backend="eager")(*args)
+    assert_same(actual, expected)
+    return actual
+
+
+def raised_by(fn, *args):
+    try:
+        fn(*args)
+    except Exception as e:
+        return type(e), str(e)
+    return None
+
+
+# ---- test_dict.test_mutating_iteration, test_set.test_changingSizeWhileIterating
+def grow_dict(x):
+    d = {1: 1}
+    try:
+        for i in d:
+            d[i + 1] = 1
+    except RuntimeError:
+        return x + 1, len(d)
+    return x - 1, len(d)
+
+
+def grow_set(x):
+    s = {1, 2}
+    try:
+        for i in s:
+            s.add(i + 10)
+    except RuntimeError:
+        return x + 1, len(s)
+    return x - 1, len(s)
+
+
+@pytest.mark.parametrize("fn", [grow_dict, grow_set])
+def test_changing_size_during_iteration_raises(fn, strict_trace):
+    same_as_eager(fn, torch.ones(2))
+    assert strict_trace.graphs == 1
+
+
+def grow_dict_uncaught(x):
+    d = {1: 1}
+    for i in d:
+        d[i + 1] = 1
+    return x + 1
+
+
+@pytest.mark.expect_fallback("exception")
+def test_changing_size_during_iteration_uncaught(strict_trace):
+    expected = raised_by(grow_dict_uncaught, torch.ones(2))
+    assert expected == (RuntimeError, "dictionary changed size during iteration")
+    assert raised_by(framegraph.compile(grow_dict_uncaught, backend="eager"), torch.ones(2)) == expected
+    assert strict_trace.graphs == 0
+
+
+def same_size_new_keys(x):
+    d = {0: 0}
+    try:
+        for i in d:
+            del d[0]
+            d[0] = 0
+    except RuntimeError as e:
+        return x + 1
+    return x - 1
+
+
+@pytest.mark.expect_fallback("unsupported_value")
+def test_keys_changed_during_iteration(strict_trace):
+    # CPython: "dictionary keys changed during iteration"; it depends on the hash
+    # table, so the frame runs as it is (an iterator rebuilt after a break would not know)
+    same_as_eager(same_size_new_keys, torch.ones(2))
+    assert strict_trace.graphs == 0
+
+
+# ---- an existing key keeps its first object (test_dict, test_set: 1 == 1.0 == True)
+def first_key_stays(x):
+    d = {1: "a"}
+    d[1.0] = "b"
+    d.update({True: "c"})
+    s = {1}
+    s.add(1.0)
+    s.update([True])
+    return x * 2, [(type(k), v) for k, v in d.items()], [type(k) for k in s]
+
+
+def test_existing_key_keeps_its_object(strict_trace):
+    same_as_eager(first_key_stays, torch.ones(2))
+    assert strict_trace.graphs == 1
+
+
+# ---- test_set.TestWeirdBugs.test_8420_set_merge: keys compared by a user __eq__
+class Point:
+    def __init__(self, v):
+        self.v = v
+
+    def __eq__(self, other):
+        return isinstance(other, Point) and self.v == other.v
+
+    def __hash__(self):
+        return hash(self.v)
+
+
+def user_eq_keys(x):
+    s = {Point(1), Point(1)}
+    d = {Point(2): "a"}
+    return x + 1, len(s), Point(2) in d
+
+
+@pytest.mark.expect_fallback("unsupported_value")
+def test_keys_with_a_user_eq(strict_trace):
+    assert same_as_eager(user_eq_keys, torch.ones(2))[1:] == (1, True)
+    assert strict_trace.graphs == 1  # the set breaks the graph; the resume at the dict runs as it is
+
+
+# ---- errors CPython raises that the tracer raised inside itself (internal errors)
+def bad_calls(x):
+    out = []
+    try:
+        bool(x=1)
+    except TypeError as e:
+        out.append(type(e).__name__)
+    try:
+        [].pop()
+    except IndexError as e:
+        out.append(type(e).__name__)
+    try:
+        [1, 2] * (sys.maxsize // 2)
+    except MemoryError as e:
+        out.append(type(e).__name__)
+    return x + 1, out
+
+
+def list_item_errors(x):
+    a = []
+    try:
+        a["a"] = 1
+    except TypeError:
+        x = x + 1
+    try:
+        del a[3]
+    except IndexError:
+        x = x + 1
+    return x
+
+
+def test_user_errors_are_not_internal_errors(strict_trace):
+    assert same_as_eager(bad_calls, torch.ones(2))[1] == ["TypeError", "IndexError", "MemoryError"]
+    same_as_eager(list_item_errors, torch.ones(2))
+    # each error breaks the graph where CPython raises it; what follows its handler
+    # runs as it is (a resume function at an exception handler is not traced)
+    assert strict_trace.graphs == 0
+
+
+# ---- test_list.test_repr: a list that contains itself
+def self_containing(x):
+    a = [0, 1]
+    a.append(a)
+    b = [a, a]
+    return x + 1, repr(a), repr(b)
+
+
+def test_repr_of_a_list_containing_itself(strict_trace):
+    assert same_as_eager(self_containing, torch.ones(2))[1] == "[0, 1, [...]]"
+    assert strict_trace.graphs == 1
+
+
+# ---- test_set.TestSubset*.test_issubset: eval(..., locals()) at a graph break
+def eval_locals(x, n):
+    a = {1, 2}
+    b = {1, 2, 3}
+    y = x + 1
+    less = eval("a < b", locals())
+    return y * 2, less, eval("n + 1")
+
+
+def test_eval_with_locals_sees_the_traced_locals(strict_trace):
+    same_as_eager(eval_locals, torch.ones(2), 3)
+    assert strict_trace.graphs == 2  # before and after the break at eval
+
+
+# ---- test_operator.test_setitem, test_delitem: folded on a copy, the change was lost
+def operator_mutations(x):
+    import operator
+
+    a = [4, 3, 2, 1]
+    d = {"k": 1}
+    results = (operator.delitem(a, 1), operator.setitem(a, 0, 9), operator.setitem(d, "j", 2),
+               operator.delitem(d, "k"))
+    return x + len(a), a, d, results
+
+
+def test_operator_setitem_and_delitem_change_their_argument(strict_trace):
+    assert same_as_eager(operator_mutations, torch.ones(2))[1:3] == ([9, 2, 1], {"j": 2})
+    assert strict_trace.graphs == 1
+
+
+# ---- test_set.TestIdentities.test_binopsVsSubsets: `a - b < a` was an internal error
+def subset_comparisons(x):
+    a, b = set("abracadabra"), set("alacazam")
+    return x + 1, a - b < a, a | b > b, a & b <= a, a ^ b >= a | b
+
+
+def test_set_subset_comparisons(strict_trace):
+    same_as_eager(subset_comparisons, torch.ones(2))
+    assert strict_trace.graphs == 1
