@@ -156,3 +156,23 @@ def test_side_effect_free_generator_still_compiles(name):
     stats = collections.Counter()
     assert check_program(source, backends=("eager",), stats=stats) == []
     assert stats["compiled"] > 0 and stats["graph_break"] == 0 and stats["eager"] == 0
+
+
+# Found 2026-12-01 by the widened generator (object semantics, RELIABILITY.md).
+def _sets_compared(x, y):
+    s = {x, y}
+    return (x + int(s == {x, y}) + 2 * int(s != {x}) + 4 * int({x} < s) + 8 * int(s <= {y})
+            + 16 * int(s >= frozenset([x])) + 32 * int(s > s))
+
+
+# a set of tensors compared with ==, <, <= ... was an internal error (the whole frame ran eagerly)
+def test_set_comparison_is_traced():
+    import torch
+
+    import framegraph
+    from helpers import CountingBackend, assert_same
+
+    cnt = CountingBackend()
+    x, y = torch.ones(2), torch.zeros(2)
+    assert_same(framegraph.compile(_sets_compared, backend=cnt, fullgraph=True)(x, y), _sets_compared(x, y))
+    assert cnt.frame_count == 1
