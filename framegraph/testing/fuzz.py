@@ -75,7 +75,7 @@ class _Gen:
                                 f"({a} % 3)"])
 
     def statement(self, indent, depth):
-        roll = self.rng.random()
+        roll = self.rng.random() if self.features else 1.0  # no features: the programs of before 2026-12-01
         for feature, p in self.features.items():
             if roll < p:
                 return feature(self, indent, depth)
