@@ -574,14 +574,17 @@ def main(argv=None):
     parser.add_argument("--programs", type=int, default=200)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--backends", default="eager")
+    parser.add_argument("--progress", help="file that holds the seed being run (the one an interpreter crash hit)")
     args = parser.parse_args(argv)
+    import collections
     import logging
 
     logging.getLogger("framegraph").setLevel(logging.ERROR)  # fallbacks are expected, not news
-    import collections
-
     failures, stats = 0, collections.Counter()
     for seed in range(args.seed, args.seed + args.programs):
+        if args.progress:
+            with open(args.progress, "w") as f:
+                f.write(f"{seed}\n")
         source = generate(seed)
         problems = check_program(source, tuple(args.backends.split(",")), stats=stats)
         if problems:
