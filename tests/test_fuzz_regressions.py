@@ -227,3 +227,37 @@ def test_reader_of_a_freed_tuple_item_does_not_crash():
     done = subprocess.run([sys.executable, "-c", CRASH], capture_output=True, text=True, timeout=120, env=env)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "[15.0, 15.0]"
+
+
+class _Sized:
+    def __init__(self, k):
+        self.k = k
+
+    def __len__(self):
+        return self.k
+
+
+def _len_of_sized(x, k):
+    a = _Sized(k)
+    try:
+        n = len(a)
+    except (TypeError, ValueError) as e:
+        n = len(str(e))
+    return x + n
+
+
+# len() of an object whose __len__ returned -1 or 2.5 gave that value; CPython raises
+# ValueError("__len__() should return >= 0") / TypeError
+@pytest.mark.parametrize("k", [3, -1, 2.5])
+def test_len_checks_what_dunder_len_returns(k):
+    import torch
+
+    import framegraph
+    from helpers import CountingBackend, assert_same
+
+    cnt = CountingBackend()
+    x = torch.zeros(2)
+    assert_same(framegraph.compile(_len_of_sized, backend=cnt)(x, k), _len_of_sized(x, k))
+    # the raising cases break at len(); the except handler's resume function is an
+    # internal error (open, RELIABILITY.md 2026-12-01) and runs eagerly: no graph
+    assert cnt.frame_count == (1 if k == 3 else 0)
