@@ -79,7 +79,7 @@ def _body(v, ids):
     if isinstance(v, dict):
         return (tuple((canon(k, ids), canon(item, ids)) for k, item in list(v.items())),)
     if isinstance(v, (set, frozenset)):
-        return (tuple(canon(item, ids) for item in sorted(v, key=_sort_key)),)
+        return (tuple(canon(item, ids) for item in sorted(v, key=lambda item: _sort_key(item, ids))),)
     if isinstance(v, types.ModuleType):
         return (v.__name__,)
     if isinstance(v, collections.abc.Iterator):
@@ -96,11 +96,14 @@ def _body(v, ids):
     return ()
 
 
-def _sort_key(item):
-    """An order for a set's items that does not depend on their hashes (a tensor hashes by id)."""
+def _sort_key(item, ids):
+    """An order for a set's items that does not depend on their hashes (a tensor hashes by id):
+    objects named already (the inputs) by name, then the rest by value."""
+    if id(item) in ids.names:
+        return (0, ids.names[id(item)])
     if isinstance(item, torch.Tensor):
-        return ("Tensor", str(item.dtype), tuple(item.shape), item.detach().double().flatten().tolist())
-    return (type_name(item), repr(item))
+        return (1, "Tensor", str(item.dtype), tuple(item.shape), item.detach().double().flatten().tolist())
+    return (1, type_name(item), repr(item))
 
 
 def same(a, b):
