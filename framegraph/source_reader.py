@@ -48,18 +48,23 @@ def step_of(source: Source) -> Optional[Tuple[int, Any]]:
 def chain(source: Source) -> Optional[Tuple[Source, List[Tuple[int, Any]]]]:
     """(root, steps) where steps are the reads (attribute, key, index, ``type()``)
     from root up to ``source``; the root is the first source below that is none
-    of them (a local, a global, a closure variable). None when ``source`` is not
-    such a read."""
-    steps = []
-    while True:
-        step = step_of(source)
-        if step is None:
-            break
-        steps.append(step)
+    of them (a local, a global, a closure variable), with the tuple items right
+    above it (``L['args'][0]``). None when ``source`` is not such a read.
+
+    The C reader records nothing for a tuple item (a tuple never changes), so
+    it must only index tuples that a checked record holds: one right above the
+    root would not be compared with the tuple passed in, and a new ``*args``
+    tuple would be read as the old one, freed by then."""
+    reads = []
+    while (step := step_of(source)) is not None:
+        reads.append((source, step))
         source = source.base
-    if not steps:
+    reads.reverse()
+    while reads and reads[0][1][0] == INDEX:
+        source = reads.pop(0)[0]
+    if not reads:
         return None
-    return source, steps[::-1]
+    return source, [step for _, step in reads]
 
 
 def group(sources: Sequence[Source], min_leaves: int = MIN_LEAVES) -> Dict[Source, List[Source]]:

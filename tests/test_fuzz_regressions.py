@@ -159,3 +159,108 @@ def test_side_effect_free_generator_still_compiles(name):
     stats = collections.Counter()
     assert check_program(source, backends=("eager",), stats=stats) == []
     assert stats["compiled"] > 0 and stats["graph_break"] == 0 and stats["eager"] == 0
+
+
+# Found 2026-12-01 by the widened generator (object semantics, RELIABILITY.md).
+def _sets_compared(x, y):
+    s = {x, y}
+    return (x + int(s == {x, y}) + 2 * int(s != {x}) + 4 * int({x} < s) + 8 * int(s <= {y})
+            + 16 * int(s >= frozenset([x])) + 32 * int(s > s))
+
+
+# a set of tensors compared with ==, <, <= ... was an internal error (the whole frame ran eagerly)
+def test_set_comparison_is_traced():
+    import torch
+
+    import framegraph
+    from helpers import CountingBackend, assert_same
+
+    cnt = CountingBackend()
+    x, y = torch.ones(2), torch.zeros(2)
+    assert_same(framegraph.compile(_sets_compared, backend=cnt, fullgraph=True)(x, y), _sets_compared(x, y))
+    assert cnt.frame_count == 1
+
+
+def _forward_star_args(*args):
+    return args[0] * args[1] + args[2]
+
+
+# a guard read `args[0]`, `args[1]`, `args[2]` through a C SourceReader rooted at
+# the `*args` tuple, which nothing compared: a new call's tuple was read as the
+# first call's (stale ints, no recompile: 12 instead of 34), freed by then
+def test_star_args_items_are_read_from_the_tuple_passed_in():
+    import torch
+
+    import framegraph
+    from helpers import CountingBackend, assert_same
+
+    cnt = CountingBackend()
+    compiled = framegraph.compile(_forward_star_args, backend=cnt)
+    x, y = torch.ones(2), torch.full((2,), 10.0)
+    assert_same(compiled(x, 1, 2), _forward_star_args(x, 1, 2))
+    assert_same(compiled(x, 1, 2), _forward_star_args(x, 1, 2))
+    assert_same(compiled(y, 3, 4), _forward_star_args(y, 3, 4))
+    assert cnt.frame_count == 2
+
+
+# the same read of a freed dict: an interpreter crash (segfault) once its arena was unmapped;
+# the fuzzer's campaigns crashed every few hundred programs
+CRASH = """
+import gc, torch, framegraph
+def f(x, t):
+    return x + t[0]['a'] + t[0]['b'] + t[0]['c']
+cf = framegraph.compile(f, backend="eager")
+x = torch.zeros(2)
+junk = [{'a': i, 'b': 2, 'c': 3} for i in range(200000)]
+t = (junk[-1],)
+cf(x, t), cf(x, t)
+del t, junk
+gc.collect()
+print(cf(x, ({'a': 5, 'b': 5, 'c': 5},)).tolist())
+"""
+
+
+def test_reader_of_a_freed_tuple_item_does_not_crash():
+    import os
+    import pathlib
+    import subprocess
+    import sys
+
+    env = dict(os.environ, PYTHONPATH=str(pathlib.Path(__file__).resolve().parents[1]))
+    done = subprocess.run([sys.executable, "-c", CRASH], capture_output=True, text=True, timeout=120, env=env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "[15.0, 15.0]"
+
+
+class _Sized:
+    def __init__(self, k):
+        self.k = k
+
+    def __len__(self):
+        return self.k
+
+
+def _len_of_sized(x, k):
+    a = _Sized(k)
+    try:
+        n = len(a)
+    except (TypeError, ValueError) as e:
+        n = len(str(e))
+    return x + n
+
+
+# len() of an object whose __len__ returned -1 or 2.5 gave that value; CPython raises
+# ValueError("__len__() should return >= 0") / TypeError
+@pytest.mark.parametrize("k", [3, -1, 2.5])
+def test_len_checks_what_dunder_len_returns(k):
+    import torch
+
+    import framegraph
+    from helpers import CountingBackend, assert_same
+
+    cnt = CountingBackend()
+    x = torch.zeros(2)
+    assert_same(framegraph.compile(_len_of_sized, backend=cnt)(x, k), _len_of_sized(x, k))
+    # the raising cases break at len(); the except handler's resume function is an
+    # internal error (open, RELIABILITY.md 2026-12-01) and runs eagerly: no graph
+    assert cnt.frame_count == (1 if k == 3 else 0)

@@ -9,7 +9,12 @@ side effects on a list, a dict and an object passed in. Each program runs
 eagerly and compiled (each backend, several input shapes and dtypes, calls
 repeated so cache hits and recompiles happen) and must agree on the return
 value, on the exception (type and message) and on the final state of every
-mutated input. A mismatch prints the program and a reproduction.
+mutated input. Since 2026-12-01 it also writes Python object semantics
+(`fuzz_objects.py`: `__dict__`, OrderedDict order, `**` merging, in-place
+identity, tensor set members and dict keys, namedtuple and dataclass
+subclasses, iterators), and values are compared with their types, dict
+order, iterator positions and identity relations (`fuzz_compare.py`). A
+mismatch prints the program and a reproduction.
 """
 import argparse
 import random
@@ -18,6 +23,9 @@ import textwrap
 import traceback
 
 import torch
+
+from framegraph.testing.fuzz_compare import first_difference, same_state, state
+from framegraph.testing.fuzz_objects import FEATURES
 
 _UNARY = ["torch.sin({})", "torch.cos({})", "torch.relu({})", "torch.tanh({})", "({}).abs()",
           "({}).exp().clamp(max=1e4)", "torch.sigmoid({})", "({}) * 0.5", "-({})", "({}).t().t()"]
@@ -28,14 +36,23 @@ _REDUCE = ["({}).sum()", "({}).mean()", "({}).amax()"]
 class _Gen:
     """Writes one program; `self.rng` is the only source of randomness."""
 
-    def __init__(self, rng):
+    def __init__(self, rng, features=FEATURES):
         self.rng = rng
+        self.features = features  # feature -> probability per statement (fuzz_objects.py)
         self.tensors = ["x", "y"]
         self.ints = ["n"]
         self.lines = []
         self.helpers = []
         self.counter = 0
         self.uses_global = False
+        self.extras = []  # expressions the program returns as well, for their type and identity
+        self.defined = set()
+
+    def define(self, key, source):
+        """Add a helper (class, function, module object) once per program."""
+        if key not in self.defined:
+            self.defined.add(key)
+            self.helpers.append(source)
 
     def fresh(self, prefix):
         self.counter += 1
@@ -58,6 +75,11 @@ class _Gen:
                                 f"({a} % 3)"])
 
     def statement(self, indent, depth):
+        roll = self.rng.random() if self.features else 1.0  # no features: the programs of before 2026-12-01
+        for feature, p in self.features.items():
+            if roll < p:
+                return feature(self, indent, depth)
+            roll -= p
         kinds = ["assign", "assign", "int", "loop", "if_py", "if_tensor", "helper", "closure", "append",
                  "dict", "attr", "inplace", "item", "slice", "cat", "comprehension", "unpack", "while",
                  "try", "readback", "method"]
@@ -465,17 +487,22 @@ for _fn in _EXTRA:
     setattr(_Gen, _fn.__name__, _fn)
 
 
-def generate(seed):
-    """Source of one random program `prog(x, y, n, lst, d, obj)`, deterministic in `seed`."""
-    gen = _Gen(random.Random(seed))
+PRELUDE = ("import collections\nimport dataclasses\nimport itertools\nimport types\nimport typing\n\n"
+           "import torch\nimport framegraph\n\nG = 0\n\n")
+
+
+def generate(seed, features=FEATURES):
+    """Source of one random program `prog(x, y, n, lst, d, obj)`, deterministic in `seed` and `features`."""
+    gen = _Gen(random.Random(seed), features)
     for _ in range(gen.rng.randint(2, 7)):
         gen.statement(1, 0)
     result = " + ".join(gen.rng.sample(gen.tensors, min(3, len(gen.tensors))))
-    gen.emit(1, f"return ({result}, {gen.rng.choice(gen.ints)})")
+    extras = "".join(f", {e}" for e in list(dict.fromkeys(gen.extras))[:4])
+    gen.emit(1, f"return ({result}, {gen.rng.choice(gen.ints)}{extras})")
     if gen.uses_global:
         gen.lines.insert(0, "    global G")
     body = "\n".join(gen.lines)
-    return ("import torch\nimport framegraph\n\nG = 0\n\n" + "\n".join(gen.helpers)
+    return (PRELUDE + "\n".join(gen.helpers)
             + f"\ndef prog(x, y, n, lst, d, obj):\n{body}\n")
 
 
@@ -497,30 +524,9 @@ def _inputs(shape, dtype, n):
     return [x, y, n, [], {}, Obj()]
 
 
-def _state(result, args, ns=None):
-    x, y, n, lst, d, obj = args
-    acc = getattr(obj, "acc", None)
-    return {"result": result, "x": x, "y": y, "lst": list(lst), "d": dict(d), "count": obj.count,
-            "acc": None if acc is None else vars(acc),
-            "G": None if ns is None else ns.get("G"),
-            "modules": None if ns is None else {k: v.calls for k, v in ns.items()
-                                                 if isinstance(v, torch.nn.Module)}}
-
-
-def _same(a, b):
-    if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
-        return (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.dtype == b.dtype
-                and a.shape == b.shape and torch.allclose(a, b, rtol=1e-4, atol=1e-5, equal_nan=True))
-    if isinstance(a, (list, tuple)):
-        return type(a) is type(b) and len(a) == len(b) and all(map(_same, a, b))
-    if isinstance(a, dict):
-        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
-    return a == b
-
-
 def _run(fn, args, ns=None):
     try:
-        return _state(fn(*args), args, ns), None
+        return state(fn(*args), args, ns), None
     except Exception as e:  # the program's own exception must match too
         return None, (type(e).__name__, str(e))
 
@@ -555,9 +561,10 @@ def check_program(source, backends=("eager",), cases=None, stats=None):
                     got, got_err = _run(compiled, _inputs(shape, dtype, n), compiled_ns)
             except BaseException as e:  # a framegraph error escaping is a mismatch too
                 got, got_err = None, ("escaped " + type(e).__name__, traceback.format_exc(limit=3))
-            if expected_err != got_err or (expected is not None and not _same(expected, got)):
+            if expected_err != got_err or (expected is not None and not same_state(expected, got)):
+                where = "" if expected_err or got_err else "; " + first_difference(expected, got)
                 problems.append(f"backend={backend} shape={shape} dtype={dtype} n={n}: "
-                                f"eager={expected_err or 'ok'} compiled={got_err or 'ok'}")
+                                f"eager={expected_err or 'ok'} compiled={got_err or 'ok'}{where}")
     return problems
 
 
@@ -567,14 +574,17 @@ def main(argv=None):
     parser.add_argument("--programs", type=int, default=200)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--backends", default="eager")
+    parser.add_argument("--progress", help="file that holds the seed being run (the one an interpreter crash hit)")
     args = parser.parse_args(argv)
+    import collections
     import logging
 
     logging.getLogger("framegraph").setLevel(logging.ERROR)  # fallbacks are expected, not news
-    import collections
-
     failures, stats = 0, collections.Counter()
     for seed in range(args.seed, args.seed + args.programs):
+        if args.progress:
+            with open(args.progress, "w") as f:
+                f.write(f"{seed}\n")
         source = generate(seed)
         problems = check_program(source, tuple(args.backends.split(",")), stats=stats)
         if problems:

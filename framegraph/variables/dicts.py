@@ -265,7 +265,7 @@ class SetVariable(VariableTracker):
             return NotImplemented
         a, b = (other, self) if reflected else (self, other)
         keys = fn(set(a.items), set(b.items))
-        if isinstance(keys, bool):  # `a < b`, `a >= b`: subset comparisons
+        if isinstance(keys, bool):  # ==, !=, <, <=, >, >=: subset and equality tests on the members
             return ConstantVariable(keys)
         merged = {**b.items, **a.items}
         if fn in _IN_PLACE and not reflected and self.py_type is set:  # `s |= t`: aliases see it

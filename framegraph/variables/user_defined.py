@@ -15,6 +15,7 @@ classes whose generated ``__init__`` is inlined like any other.
 """
 import inspect
 import functools
+import operator
 import types
 
 from torch import nn
@@ -285,6 +286,21 @@ def new_namedtuple(tx, cls, args, kwargs):
     return NamedTupleVariable(items, cls)
 
 
+def _checked_len(result):
+    """What CPython's len() makes of a ``__len__`` result: an int >= 0, else the
+    TypeError or ValueError it raises (``__len__() should return >= 0``)."""
+    from .exceptions import ExceptionVariable, TracedException
+
+    value = result.as_python_constant()
+    try:
+        value = operator.index(value)
+        if value < 0:
+            raise ValueError("__len__() should return >= 0")
+    except (TypeError, ValueError) as e:
+        raise TracedException(ExceptionVariable(type(e), [ConstantVariable(str(e))])) from None
+    return value
+
+
 class UserDefinedObjectVariable(VariableTracker):
     def __init__(self, value, cls=None, **kwargs):
         super().__init__(**kwargs)
@@ -412,17 +428,17 @@ class UserDefinedObjectVariable(VariableTracker):
         return self._dunder(tx, dunder_name(fn, reflected), [other])
 
     def truth(self, tx):
-        for name in ("__bool__", "__len__"):
-            result = self._dunder(tx, name, [])
-            if result is not NotImplemented:
-                return result.truth(tx)
-        return True
+        result = self._dunder(tx, "__bool__", [])
+        if result is not NotImplemented:
+            return result.truth(tx)
+        result = self._dunder(tx, "__len__", [])
+        return True if result is NotImplemented else _checked_len(result) > 0
 
     def length(self, tx):
         result = self._dunder(tx, "__len__", [])
         if result is NotImplemented:
             unsupported("operator_error", f"object of type {self.cls.__name__} has no len()")
-        return result.as_python_constant()
+        return _checked_len(result)
 
     def getitem(self, tx, key):
         result = self._dunder(tx, "__getitem__", [key])
