@@ -66,15 +66,45 @@ def binary_op(tx, fn, a: VariableTracker, b: VariableTracker) -> VariableTracker
         return tx.output.call_function(tx, fn, [a, b], {})
     if _immutable_const(a) and _immutable_const(b):
         return _fold(_NOT_INPLACE.get(fn, fn), a.as_python_constant(), b.as_python_constant())
+    tried = False
     for x, y, reflected in ((a, b, False), (b, a, True)):
         slot = getattr(x, "binop", None)
         if slot is not None:
             result = slot(tx, fn, y, reflected)
-            if result is not NotImplemented:
+            tried = True
+            if not _is_not_implemented(result):
                 return result
     if fn in _NOT_INPLACE:
         return binary_op(tx, _NOT_INPLACE[fn], a, b)
+    if tried and fn in _FALLBACK_COMPARE:
+        return _FALLBACK_COMPARE[fn](tx, a, b)
     unsupported("unsupported_value", f"{getattr(fn, '__name__', fn)}({a}, {b})")
+
+
+def _is_not_implemented(result):
+    """A slot's answer that means "try the other operand": the sentinel itself, or
+    a traced user dunder (a dataclass ``__eq__`` on another class) that returned it."""
+    return result is NotImplemented or (type(result) is ConstantVariable and result.value is NotImplemented)
+
+
+def _unorderable(symbol):
+    def fallback(tx, a, b):
+        from .exceptions import ExceptionVariable, TracedException
+
+        message = (f"'{symbol}' not supported between instances of "
+                   f"'{a.python_type().__name__}' and '{b.python_type().__name__}'")
+        raise TracedException(ExceptionVariable(TypeError, [ConstantVariable(message)]))
+    return fallback
+
+
+# Both operands' comparison dunders returned NotImplemented: what CPython's
+# do_richcompare does then (identity for == and !=, TypeError for the orderings).
+_FALLBACK_COMPARE = {
+    operator.eq: lambda tx, a, b: ConstantVariable(is_op(tx, a, b)),
+    operator.ne: lambda tx, a, b: ConstantVariable(not is_op(tx, a, b)),
+    **{fn: _unorderable(sym) for sym, fn in (("<", operator.lt), ("<=", operator.le), (">", operator.gt),
+                                             (">=", operator.ge))},
+}
 
 
 def compare(tx, op: str, a: VariableTracker, b: VariableTracker) -> VariableTracker:

@@ -338,3 +338,28 @@ def test_isinstance_asks_a_metaclass_instancecheck():
         return x + 1, isinstance(Mallard(), Duck), isinstance(d, collections.abc.Mapping)
 
     assert framegraph.compile(f, backend="eager")(torch.ones(1), {})[1:] == (True, True)
+
+
+def test_comparisons_whose_dunders_both_return_not_implemented():
+    # A dataclass __eq__ returns NotImplemented for another class; so do both
+    # sides here: == falls back to identity, < raises TypeError (CPython's
+    # do_richcompare). The trace used to return NotImplemented itself.
+    import dataclasses
+
+    @dataclasses.dataclass
+    class Base:
+        a: int
+
+    @dataclasses.dataclass
+    class Derived(Base):
+        c: int = 3
+
+    def f(x):
+        r1, r2 = Base(1), Derived(1)
+        try:
+            ordered = r1 < r2
+        except TypeError as e:
+            ordered = str(e)
+        return x + int(r1 == r2), r1 != r2, r1 == r1, ordered
+
+    check(f, torch.randn(2))
