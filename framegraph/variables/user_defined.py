@@ -479,7 +479,11 @@ class SuperVariable(VariableTracker):
         obj_type = self.obj.python_type()
         if isinstance(self.obj, UserDefinedClassVariable):
             obj_type = self.obj.cls
+        elif issubclass(obj_type, type) and self.obj.is_python_constant():
+            obj_type = self.obj.as_python_constant()  # super().__new__(cls) with cls a class of any tracker
         mro = obj_type.__mro__
+        if self.cls not in mro:  # CPython: TypeError, obj must be an instance or subtype of type
+            unsupported("unsupported_call", f"super({self.cls.__name__}, {self.obj}): not in its MRO")
         for klass in mro[mro.index(self.cls) + 1:]:
             if name in klass.__dict__:
                 attr = klass.__dict__[name]
