@@ -149,35 +149,6 @@ class _FramegraphWatch:
         return sorted(set(self.causes)), self.why
 
 
-class _DynamoWatch:
-    """torch._dynamo's counters around one test: graph breaks, frames not converted."""
-
-    def __init__(self):
-        import torch._dynamo
-        from torch._dynamo.utils import counters
-
-        self.dynamo, self.counters = torch._dynamo, counters
-
-    def _now(self):
-        frames = self.counters["frames"]
-        return sum(self.counters["graph_break"].values()), frames["total"] - frames["ok"]
-
-    def start(self):
-        self.dynamo.reset()
-        self.before = self._now()
-        self.reasons = Counter(self.counters["graph_break"])
-
-    def stop(self):
-        breaks, unconverted = (a - b for a, b in zip(self._now(), self.before))
-        causes = [f"break:{r[:60]}" for r, n in self.counters["graph_break"].items()
-                  if n > self.reasons.get(r, 0)]
-        if breaks and not causes:
-            causes.append("break")
-        if unconverted:
-            causes.append("frame_not_converted")
-        return sorted(causes), []
-
-
 class _NoWatch:
     def start(self):
         pass
@@ -194,12 +165,17 @@ def _compiler(mode):
         import framegraph
 
         return (lambda m: framegraph.compile(m, backend="eager", fullgraph=False)), _FramegraphWatch()
-    import torch
-    import torch._dynamo
+    # torch._dynamo is never imported from framegraph/: its mode lives with the
+    # benchmarks of the checkout, which compare against it
+    import importlib.util
 
-    torch._dynamo.config.enable_trace_unittest = True
-    torch._dynamo.config.enable_trace_load_build_class = True
-    return (lambda m: torch.compile(m, backend="eager", fullgraph=False)), _DynamoWatch()
+    path = os.path.join(os.path.dirname(__file__), "..", "..", "benchmarks", "cpython_dynamo.py")
+    if not os.path.exists(path):
+        raise SystemExit("the dynamo mode needs benchmarks/cpython_dynamo.py from a framegraph checkout")
+    spec = importlib.util.spec_from_file_location("cpython_dynamo", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.compiler()
 
 
 class _Result(unittest.TestResult):
