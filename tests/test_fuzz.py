@@ -54,12 +54,11 @@ def test_object_features_are_mixed_with_the_older_constructs():
     assert any("for i" in s and "while" in s for s in sources)
 
 
-# A seeded slice over the object features (each one favoured in turn). The seed
-# marked is a wrong answer still open (RELIABILITY.md, 2026-12-01); the other
-# five once marked (OrderedDict order, ** duplicates, iterator types) pass since
-# the wrong-answer fixes landed.
-_DICT = "module __dict__ written through fz.__dict__.update() is not seen by getattr"
-KNOWN = {("dunder_dict", 0): _DICT}
+# A seeded slice over the object features (each one favoured in turn). Seeds
+# whose program is a wrong answer still open go in KNOWN (a strict xfail, with
+# the reason); the six once there (module __dict__ writes, OrderedDict order, **
+# duplicates, iterator types) pass since their fixes landed (RELIABILITY.md).
+KNOWN = {}
 SLICE = [(f.__name__[1:], seed) for f in MARKERS for seed in range(3)]
 
 

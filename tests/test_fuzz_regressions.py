@@ -263,3 +263,29 @@ def test_len_checks_what_dunder_len_returns(k):
     assert_same(framegraph.compile(_len_of_sized, backend=cnt)(x, k), _len_of_sized(x, k))
     # the raising cases raise in the trace and the frame's own except catches it
     assert cnt.frame_count == 1
+
+
+def test_module_dict_written_through_update_is_seen_by_getattr():
+    # fuzz seed 200078: fz.__dict__.update(...) was replayed after the graph, but
+    # getattr(fz, ...) read the real module first and took the default
+    import types
+
+    import torch
+
+    import framegraph
+    from helpers import CountingBackend, assert_same
+
+    def prog(x, fz, n):
+        fz.__dict__.update(tag=n)
+        return x + getattr(fz, "tag", 100), hasattr(fz, "tag"), fz.scale
+
+    def fresh():
+        fz = types.ModuleType("fz")
+        fz.scale = 2
+        return fz
+
+    cnt = CountingBackend()
+    x = torch.zeros(2)
+    a, b = fresh(), fresh()
+    assert_same(framegraph.compile(prog, backend=cnt)(x, a, 3), prog(x, b, 3))
+    assert a.tag == b.tag == 3 and cnt.frame_count == 1

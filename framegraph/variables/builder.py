@@ -75,9 +75,25 @@ class PythonModuleVariable(VariableTracker):
     def as_python_constant(self):
         return self.module
 
+    def _tracked_dict(self, tx):
+        """The tracker of this module's ``__dict__`` if the trace reached it (and may
+        have changed it: ``mod.__dict__.update(k=v)``); the module's attributes are
+        that dict's items, so reads must see its writes before they are replayed."""
+        from ..side_effects import ledger
+
+        se = ledger(tx)
+        found = se.objects.get(id(self.module.__dict__)) if se is not None else None
+        return found[1] if found is not None and found[0] is self.module.__dict__ else None
+
     def getattr(self, tx, name):
         from ..sources import AttrSource
 
+        tracked = self._tracked_dict(tx)
+        if tracked is not None and name != "__dict__":
+            key = ConstantVariable(name)
+            if tracked.contains(tx, key):
+                return tracked.getitem(tx, key)
+            unsupported("unsupported_attribute", f"module {self.module.__name__} has no {name!r}")
         try:
             value = getattr(self.module, name)
         except AttributeError:
@@ -87,6 +103,9 @@ class PythonModuleVariable(VariableTracker):
         return wrap_value(tx, value, source, guard=not stable)
 
     def hasattr(self, tx, name):
+        tracked = self._tracked_dict(tx)
+        if tracked is not None:
+            return tracked.contains(tx, ConstantVariable(name))
         return hasattr(self.module, name)
 
     def __repr__(self):
