@@ -289,3 +289,27 @@ def test_module_dict_written_through_update_is_seen_by_getattr():
     a, b = fresh(), fresh()
     assert_same(framegraph.compile(prog, backend=cnt)(x, a, 3), prog(x, b, 3))
     assert a.tag == b.tag == 3 and cnt.frame_count == 1
+
+
+def test_a_returned_iterator_over_a_list_the_trace_appended_to():
+    # fuzz seed 200059: the iterator was rebuilt (advanced) before the list's
+    # appends were replayed, ran past the old end and raised StopIteration
+    import torch
+
+    import framegraph
+    from helpers import CountingBackend, assert_same
+
+    def prog(x, lst):
+        lst.append(x + 1)
+        it = iter(lst)
+        lst.append(next(it, "end"))
+        lst.append(next(it, None))
+        return x * 2, it
+
+    cnt = CountingBackend()
+    a, b = [], []
+    got, it_got = framegraph.compile(prog, backend=cnt)(torch.zeros(2), a)
+    want, it_want = prog(torch.zeros(2), b)
+    assert_same(got, want)
+    assert type(it_got) is type(it_want) and len(list(it_got)) == len(list(it_want)) == 1
+    assert len(a) == len(b) == 3 and cnt.frame_count == 1

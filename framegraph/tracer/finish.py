@@ -66,9 +66,10 @@ def _return_code(tx):
         cg(tx.return_value)  # raises Unsupported before compiling
         cg.emit_op("RETURN_VALUE")
         return cg
+    cg.after_replay = []
     result = cg.materialize(tx.return_value)
     tx.output.side_effects.prepare(cg)
-    tx.output.side_effects.replay(cg)
+    cg.replay_side_effects(tx.output.side_effects)
     cg.load_fast(result)
     cg.emit_op("RETURN_VALUE")
     return cg

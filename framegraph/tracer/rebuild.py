@@ -56,6 +56,24 @@ class FrameCodegen(PyCodegen):
         self._building = set()
         self._later = []  # (temp, attribute, value): stores that wait for value's temporary
         self.grad_mode = grad_mode  # the real grad mode at this point of the generated code
+        # (temp, consumed, done) of list iterators built before the side effects are
+        # replayed and advanced after them (variables/iterators.py); None: no replay follows
+        self.after_replay = None
+
+    def replay_side_effects(self, side_effects):
+        """Replay the trace's side effects, then advance the iterators that waited for them."""
+        from ..variables.iterators import advance_iterator
+
+        side_effects.replay(self)
+        for temp, consumed, done in self.after_replay or ():
+            self.emit_op("PUSH_NULL")
+            self.load_const(advance_iterator)
+            self.load_fast(temp)
+            self.load_const(consumed)
+            self.load_const(done)
+            self.call(3)
+            self.emit_op("POP_TOP")
+        self.after_replay = None
 
     # ---- small emitters
     def emit_op(self, opname, **kwargs):

@@ -19,6 +19,7 @@ import itertools
 import types
 from typing import List, Optional
 
+from .. import bytecode
 from ..graph_breaks import unsupported
 from .base import VariableTracker
 from .constant import ConstantVariable
@@ -47,7 +48,11 @@ def builtin_iterator_type(container_type, table=ITERATOR_TYPES) -> Optional[type
 def resume_iterator(make, container, consumed, done):
     """The real iterator after the graph: ``make(container)`` (``iter``, ``reversed``)
     advanced past the ``consumed`` items the trace took; an exhausted one stays so."""
-    it = make(container)
+    return advance_iterator(make(container), consumed, done)
+
+
+def advance_iterator(it, consumed, done):
+    """``it`` advanced past ``consumed`` items (and exhausted if ``done``)."""
     for _ in range(consumed):
         next(it)
     if done:
@@ -140,12 +145,24 @@ class ListIteratorVariable(IteratorVariable):
             cg(TupleVariable(self.items[self.index:]))
             cg.call(1)
             return
+        done = bool(getattr(self, "done", False))
+        later = getattr(cg, "after_replay", None)
+        # A list the trace appended to gets those appends when the side effects are
+        # replayed, after this value is built: advancing its iterator now would run
+        # past the old end, and a list iterator that reached the end stays exhausted.
+        # So build it at the start and advance it after the replay.
+        defer = later is not None and (self.index or done) and self.container.python_type() is list
         cg.load_const(resume_iterator)
         cg.load_const(self.make)
         cg(self.container)
-        cg.load_const(self.index)
-        cg.load_const(bool(getattr(self, "done", False)))
+        cg.load_const(0 if defer else self.index)
+        cg.load_const(False if defer else done)
         cg.call(4)
+        if defer:
+            temp = cg.new_temp()
+            cg.emit(bytecode.create_dup_top())
+            cg.store_fast(temp)
+            later.append((temp, self.index, done))
 
     def check_fresh(self, tx):
         """A generator's values were computed at its call: refuse them if anything changed since."""
