@@ -313,3 +313,28 @@ def test_a_returned_iterator_over_a_list_the_trace_appended_to():
     assert_same(got, want)
     assert type(it_got) is type(it_want) and len(list(it_got)) == len(list(it_want)) == 1
     assert len(a) == len(b) == 3 and cnt.frame_count == 1
+
+
+# The frame's own iterator over the dict it changed cannot be rebuilt before the
+# change is replayed: the frame runs unmodified, and returns what eager returns.
+@pytest.mark.expect_fallback("cannot_resume")
+def test_an_iterator_over_a_dict_the_trace_changed_is_not_rebuilt_early():
+    # fuzz seed 200916: d['a'] = ... then iter(d); the iterator was rebuilt (and
+    # advanced) before the insertion was replayed: StopIteration
+    import torch
+
+    import framegraph
+    from helpers import CountingBackend, assert_same
+
+    def prog(x, d):
+        d["a"] = d.get("a", 0) + 1
+        it = iter(d)
+        first = next(it)
+        return x + 1, first, it
+
+    cnt = CountingBackend()
+    a, b = {"z": 0}, {"z": 0}
+    got = framegraph.compile(prog, backend=cnt)(torch.zeros(2), a)
+    want = prog(torch.zeros(2), b)
+    assert_same(got[:2], want[:2])
+    assert list(got[2]) == list(want[2]) and a == b and cnt.frame_count == 0

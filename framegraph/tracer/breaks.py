@@ -200,7 +200,7 @@ def emit_break(cg, tx, brk: GraphBreak, func, grad_mode: bool):
     lives = [_live_locals(tx, succ.inst) for succ in successors]
     # a value the resume function also gets elsewhere (a loop's iterator held in a local too)
     held = [id(v) for v in below + consumed] + [id(_contents(v)) for live in lives for v in live.values()]
-    cg.after_replay = []  # list iterators built below are advanced after the replay
+    cg.expect_replay(tx.output.side_effects)  # list iterators built below are advanced after it
     below_slots = [_stack_slot(cg, v, shared=held.count(id(v)) > 1) for v in below]
     consumed_slots = [(resume.NULL, None) if v is NULL else (resume.VALUE, cg.materialize(v))
                       for v in consumed]

@@ -66,7 +66,7 @@ def _return_code(tx):
         cg(tx.return_value)  # raises Unsupported before compiling
         cg.emit_op("RETURN_VALUE")
         return cg
-    cg.after_replay = []
+    cg.expect_replay(tx.output.side_effects)
     result = cg.materialize(tx.return_value)
     tx.output.side_effects.prepare(cg)
     cg.replay_side_effects(tx.output.side_effects)

@@ -59,6 +59,12 @@ class FrameCodegen(PyCodegen):
         # (temp, consumed, done) of list iterators built before the side effects are
         # replayed and advanced after them (variables/iterators.py); None: no replay follows
         self.after_replay = None
+        self.replayed = frozenset()  # ids of the containers the replay will change
+
+    def expect_replay(self, side_effects):
+        """Values built from here on are built before ``side_effects`` are replayed."""
+        self.after_replay = []
+        self.replayed = frozenset(id(m.target) for m in side_effects.entries if m.kind in ("list", "dict", "set"))
 
     def replay_side_effects(self, side_effects):
         """Replay the trace's side effects, then advance the iterators that waited for them."""
@@ -73,7 +79,7 @@ class FrameCodegen(PyCodegen):
             self.load_const(done)
             self.call(3)
             self.emit_op("POP_TOP")
-        self.after_replay = None
+        self.after_replay, self.replayed = None, frozenset()
 
     # ---- small emitters
     def emit_op(self, opname, **kwargs):

@@ -61,6 +61,13 @@ def advance_iterator(it, consumed, done):
     return it
 
 
+def _dict_of(container):
+    """The dict or set tracker an iterator's container stands for (a view's dict)."""
+    from .dicts import DictViewVariable
+
+    return container.dict_var if isinstance(container, DictViewVariable) else container
+
+
 def _keys_of(container):
     """The key trackers of a dict or set tracker (or a dict view's dict), in order;
     None for containers whose iterator does not check for changes (lists, tuples...)."""
@@ -145,6 +152,10 @@ class ListIteratorVariable(IteratorVariable):
             cg(TupleVariable(self.items[self.index:]))
             cg.call(1)
             return
+        if self.keys_at_start is not None and id(_dict_of(self.container)) in getattr(cg, "replayed", ()):
+            # the trace changed the dict or set before iter(); its iterator would be made
+            # before the replay makes that change, and a dict iterator sees its size change
+            unsupported("cannot_resume", "an iterator over a dict or set the trace changed")
         done = bool(getattr(self, "done", False))
         later = getattr(cg, "after_replay", None)
         # A list the trace appended to gets those appends when the side effects are
