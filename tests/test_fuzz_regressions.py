@@ -338,3 +338,26 @@ def test_an_iterator_over_a_dict_the_trace_changed_is_not_rebuilt_early():
     want = prog(torch.zeros(2), b)
     assert_same(got[:2], want[:2])
     assert list(got[2]) == list(want[2]) and a == b and cnt.frame_count == 0
+
+
+def test_vars_of_an_object_is_its_dict_view():
+    # fuzz seed 311781: vars(obj)['count'] = ... was not seen by obj.__dict__ reads
+    # or obj.count later in the trace: a wrong count, and wrong tensor values
+    import torch
+
+    import framegraph
+    from helpers import CountingBackend, assert_same
+
+    class Obj:
+        def __init__(self):
+            self.count = 1
+
+    def prog(x, obj):
+        vars(obj)["count"] = obj.count + 1
+        k = obj.__dict__["count"] + len(vars(obj))
+        return x * k, obj.count
+
+    cnt = CountingBackend()
+    a, b = Obj(), Obj()
+    assert_same(framegraph.compile(prog, backend=cnt)(torch.ones(2), a), prog(torch.ones(2), b))
+    assert a.count == b.count == 2 and cnt.frame_count == 1

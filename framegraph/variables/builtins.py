@@ -473,6 +473,17 @@ BUILTINS[itertools.chain.from_iterable] = lambda tx, its: ListIteratorVariable(
 BUILTINS[delattr] = lambda tx, obj, name: _delattr(tx, obj, name.as_python_constant())
 
 
+def _vars(tx, *args):
+    """``vars(obj)`` is ``obj.__dict__`` (the same live view); ``vars()`` reads the
+    calling frame's locals, which CPython must run."""
+    if len(args) != 1:
+        return _side_effecting(vars)(tx, *args)
+    return args[0].getattr(tx, "__dict__")
+
+
+BUILTINS[vars] = _vars
+
+
 def _tuple_new(tx, cls, iterable=None):
     """``tuple.__new__(cls, iterable)``: what a namedtuple's generated ``__new__`` (and
     ``super().__new__(cls, ...)`` in a subclass's own) returns."""
