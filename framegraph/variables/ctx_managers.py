@@ -61,7 +61,30 @@ class GradModeClassVariable(CallableVariable):
         return f"GradModeClassVariable({self.cls.__name__})"
 
 
-class GradModeVariable(VariableTracker):
+class ContextManagerVariable(VariableTracker):
+    """A context manager the tracer models: subclasses say what ``enter`` and
+    ``exit`` do; ``with`` and explicit ``__enter__``/``__exit__`` calls reach them."""
+
+    def enter(self, tx):
+        raise NotImplementedError
+
+    def exit(self, tx):
+        raise NotImplementedError
+
+    def call_method(self, tx, name, args, kwargs):
+        if name == "__enter__":
+            return self.enter(tx)
+        if name == "__exit__":
+            return self.exit(tx)
+        unsupported("unsupported_ctx_manager", f"{type(self).__name__}.{name}()")
+
+    def getattr(self, tx, name):
+        if name in ("__enter__", "__exit__"):
+            return WithExitVariable(self, name)
+        return super().getattr(tx, name)
+
+
+class GradModeVariable(ContextManagerVariable):
     """An instance of a grad-mode context manager."""
 
     def __init__(self, mode: bool, **kwargs):
@@ -86,13 +109,6 @@ class GradModeVariable(VariableTracker):
         tx.output.set_grad_mode(self.previous)
         return ConstantVariable(None)
 
-    def call_method(self, tx, name, args, kwargs):
-        if name == "__enter__":
-            return self.enter(tx)
-        if name == "__exit__":
-            return self.exit(tx)
-        unsupported("unsupported_ctx_manager", f"grad mode .{name}()")
-
     def call(self, tx, args, kwargs):
         """``torch.no_grad()(fn)``, ``@torch.set_grad_enabled(False)``: a decorator.
         ``set_grad_enabled`` switched the mode when built; decorating switches it
@@ -101,11 +117,6 @@ class GradModeVariable(VariableTracker):
         if self.entered_on_init:
             self.exit(tx)
         return ContextDecoratedVariable(lambda: GradModeVariable(self.mode), fn)
-
-    def getattr(self, tx, name):
-        if name in ("__enter__", "__exit__"):
-            return WithExitVariable(self, name)
-        return super().getattr(tx, name)
 
     def __repr__(self):
         return f"GradModeVariable({self.mode})"
@@ -151,7 +162,7 @@ class StateSwitchClassVariable(CallableVariable):
         return f"StateSwitchClassVariable({self.fn.__name__})"
 
 
-class StateSwitchVariable(VariableTracker):
+class StateSwitchVariable(ContextManagerVariable):
     """An instance of ``torch.autocast(...)`` or ``torch.inference_mode(...)``."""
 
     def __init__(self, cls, switch: StateSwitch, values: tuple, **kwargs):
@@ -175,22 +186,10 @@ class StateSwitchVariable(VariableTracker):
         self.node = None
         return ConstantVariable(None)
 
-    def call_method(self, tx, name, args, kwargs):
-        if name == "__enter__":
-            return self.enter(tx)
-        if name == "__exit__":
-            return self.exit(tx)
-        unsupported("unsupported_ctx_manager", f"{self.cls.__name__}.{name}()")
-
     def call(self, tx, args, kwargs):
         """``@torch.autocast(...)`` / ``@torch.inference_mode()``: a decorator."""
         fn = _decorated(args, kwargs, self)
         return ContextDecoratedVariable(lambda: StateSwitchVariable(self.cls, self.switch, self.values), fn)
-
-    def getattr(self, tx, name):
-        if name in ("__enter__", "__exit__"):
-            return WithExitVariable(self, name)
-        return super().getattr(tx, name)
 
     def __repr__(self):
         return f"StateSwitchVariable({self.cls.__name__}{self.values})"
@@ -238,9 +237,7 @@ class WithExitVariable(VariableTracker):
 
 def enter_context(tx, ctx: VariableTracker):
     """BEFORE_WITH: returns (bound __exit__, value of __enter__)."""
-    from .trace_time import NullContextVariable
-
-    if isinstance(ctx, (GradModeVariable, StateSwitchVariable, NullContextVariable)):
+    if isinstance(ctx, ContextManagerVariable):
         return WithExitVariable(ctx), ctx.enter(tx)
     from .user_defined import UserDefinedObjectVariable
 

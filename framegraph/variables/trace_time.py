@@ -34,6 +34,7 @@ import torch
 from ..graph_breaks import unsupported
 from .base import CallableVariable, VariableTracker
 from .constant import ConstantVariable, is_constant_value, wrap_constant
+from .ctx_managers import ContextManagerVariable
 
 
 def real_value(var: VariableTracker):
@@ -238,7 +239,7 @@ class ModelledCallVariable(VariableTracker):
         return f"ModelledCallVariable({self.fn.__qualname__})"
 
 
-class NullContextVariable(VariableTracker):
+class NullContextVariable(ContextManagerVariable):
     """A context manager with nothing to do in a graph: ``contextlib.nullcontext()``,
     and ``torch.autograd.profiler.record_function(name)`` (it only labels a range
     for an active profiler; graphs are not profiled op by op, like torch.compile)."""
@@ -255,13 +256,6 @@ class NullContextVariable(VariableTracker):
 
     def exit(self, tx):
         return ConstantVariable(None)
-
-    def call_method(self, tx, name, args, kwargs):
-        if name == "__enter__":
-            return self.enter(tx)
-        if name == "__exit__":
-            return self.exit(tx)
-        unsupported("unsupported_ctx_manager", f"{self.cls.__name__}.{name}")
 
 
 class NullContextClassVariable(CallableVariable):
