@@ -361,3 +361,34 @@ def test_vars_of_an_object_is_its_dict_view():
     a, b = Obj(), Obj()
     assert_same(framegraph.compile(prog, backend=cnt)(torch.ones(2), a), prog(torch.ones(2), b))
     assert a.count == b.count == 2 and cnt.frame_count == 1
+
+
+@pytest.mark.parametrize("start", [{}, {"a": 1}], ids=["empty", "one_key"])
+def test_an_exhausted_dict_iterator_stays_exhausted_after_a_break(start):
+    # fuzz seed 300243 (and 6 more): a loop ran a dict's iterator to its end before a
+    # graph break, and the dict grew after it; the iterator handed to the resume
+    # function was a fresh one over the grown dict, whose next() raised RuntimeError,
+    # while eager's exhausted iterator has let go of its dict and just stops
+    import torch
+
+    import framegraph
+    from helpers import CountingBackend, assert_same
+
+    def prog(x, d):
+        it = iter(d.items())
+        for _ in it:
+            pass
+        framegraph.graph_break()
+        d["w"] = x
+        total = x * 0
+        for k, v in list(d.items())[::-1]:
+            total = total + d[k] * len(k)
+        return total, it
+
+    cnt = CountingBackend()
+    a, b = dict(start), dict(start)
+    got, it_got = framegraph.compile(prog, backend=cnt)(torch.ones(2), a)
+    want, it_want = prog(torch.ones(2), b)
+    assert_same(got, want)
+    assert type(it_got) is type(it_want) and list(it_got) == list(it_want) == []
+    assert a.keys() == b.keys() and cnt.frame_count == 1  # the empty graph before the break is not compiled

@@ -131,6 +131,7 @@ class ListIteratorVariable(IteratorVariable):
         self.container, self.make, self.kind = container, make, kind
         # a dict's or set's iterator raises RuntimeError once its container changed size
         self.keys_at_start = _keys_of(container)
+        self.done = False  # exhausted: a builtin iterator stays so, whatever its container does
 
     def python_type(self):
         if self.from_generator:
@@ -143,6 +144,17 @@ class ListIteratorVariable(IteratorVariable):
         tuple iterator, where the container is not a builtin one."""
         if self.container is None and self.kind not in (None, itertools.chain):
             unsupported("cannot_resume", f"a {self.kind.__name__} iterator cannot be rebuilt")
+        if self.done and self.container is not None:
+            # CPython's builtin iterators drop their container once exhausted and stay
+            # so: what the container became since does not matter, only the type
+            cg.emit_op("PUSH_NULL")
+            cg.load_const(resume_iterator)
+            cg.load_const(self.make)
+            cg(self.container)
+            cg.load_const(0)
+            cg.load_const(True)
+            cg.call(4)
+            return
         if self.keys_at_start is not None and _changed(self.keys_at_start, _keys_of(self.container)):
             # iter(container) now would not know: CPython's iterator raises, or walks its table
             unsupported("cannot_resume", "an iterator over a dict or set that changed since iter()")
@@ -156,7 +168,7 @@ class ListIteratorVariable(IteratorVariable):
             # the trace changed the dict or set before iter(); its iterator would be made
             # before the replay makes that change, and a dict iterator sees its size change
             unsupported("cannot_resume", "an iterator over a dict or set the trace changed")
-        done = bool(getattr(self, "done", False))
+        done = False
         later = getattr(cg, "after_replay", None)
         # A list the trace appended to gets those appends when the side effects are
         # replayed, after this value is built: advancing its iterator now would run
@@ -200,9 +212,12 @@ class ListIteratorVariable(IteratorVariable):
             RuntimeError, [ConstantVariable(f"{what} changed size during iteration")]))
 
     def next(self, tx) -> Optional[VariableTracker]:
+        if self.done:
+            return None
         self.check_fresh(tx)
         self.check_container()
         if self.index >= len(self.items):
+            self.done = True
             return None
         self.index += 1
         return self.items[self.index - 1]
@@ -221,7 +236,7 @@ class LiveListIteratorVariable(ListIteratorVariable):
 
     def __init__(self, seq, **kwargs):
         super().__init__([], container=seq, kind=ITERATOR_TYPES[list], **kwargs)
-        self.seq, self.done = seq, False
+        self.seq = seq
 
     @property
     def items(self):
@@ -230,12 +245,6 @@ class LiveListIteratorVariable(ListIteratorVariable):
     @items.setter
     def items(self, value):
         pass  # the constructor's snapshot: this iterator has none
-
-    def next(self, tx):
-        item = super().next(tx)
-        if item is None:
-            self.done = True
-        return item
 
 
 class EnumerateVariable(IteratorVariable):
