@@ -14,6 +14,7 @@ import inspect
 import itertools
 import math
 import operator
+import sys
 import types
 from typing import Callable, Dict
 
@@ -21,6 +22,7 @@ import torch
 
 from ..graph_breaks import unsupported
 from .base import CallableVariable
+from .builtin_methods import MODELS as BUILTIN_METHOD_MODELS, call_unbound, is_unbound_builtin_method
 from .constant import ConstantVariable, wrap_constant
 from .dicts import ConstDictVariable, SetVariable
 from .exceptions import TracedException, is_exception_class, make_exception, python_operation, raise_in_trace
@@ -41,6 +43,8 @@ class BuiltinVariable(CallableVariable):
             return model(tx, *args, **kwargs)
         if is_exception_class(self.fn):
             return make_exception(self.fn, args, kwargs)
+        if is_unbound_builtin_method(self.fn):  # dict.get(d, k), list.__iadd__(a, b)
+            return call_unbound(tx, self.fn, args, kwargs)
         values = list(args) + list(kwargs.values())
         if _is_pure(self.fn) and all(_is_constant_arg(a) for a in values):
             for a in values:
@@ -442,7 +446,9 @@ BUILTINS: Dict[Callable, Callable] = {
 for _fn in (operator.add, operator.sub, operator.mul, operator.truediv, operator.floordiv,
             operator.mod, operator.pow, operator.matmul, operator.and_, operator.or_, operator.xor,
             operator.lshift, operator.rshift, operator.neg, operator.pos, operator.invert, operator.abs,
-            operator.iadd, operator.isub, operator.imul):
+            operator.iadd, operator.isub, operator.imul, operator.iand, operator.ior, operator.ixor,
+            operator.itruediv, operator.ifloordiv, operator.imod, operator.ipow, operator.ilshift,
+            operator.irshift, operator.imatmul):
     BUILTINS[_fn] = _operator_fn(_fn)
 for _op, _fn in COMPARE_OPS.items():
     BUILTINS[_fn] = _compare_fn(_op)
@@ -499,6 +505,17 @@ def _tuple_new(tx, cls, iterable=None):
 
 
 BUILTINS[tuple.__new__] = _tuple_new
+BUILTINS.update(BUILTIN_METHOD_MODELS)
+
+
+def _intern(tx, s):
+    """``sys.intern(s)``: the one str of that value (a constant here either way)."""
+    if not (s.is_python_constant() and type(s.as_python_constant()) is str):
+        unsupported("operator_error", "intern() argument must be a str")
+    return ConstantVariable(sys.intern(s.as_python_constant()))
+
+
+BUILTINS[sys.intern] = _intern
 
 
 def _delattr(tx, obj, name):

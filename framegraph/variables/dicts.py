@@ -124,6 +124,36 @@ class ConstDictVariable(VariableTracker):
         self.check_mutable("del dict item", tx)
         self.items.pop(hash_key(key))
 
+    def binop(self, tx, fn, other, reflected):
+        """``d | e`` (a new dict: ``d``'s items updated by ``e``'s) and ``d |= e`` (in place),
+        between dicts of one type (an OrderedDict or defaultdict has its own ``__or__``)."""
+        if fn not in (operator.or_, operator.ior) or not isinstance(other, ConstDictVariable) \
+                or other.py_type is not self.py_type or self.py_type not in (dict, collections.OrderedDict):
+            return NotImplemented
+        left, right = (other, self) if reflected else (self, other)
+        if fn is operator.ior and not reflected:
+            self.check_mutable("dict |=", tx)
+            _update(self, tx, other)
+            return self
+        merged = ConstDictVariable(list(left.items.values()), py_type=self.py_type)
+        _update(merged, tx, right)
+        return merged
+
+    def equal(self, tx, other):
+        """``==`` of two dicts: the same keys, each value ``==``; two OrderedDicts in the same
+        order too. None where the other is not a dict tracker."""
+        if not isinstance(other, ConstDictVariable):
+            return None
+        if self.items.keys() != other.items.keys():
+            return False
+        ordered = issubclass(self.py_type, collections.OrderedDict) and issubclass(
+            other.py_type, collections.OrderedDict)
+        if ordered and list(self.items) != list(other.items):
+            return False
+        from .ops import compare
+
+        return all(compare(tx, "==", v, other.items[k][1]).truth(tx) for k, (_, v) in self.items.items())
+
     def call_method(self, tx, name, args, kwargs):
         method = _DICT_METHODS.get(name)
         if method is None:

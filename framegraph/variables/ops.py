@@ -136,7 +136,10 @@ def _structurally_equal(tx, a, b):
         if (ta is not tb and not (issubclass(ta, tuple) and issubclass(tb, tuple))) or len(a.items) != len(b.items):
             return False
         return all(compare(tx, "==", x, y).truth(tx) for x, y in zip(a.items, b.items))
-    from .dicts import DictViewVariable, SetVariable
+    from .dicts import ConstDictVariable, DictViewVariable, SetVariable
+
+    if isinstance(a, ConstDictVariable) and isinstance(b, ConstDictVariable):
+        return a.equal(tx, b)
 
     views = [v for v in (a, b) if isinstance(v, DictViewVariable)]
     if views and all(isinstance(v, (DictViewVariable, SetVariable)) for v in (a, b)):

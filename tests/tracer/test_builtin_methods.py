@@ -1,0 +1,120 @@
+"""Methods of builtin types called through the class, and dict operators, as libraries write them.
+
+``dict.get(d, k)`` in a mapping helper, ``dict.fromkeys(names)`` to dedupe in
+order, ``list.__iadd__`` from a mixin, ``dict.__ior__``/``|`` merging configs,
+``operator.ior`` in a reduce, ``sys.intern`` on attribute names: each is one
+graph and returns what eager returns.
+"""
+import collections
+import functools
+import operator
+import sys
+
+import pytest
+import torch
+
+import framegraph
+from helpers import CountingBackend, assert_same, check
+
+
+def test_dict_methods_through_the_class():
+    def f(x, d):
+        scale = dict.get(d, "scale", 1) + dict.get(d, "missing", 0)
+        total = sum(v for _, v in dict.items(d))
+        return x * scale + total, sorted(dict.keys(d))
+
+    check(f, torch.ones(3), {"scale": 2, "bias": 3})
+
+
+def test_fromkeys_dedupes_in_order():
+    def f(x, names):
+        unique = list(dict.fromkeys(names))
+        flags = collections.OrderedDict.fromkeys(unique, True)
+        return x * len(unique), unique, flags
+
+    check(f, torch.ones(2), ["q", "k", "q", "v", "k"])
+
+
+def test_in_place_slots_through_the_class_change_the_object():
+    def f(x):
+        layers = [x]
+        list.__iadd__(layers, [x * 2])
+        list.__imul__(layers, 2)
+        merged = {"a": 1}
+        dict.__ior__(merged, {"b": 2})
+        return sum(layers), merged, list.__add__([1], [2])
+
+    check(f, torch.ones(2))
+
+
+def test_operator_in_place_functions_in_a_reduce():
+    def f(x, groups):
+        seen = functools.reduce(operator.ior, [set(g) for g in groups], set())
+        common = operator.iand(set(groups[0]), set(groups[1]))
+        odd = operator.ixor({1, 2}, {2, 3})
+        return x * len(seen), sorted(common), sorted(odd)
+
+    check(f, torch.ones(2), [[1, 2], [2, 3], [3, 4]])
+
+
+def test_methods_of_constants_through_the_class():
+    def f(x, name):
+        key = str.upper(name) + str.join("_", ["a", "b"])
+        return x * len(key), key, int.__add__(1, 2), int.__add__(1, 2.0)
+
+    check(f, torch.ones(2), "attn")
+
+
+def test_a_subclass_override_is_not_what_the_class_method_runs():
+    class Counting(dict):
+        def get(self, key, default=None):
+            return "overridden"
+
+    def f(x, d):
+        return x + 1, dict.get(d, "a")
+
+    # dict.get on the subclass runs dict's C function; the tracker does not model
+    # that part of a subclass instance passed in, so the frame breaks there
+    cnt = check(f, torch.ones(2), Counting(a=3), fullgraph=False)
+    assert cnt.frame_count == 1
+
+
+def test_dict_equality_and_union():
+    def f(x, d, e):
+        same = d == e
+        merged = d | {"extra": 1}
+        copied = dict(d)
+        copied |= {"late": 2}
+        ordered = collections.OrderedDict(a=1, b=2) == collections.OrderedDict(b=2, a=1)
+        mixed = collections.OrderedDict(a=1, b=2) == {"b": 2, "a": 1}
+        return x * len(merged), same, merged, copied, ordered, mixed, copied != e
+
+    check(f, torch.ones(2), {"a": 1, "b": [1, 2]}, {"b": [1, 2], "a": 1})
+
+
+def test_in_place_union_of_a_dict_passed_in_is_seen_by_the_caller():
+    def f(x, config):
+        config |= {"dropout": 0.0}
+        return x * len(config)
+
+    a, b = {"hidden": 4}, {"hidden": 4}
+    cnt = CountingBackend()
+    assert_same(framegraph.compile(f, backend=cnt, fullgraph=True)(torch.ones(2), a), f(torch.ones(2), b))
+    assert a == b == {"hidden": 4, "dropout": 0.0} and cnt.frame_count == 1
+
+
+def test_list_new_makes_an_empty_list():
+    def f(x):
+        items = list.__new__(list)
+        items.append(x + 1)
+        return items, tuple.__new__(tuple, [1, 2])
+
+    check(f, torch.ones(2))
+
+
+@pytest.mark.parametrize("name", ["weight", "bias"])
+def test_sys_intern_of_attribute_names(name):
+    def f(x, n):
+        return x * len(sys.intern(n)), sys.intern(n) is sys.intern("".join(n))
+
+    check(f, torch.ones(2), name)
