@@ -26,8 +26,10 @@ from .builtin_methods import MODELS as BUILTIN_METHOD_MODELS, call_unbound, is_u
 from .constant import ConstantVariable, wrap_constant
 from .dicts import ConstDictVariable, SetVariable
 from .exceptions import TracedException, is_exception_class, make_exception, python_operation, raise_in_trace
+from .itertools_iters import MODELS as ITERTOOLS_MODELS
 from .iterators import EnumerateVariable, FilterVariable, ListIteratorVariable, MapVariable, ZipVariable
 from .lists import ListVariable, SizeVariable, SliceVariable, TupleVariable
+from .operator_getters import MODELS as OPERATOR_GETTER_MODELS
 from .ops import COMPARE_OPS, binary_op, compare, contains_op, is_op, unary_op
 from .tensor import TensorVariable
 
@@ -456,8 +458,6 @@ for _op, _fn in COMPARE_OPS.items():
 # Builtins that are pure functions of constant arguments.
 for _fn in (input, open, breakpoint, exec, eval, compile, globals, locals, vars, delattr, __import__):
     BUILTINS[_fn] = _side_effecting(_fn)
-BUILTINS[itertools.chain] = lambda tx, *its: ListIteratorVariable([x for it in its for x in it.unpack(tx)],
-                                                                    kind=itertools.chain)
 
 
 def _product(tx, *iterables, repeat=ConstantVariable(1)):
@@ -474,8 +474,6 @@ def _pairwise(tx, iterable):
 
 BUILTINS[itertools.product] = _product
 BUILTINS[itertools.pairwise] = _pairwise
-BUILTINS[itertools.chain.from_iterable] = lambda tx, its: ListIteratorVariable(
-    [x for it in its.unpack(tx) for x in it.unpack(tx)], kind=itertools.chain)
 BUILTINS[delattr] = lambda tx, obj, name: _delattr(tx, obj, name.as_python_constant())
 
 
@@ -506,6 +504,8 @@ def _tuple_new(tx, cls, iterable=None):
 
 BUILTINS[tuple.__new__] = _tuple_new
 BUILTINS.update(BUILTIN_METHOD_MODELS)
+BUILTINS.update(ITERTOOLS_MODELS)
+BUILTINS.update(OPERATOR_GETTER_MODELS)
 
 
 def _intern(tx, s):

@@ -15,7 +15,6 @@ iterator still sees the list as it is.
 """
 import collections
 import functools
-import itertools
 import types
 from typing import List, Optional
 
@@ -142,7 +141,7 @@ class ListIteratorVariable(IteratorVariable):
         """The iterator eager would hold: ``iter(container)`` (or ``reversed``) advanced
         to this position, of the container's own iterator type; the items left, as a
         tuple iterator, where the container is not a builtin one."""
-        if self.container is None and self.kind not in (None, itertools.chain):
+        if self.container is None and self.kind is not None:
             unsupported("cannot_resume", f"a {self.kind.__name__} iterator cannot be rebuilt")
         if self.done and self.container is not None:
             # CPython's builtin iterators drop their container once exhausted and stay

@@ -1,0 +1,138 @@
+"""itertools as libraries use it: lazy, in step with the program, rebuilt after a break.
+
+``islice`` takes only what it yields from the iterator it shares, predicates
+run once per item, ``count`` numbers layers, ``zip_longest`` pads, and an
+iterator that is still live at a graph break comes back in the same state.
+"""
+import itertools
+import operator
+
+import pytest
+import torch
+
+import framegraph
+from helpers import CountingBackend, assert_same, check
+
+
+def test_islice_takes_only_what_it_yields_from_a_shared_iterator():
+    def f(x, chunks):
+        it = iter(chunks)
+        head = list(itertools.islice(it, 2))
+        rest = list(it)
+        return x * len(head) + sum(rest), head
+
+    check(f, torch.ones(2), [1, 2, 3, 4, 5])
+
+
+@pytest.mark.parametrize("args", [(3,), (1, 4), (0, None, 2), (2, 9, 3), (5, 2)])
+def test_islice_start_stop_step(args):
+    def f(x, n):
+        picked = list(itertools.islice(range(n), *args))
+        return x * sum(picked), picked
+
+    check(f, torch.ones(2), 8)
+
+
+def test_predicates_run_once_per_item_in_order():
+    def f(x, lengths):
+        calls = []
+
+        def short(n):
+            calls.append(n)
+            return n < 3
+
+        kept = list(itertools.takewhile(short, lengths))
+        dropped = list(itertools.dropwhile(lambda n: n < 3, lengths))
+        return x * sum(kept), kept, dropped, calls
+
+    check(f, torch.ones(2), [1, 2, 5, 1, 7])
+
+
+def test_accumulate_running_totals_of_tensors():
+    def f(xs):
+        sums = list(itertools.accumulate(xs))
+        products = list(itertools.accumulate(xs, operator.mul, initial=torch.ones(2)))
+        return sums, products
+
+    check(f, [torch.full((2,), float(i)) for i in range(1, 4)])
+
+
+def test_count_numbers_layers_and_repeat_pads():
+    def f(xs):
+        out = []
+        for i, t in zip(itertools.count(1), xs):
+            out.append(t * i)
+        pads = list(itertools.repeat(0.5, 2))
+        return out, pads, sum(itertools.islice(itertools.count(10, 5), 3))
+
+    check(f, [torch.ones(2), torch.ones(2)])
+
+
+def test_zip_longest_and_starmap():
+    def f(a, b):
+        pairs = list(itertools.zip_longest([a, b], [b], fillvalue=None))
+        sums = list(itertools.starmap(torch.add, [(a, b), (b, b)]))
+        return len(pairs), pairs[1][1] is None, sums
+
+    check(f, torch.ones(2), torch.full((2,), 2.0))
+
+
+def test_compress_combinations_permutations():
+    def f(x, names):
+        chosen = list(itertools.compress(names, [1, 0, 1]))
+        pairs = list(itertools.combinations(names, 2))
+        orders = list(itertools.permutations(names[:2]))
+        return x * len(pairs), chosen, pairs, orders
+
+    check(f, torch.ones(2), ["q", "k", "v"])
+
+
+def test_an_islice_live_at_a_graph_break_resumes_where_it_was():
+    def f(x, items):
+        it = itertools.islice(iter(items), 1, None, 2)
+        first = next(it)
+        y = x * first
+        framegraph.graph_break()
+        return y + sum(it), type(it).__name__
+
+    cnt = CountingBackend()
+    got = framegraph.compile(f, backend=cnt)(torch.ones(2), [1, 2, 3, 4, 5, 6])
+    assert_same(got, f(torch.ones(2), [1, 2, 3, 4, 5, 6]))
+    assert cnt.frame_count == 2
+
+
+def test_a_count_returned_keeps_counting():
+    def f(x):
+        c = itertools.count(3, 2)
+        return x * next(c), c
+
+    cnt = CountingBackend()
+    compiled = framegraph.compile(f, backend=cnt, fullgraph=True)
+    (got, c_got), (want, c_want) = compiled(torch.ones(2)), f(torch.ones(2))
+    assert_same(got, want)
+    assert type(c_got) is itertools.count and next(c_got) == next(c_want) == 5 and cnt.frame_count == 1
+
+
+def test_chain_reads_each_source_only_when_it_gets_there():
+    def f(x, a, b):
+        it = iter(a)
+        c = itertools.chain(it, b)
+        first = next(c)
+        rest_of_a = list(it)  # the chain took one item of a: the rest is still there
+        flat = list(itertools.chain.from_iterable([[1, 2], (3,), range(2)]))
+        return x * first, rest_of_a, list(c), flat
+
+    check(f, torch.ones(2), [1, 2, 3], [4])
+
+
+def test_a_chain_live_at_a_graph_break_resumes_in_the_middle():
+    def f(x, a, b):
+        c = itertools.chain(a, b)
+        y = x * next(c)
+        framegraph.graph_break()
+        return y, list(c)
+
+    cnt = CountingBackend()
+    got = framegraph.compile(f, backend=cnt)(torch.ones(2), [1, 2], [3])
+    assert_same(got, f(torch.ones(2), [1, 2], [3]))
+    assert cnt.frame_count == 1
