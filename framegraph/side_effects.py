@@ -139,6 +139,10 @@ def _object_kind(var) -> Optional[str]:
         return "set"
     if isinstance(var, UserDefinedObjectVariable) and var.value is not None:
         return "object"
+    from .variables.tensor import TensorVariable
+
+    if isinstance(var, TensorVariable) and var.source is not None:
+        return "object"  # t.grad = ..., written back as an attribute
     from .variables.nn_module import NNModuleVariable
 
     if isinstance(var, NNModuleVariable) and var.source is not None:

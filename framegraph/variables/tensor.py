@@ -46,6 +46,7 @@ class TensorVariable(VariableTracker):
         self._fake = fake
         self.cls = cls
         self.used = False
+        self.attrs = {}  # attributes written in the trace (only .grad): replayed as an object's
         node.meta["example_value"] = fake
 
     @property
@@ -74,6 +75,8 @@ class TensorVariable(VariableTracker):
             from .builder import wrap_value
 
             return wrap_value(tx, self.cls)
+        if name == "grad" and name in self.attrs:  # written earlier in this trace
+            return self.attrs[name]
         if name == "grad" and self.source is not None and self in tx.output.inputs:
             # an input's .grad (an optimizer reading parameters): re-read and guarded on every call
             from ..sources import AttrSource
@@ -92,7 +95,28 @@ class TensorVariable(VariableTracker):
         return hasattr(torch.Tensor, name) or name in META_ATTRS or name == "shape"
 
     def setattr(self, tx, name, value):
-        unsupported("unsupported_attribute", f"setting tensor.{name}")
+        """``t.grad = None`` or ``= g`` (``zero_grad(set_to_none=True)``, a gradient
+        hook written by hand): on a tensor from outside, a write replayed after the
+        graph like an object attribute's; later reads in the trace see it."""
+        if name != "grad":
+            unsupported("unsupported_attribute", f"setting tensor.{name}")
+        if isinstance(value, TensorVariable):
+            mine, theirs = self.fake, value.fake
+            if (mine.shape, mine.dtype, mine.device) != (theirs.shape, theirs.dtype, theirs.device):
+                # autograd would raise "assigned grad has data of a different size/type"
+                unsupported("unsupported_attribute", "assigning a .grad of another shape, dtype or device")
+        elif not (value.is_python_constant() and value.as_python_constant() is None):
+            unsupported("unsupported_attribute", f"assigning {value} to tensor.grad")
+        if self.source is None:
+            if isinstance(value, TensorVariable):  # a graph value's .grad is not modelled
+                unsupported("unsupported_attribute", "setting .grad of a tensor made in the graph")
+            return  # made in the graph: its .grad is None already (no backward runs inside)
+        if self not in tx.output.inputs:
+            unsupported("unsupported_attribute", "setting .grad of a tensor that is not a graph input")
+        from ..side_effects import record_mutation
+
+        record_mutation(tx, self, "setting tensor.grad")
+        self.attrs[name] = value
 
     def call_method(self, tx, name, args, kwargs):
         if name in META_METHODS:
