@@ -24,6 +24,7 @@ from ..graph_breaks import unsupported
 from .base import CallableVariable
 from .builtin_methods import MODELS as BUILTIN_METHOD_MODELS, call_unbound, is_unbound_builtin_method
 from .constant import ConstantVariable, wrap_constant
+from .deques import make_deque
 from .dicts import ConstDictVariable, SetVariable
 from .exceptions import TracedException, is_exception_class, make_exception, python_operation, raise_in_trace
 from .itertools_iters import MODELS as ITERTOOLS_MODELS
@@ -506,6 +507,7 @@ BUILTINS[tuple.__new__] = _tuple_new
 BUILTINS.update(BUILTIN_METHOD_MODELS)
 BUILTINS.update(ITERTOOLS_MODELS)
 BUILTINS.update(OPERATOR_GETTER_MODELS)
+BUILTINS[collections.deque] = make_deque
 
 
 def _intern(tx, s):
