@@ -148,6 +148,15 @@ class CallableVariable(VariableTracker):
         return self.fn
 
 
+METHOD_NAME_ATTRS = ("__name__", "__qualname__", "__doc__", "__module__")
+
+
+def _constant(value):
+    from .constant import ConstantVariable
+
+    return ConstantVariable(value)
+
+
 class BoundMethodVariable(VariableTracker):
     """``obj.name`` for a method the tracker models in ``call_method``."""
 
@@ -160,6 +169,17 @@ class BoundMethodVariable(VariableTracker):
 
     def python_type(self):
         return type(len)
+
+    def getattr(self, tx, name):
+        """``__self__``, and the names of the method its type defines (``[].append.__qualname__``
+        is ``'list.append'``: what ``unittest`` and error messages print)."""
+        if name == "__self__":
+            return self.obj
+        if name in METHOD_NAME_ATTRS:
+            real = getattr(self.obj.python_type(), self.name, None)
+            if real is not None and hasattr(real, name):
+                return _constant(getattr(real, name))
+        return super().getattr(tx, name)
 
     def __repr__(self):
         return f"BoundMethodVariable({self.obj!r}.{self.name})"

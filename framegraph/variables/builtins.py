@@ -30,6 +30,7 @@ from .exceptions import TracedException, is_exception_class, make_exception, pyt
 from .itertools_iters import MODELS as ITERTOOLS_MODELS
 from .iterators import EnumerateVariable, FilterVariable, ListIteratorVariable, MapVariable, ZipVariable
 from .lists import ListVariable, SizeVariable, SliceVariable, TupleVariable
+from .mapping_proxy import make_mapping_proxy
 from .operator_getters import MODELS as OPERATOR_GETTER_MODELS
 from .ops import COMPARE_OPS, binary_op, compare, contains_op, is_op, unary_op
 from .tensor import TensorVariable
@@ -508,6 +509,7 @@ BUILTINS.update(BUILTIN_METHOD_MODELS)
 BUILTINS.update(ITERTOOLS_MODELS)
 BUILTINS.update(OPERATOR_GETTER_MODELS)
 BUILTINS[collections.deque] = make_deque
+BUILTINS[types.MappingProxyType] = make_mapping_proxy
 
 
 def _intern(tx, s):

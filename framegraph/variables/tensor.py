@@ -15,7 +15,7 @@ import operator
 import torch
 
 from ..graph_breaks import unsupported
-from .base import VariableTracker
+from .base import METHOD_NAME_ATTRS, VariableTracker
 from .constant import ConstantVariable, wrap_constant
 from .symint import symbolic_meta
 
@@ -174,6 +174,13 @@ class TensorMethodVariable(VariableTracker):
 
     def python_type(self):
         return type(getattr(torch.zeros(0), self.name))
+
+    def getattr(self, tx, name):
+        if name == "__self__":
+            return self.tensor
+        if name in METHOD_NAME_ATTRS:  # x.sum.__name__: the bound method of the example tensor's
+            return ConstantVariable(getattr(getattr(self.tensor.fake, self.name), name))
+        return super().getattr(tx, name)
 
     def __repr__(self):
         return f"TensorMethodVariable({self.name})"

@@ -118,3 +118,31 @@ def test_sys_intern_of_attribute_names(name):
         return x * len(sys.intern(n)), sys.intern(n) is sys.intern("".join(n))
 
     check(f, torch.ones(2), name)
+
+
+def test_a_mapping_proxy_is_a_live_read_only_view():
+    import types
+
+    def f(x):
+        registry = {"relu": 1}
+        view = types.MappingProxyType(registry)
+        registry["gelu"] = 2  # the view sees it
+        try:
+            view["tanh"] = 3
+        except TypeError as e:
+            error = str(e)
+        return x * len(view), view["gelu"], "relu" in view, sorted(view), view | {"silu": 4}, error
+
+    check(f, torch.ones(2))
+
+
+def test_names_of_bound_methods():
+    class Block:
+        def forward(self, x):
+            return x
+
+    def f(x, block):
+        names = (x.sum.__name__, [].append.__qualname__, {}.get.__name__, block.forward.__qualname__)
+        return x * len(names[0]), names, x.sum.__self__ is x
+
+    check(f, torch.ones(2), Block())
