@@ -86,6 +86,8 @@ _MAX_NESTING = 64
 
 
 def _is_constant_arg(v, inside=()) -> bool:
+    if isinstance(v, ListVariable) and v.python_type() is not list:
+        return False  # a list subclass: its methods (``__repr__``...) may be the user's
     if isinstance(v, ListVariable):
         if any(v is outer for outer in inside):
             return True  # a list that contains itself: rebuilt with the cycle

@@ -132,8 +132,9 @@ def _structurally_equal(tx, a, b):
         return True
     if isinstance(a, BaseListVariable) and isinstance(b, BaseListVariable):
         ta, tb = a.python_type(), b.python_type()
-        # a list equals only a list; any tuple (torch.Size, a namedtuple) equals a tuple
-        if (ta is not tb and not (issubclass(ta, tuple) and issubclass(tb, tuple))) or len(a.items) != len(b.items):
+        # a list (or list subclass) equals only a list; any tuple (torch.Size, a namedtuple) a tuple
+        same_kind = ta is tb or any(issubclass(ta, k) and issubclass(tb, k) for k in (list, tuple))
+        if not same_kind or len(a.items) != len(b.items):
             return False
         return all(compare(tx, "==", x, y).truth(tx) for x, y in zip(a.items, b.items))
     from .dicts import ConstDictVariable, DictViewVariable, SetVariable

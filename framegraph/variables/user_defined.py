@@ -244,6 +244,10 @@ class UserDefinedClassVariable(VariableTracker):
             return BUILTINS[cls](tx, *args, **kwargs)
         if is_user_dict_class(cls):
             return new_user_dict(tx, cls, args, kwargs)
+        from .user_containers import is_user_container_class, new_user_container
+
+        if is_user_container_class(cls):
+            return new_user_container(tx, cls, args, kwargs)
         if cls.__new__ is not object.__new__ or "__slots__" in cls.__dict__:
             unsupported("unsupported_call", f"creating a {cls.__name__} (custom __new__/metaclass/slots)")
         obj = UserDefinedObjectVariable(None, cls)

@@ -1,0 +1,84 @@
+"""User subclasses of list and set made inside compiled code, as libraries write them."""
+import torch
+
+import framegraph
+from helpers import CountingBackend, assert_same, check
+
+
+class Layers(list):
+    """A list with a helper method and an attribute (a module registry)."""
+
+    def __init__(self, items=(), name="layers"):
+        super().__init__(items)
+        self.name = name
+
+    def total(self, x):
+        for fn in self:
+            x = fn(x)
+        return x
+
+
+class Tags(set):
+    def add(self, item):  # an override: normalises, then the builtin add
+        super().add(item.lower())
+
+
+class Stack(list):
+    def __getitem__(self, i):
+        return list.__getitem__(self, -1 - i)  # indexes from the top
+
+    def __len__(self):
+        return list.__len__(self) * 1
+
+
+def test_a_list_subclass_with_methods_and_attributes():
+    def f(x):
+        layers = Layers([torch.relu, torch.tanh], name="act")
+        layers.append(torch.sigmoid)
+        return layers.total(x), len(layers), layers.name, isinstance(layers, list)
+
+    check(f, torch.randn(3))
+
+
+def test_a_set_subclass_override_runs_and_operators_give_plain_sets():
+    def f(x):
+        tags = Tags()
+        tags.add("Q")
+        tags.add("q")
+        tags.add("K")
+        union = tags | {"v"}
+        return x * len(tags), sorted(tags), type(union) is set, "q" in tags
+
+    check(f, torch.ones(2))
+
+
+def test_overridden_slots_are_inlined():
+    def f(x):
+        s = Stack([x, x * 2, x * 3])
+        n = Stack([1, 2, 3])
+        return s[0], len(s), n == [1, 2, 3], n[0]
+
+    check(f, torch.ones(2))
+
+
+def test_list_subclass_equality_and_concatenation_follow_list():
+    def f(x):
+        a, b = Layers([1, 2]), Layers([3])
+        joined = a + b
+        return x * len(joined), type(joined) is list, a == [1, 2], [1, 2] == a, a[:1]
+
+    check(f, torch.ones(2))
+
+
+def test_a_list_subclass_returned_is_rebuilt_with_its_attributes():
+    def f(x):
+        layers = Layers([x + 1], name="out")
+        layers.extra = 3
+        return layers
+
+    cnt = CountingBackend()
+    got = framegraph.compile(f, backend=cnt, fullgraph=True)(torch.ones(2))
+    want = f(torch.ones(2))
+    assert type(got) is Layers and (got.name, got.extra) == (want.name, want.extra) == ("out", 3)
+    assert_same(list(got), list(want))
+    assert cnt.frame_count == 1
