@@ -65,9 +65,15 @@ class BuiltinVariable(CallableVariable):
         if name in ("__name__", "__qualname__", "__module__"):
             return ConstantVariable(getattr(self.fn, name))
         if isinstance(self.fn, type):
-            attr = getattr(self.fn, name)
-            return BuiltinVariable(attr)
+            if not hasattr(self.fn, name):  # `int.__dataclass_fields__`: what CPython raises
+                raise_in_trace(AttributeError, f"type object '{self.fn.__name__}' has no attribute '{name}'")
+            return BuiltinVariable(getattr(self.fn, name))
         return super().getattr(tx, name)
+
+    def hasattr(self, tx, name):
+        if isinstance(self.fn, type):
+            return hasattr(self.fn, name)
+        return super().hasattr(tx, name)
 
     def getitem(self, tx, key):
         """``list[Tensor]``, ``dict[str, int]``: a generic alias, built at trace time."""
@@ -137,6 +143,8 @@ def _binds(model, args, kwargs) -> bool:
 
 
 def _is_pure(fn) -> bool:
+    if fn in PURE:  # int.from_bytes, a class method: its __self__ is the class
+        return True
     owner = getattr(fn, "__self__", None)
     if owner is not None and not isinstance(owner, type(math)):
         from .constant import is_constant_value
@@ -544,5 +552,5 @@ _MUTATING_OPERATORS = frozenset(fn.__name__ for fn in (
 PURE = frozenset({
     builtins.round, builtins.divmod, builtins.pow, builtins.repr, builtins.ord, builtins.chr,
     builtins.hash, builtins.format, builtins.bin, builtins.hex, builtins.oct, builtins.complex,
-    builtins.bytes, torch.device,
+    builtins.bytes, torch.device, int.from_bytes, float.fromhex, bytes.fromhex, str.maketrans,
 })

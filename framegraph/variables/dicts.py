@@ -266,6 +266,11 @@ _DICT_METHODS = {
 
 
 _IN_PLACE = {operator.ior, operator.iand, operator.isub, operator.ixor}
+_SET_OPERATIONS = {"union": operator.or_, "intersection": operator.and_, "difference": operator.sub,
+                   "symmetric_difference": operator.xor}
+_SET_UPDATES = {"intersection_update": operator.iand, "difference_update": operator.isub,
+                "symmetric_difference_update": operator.ixor}
+_SET_TESTS = {"isdisjoint": set.isdisjoint, "issubset": operator.le, "issuperset": operator.ge}
 _MISSING = object()
 
 
@@ -304,7 +309,25 @@ class SetVariable(VariableTracker):
             return self
         return SetVariable([merged[k] for k in keys], py_type=a.py_type)
 
+    def _as_set(self, tx, other):
+        """A method's argument: any iterable, as the set of its members."""
+        return other if isinstance(other, SetVariable) else SetVariable(other.unpack(tx))
+
     def call_method(self, tx, name, args, kwargs):
+        if name in _SET_OPERATIONS and not kwargs:  # s.union(a, b): s | set(a) | set(b), a new set
+            if name == "symmetric_difference" and len(args) != 1:
+                unsupported("operator_error", "symmetric_difference() takes exactly one argument")
+            result = SetVariable(self.unpack(tx), py_type=self.py_type if self.py_type is frozenset else set)
+            for other in args:
+                result = result.binop(tx, _SET_OPERATIONS[name], self._as_set(tx, other), False)
+            return result
+        if name in _SET_UPDATES and not kwargs and self.py_type is not frozenset:
+            self.check_mutable(f"set.{name}", tx)
+            for other in args:
+                self.binop(tx, _SET_UPDATES[name], self._as_set(tx, other), False)
+            return ConstantVariable(None)
+        if name in _SET_TESTS and len(args) == 1 and not kwargs:
+            return ConstantVariable(_SET_TESTS[name](set(self.items), set(self._as_set(tx, args[0]).items)))
         if name in ("add", "discard", "remove", "update", "clear", "pop"):
             self.check_mutable(f"set.{name}", tx)
         if name == "add":  # an element already there stays (`{1}.add(1.0)` keeps 1)

@@ -367,6 +367,12 @@ class SliceVariable(BaseListVariable):
     def unpack(self, tx):
         unsupported("unsupported_value", "iterating over a slice")
 
+    def call_method(self, tx, name, args, kwargs):
+        if name == "indices" and len(args) == 1 and not kwargs and args[0].is_python_constant():
+            with python_operation("slice.indices"):  # a negative or non-int length raises
+                return wrap_constant(self.as_python_constant().indices(args[0].as_python_constant()))
+        return super().call_method(tx, name, args, kwargs)
+
     def reconstruct(self, cg):
         cg.load_const(self.as_python_constant())
 

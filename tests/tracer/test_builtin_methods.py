@@ -146,3 +146,38 @@ def test_names_of_bound_methods():
         return x * len(names[0]), names, x.sum.__self__ is x
 
     check(f, torch.ones(2), Block())
+
+
+def test_set_methods_take_any_iterables():
+    def f(x, names):
+        s = set(names)
+        wide = s.union(["z"], ("y",))
+        narrow = s.intersection(["a", "b", "q"])
+        s.difference_update(["a"])
+        frozen = frozenset(names).union({"w"})
+        return (x * len(wide), sorted(wide), sorted(narrow), sorted(s), type(frozen).__name__,
+                s.isdisjoint(["a"]), s.issubset(names), s.issuperset([]), sorted(s.symmetric_difference(["b", "n"])))
+
+    check(f, torch.ones(2), ["a", "b", "c"])
+
+
+def test_slice_indices_and_class_method_constructors():
+    def f(x):
+        s = slice(1, None, 2)
+        return x[s], s.indices(7), int.from_bytes(b"\x01\x00", "big"), float.fromhex("0x1p-1")
+
+    check(f, torch.arange(6.0))
+
+
+def test_dataclasses_asdict_of_an_instance_made_in_the_trace():
+    import dataclasses
+
+    @dataclasses.dataclass
+    class Shape:
+        rows: int
+        cols: int = 1
+
+    def f(x):
+        return x * Shape(2).rows, dataclasses.asdict(Shape(3, 4))
+
+    check(f, torch.ones(2))
