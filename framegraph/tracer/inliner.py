@@ -6,24 +6,16 @@ translator over the same OutputGraph and returns the callee's return value
 tracker. No frame boundary survives in the graph: three levels of helpers
 make one flat graph.
 
-Generator functions (3.11 compiles generator expressions to them) are run
-to completion eagerly by ``GeneratorTranslator``: every YIELD_VALUE appends
-to a list and resumes with None, and the call returns an iterator over the
-yielded trackers. That is exact for generators that are only iterated
-(``sum(x for x in xs)``, ``tuple(gen)``), which is what compiled code does.
-Where running early would be visible the call is ``Unsupported`` (the frame
-breaks there): a body with side effects (mutation of an object, a global or
-a closure cell), more than ``MAX_YIELDS`` values (an endless generator), a
-body that raises (CPython raises at the ``next()`` that reaches it), and a
-generator object that outlives the graph (``send``, a graph break with it
-in a local, storing or returning it).
+Generator functions (3.11 compiles generator expressions to them) are not
+run at the call: the call binds the arguments and returns a
+``GeneratorVariable`` over a paused ``GeneratorTranslator``, which runs the
+body one ``yield`` at a time as the consumer asks (``variables/generators.py``),
+so the body's side effects and reads happen when CPython's would.
 """
 import inspect
 
 from ..graph_breaks import unsupported
-from ..side_effects import changes
-from ..variables.exceptions import TracedException
-from ..variables.iterators import ListIteratorVariable
+from ..variables.generators import GeneratorVariable
 from .translator import TranslatorBase
 
 MAX_INLINE_DEPTH = 32
@@ -37,13 +29,16 @@ class InliningTranslator(TranslatorBase):
 
 
 class GeneratorTranslator(InliningTranslator):
-    """Runs a generator body to the end, collecting what it yields."""
+    """A generator body, run up to each YIELD_VALUE (``paused``) and resumed by its
+    ``GeneratorVariable``; RETURN_VALUE finishes it."""
 
     is_generator = True
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.yielded = []
+        self.yielded_value = None      # what the paused YIELD_VALUE yielded
+        self.yield_instruction = None  # where it is paused (throw() raises there)
+        self.delegating = False        # paused inside ``yield from`` (a SEND loop)
 
 
 def inline_call(parent, fn_var, args, kwargs):
@@ -58,22 +53,7 @@ def inline_call(parent, fn_var, args, kwargs):
     generator = bool(code.co_flags & inspect.CO_GENERATOR)
     kind = GeneratorTranslator if generator else InliningTranslator
     tx = kind(parent.output, code, fn_var.get_globals(), symbolic_locals, parent=parent, fn_var=fn_var)
-    se = getattr(parent.output, "side_effects", None)
-    mutations = se.mutations if se is not None else 0
-    try:
-        tx.run()
-    except TracedException as error:
-        if generator:  # CPython raises it later, at the next() that reaches it, not at the call
-            unsupported("generator", f"the generator {code.co_name} raises {error.value.cls.__name__}")
-        raise
-    if generator:
-        if se is not None and se.mutations != mutations:
-            # run to the end now, its side effects would happen before (or
-            # without) the consumer asking for the values: wrong answers
-            unsupported("generator", f"the generator {code.co_name} has side effects")
-        it = ListIteratorVariable(tx.yielded, from_generator=True)
-        # the values were computed now: if the consumer changes outside state
-        # before it has them all, the generator would have seen the change
-        it.mutations_seen = changes(parent)
-        return it
+    if generator:  # nothing of the body runs before the first next()
+        return GeneratorVariable(tx)
+    tx.run()
     return tx.return_value

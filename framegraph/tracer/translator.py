@@ -95,6 +95,7 @@ class TranslatorBase:
         self.kw_names: Optional[tuple] = None
         self.return_value: Optional[VariableTracker] = None
         self.done = False
+        self.paused = False  # a generator body stopped at a yield (tracer/inliner.py)
         self.exc_stack: List[VariableTracker] = []  # exceptions being handled (PUSH_EXC_INFO)
         self._expected_depth: Optional[int] = 0
         self.steps = 0  # instructions stepped (the root's count names a step to break at)
@@ -136,7 +137,7 @@ class TranslatorBase:
             return
         next_ip = self.ip
         self._dispatch(fn, inst)
-        if not self.done:
+        if not (self.done or self.paused):  # a paused yield gets its value when resumed
             self._check_stack_effect(inst, jumped=self.ip != next_ip)
 
     def _dispatch(self, fn, inst):
@@ -164,7 +165,7 @@ class TranslatorBase:
 
     def run(self):
         try:
-            while not self.done:
+            while not (self.done or self.paused):
                 self.step()
         except Unsupported as e:
             if not getattr(e, "where", None):

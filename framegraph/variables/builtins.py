@@ -27,6 +27,7 @@ from .constant import ConstantVariable, wrap_constant
 from .deques import make_deque
 from .dicts import ConstDictVariable, SetVariable
 from .exceptions import TracedException, is_exception_class, make_exception, python_operation, raise_in_trace
+from .generators import GeneratorVariable
 from .itertools_iters import MODELS as ITERTOOLS_MODELS
 from .iterators import EnumerateVariable, FilterVariable, ListIteratorVariable, MapVariable, ZipVariable
 from .lists import ListVariable, SizeVariable, SliceVariable, TupleVariable
@@ -49,6 +50,8 @@ class BuiltinVariable(CallableVariable):
             return make_exception(self.fn, args, kwargs)
         if is_unbound_builtin_method(self.fn):  # dict.get(d, k), list.__iadd__(a, b)
             return call_unbound(tx, self.fn, args, kwargs)
+        if _is_pure(self.fn):  # a generator argument is consumed whole by the builtin, as in eager
+            args = [ListIteratorVariable(a.unpack(tx)) if isinstance(a, GeneratorVariable) else a for a in args]
         values = list(args) + list(kwargs.values())
         if _is_pure(self.fn) and all(_is_constant_arg(a) for a in values):
             for a in values:
@@ -251,7 +254,8 @@ def _sum(tx, iterable, start=None):
 
 def _all_any(want):
     def model(tx, iterable):
-        for item in iterable.unpack(tx):
+        it = iterable.iter(tx)  # item by item: any() stops at the first true one, as CPython
+        while (item := it.next(tx)) is not None:
             if item.truth(tx) is want:
                 return ConstantVariable(want)
         return ConstantVariable(not want)

@@ -1,22 +1,27 @@
-"""Generators: only generator bodies run eagerly by ``GeneratorTranslator``.
+"""Generators: the bodies of generators made in the trace, run lazily.
 
-A generator expression or generator function called from traced code runs to
-completion at once (see ``inliner.py``): RETURN_GENERATOR starts it, each
-YIELD_VALUE records a value and resumes with None. Everything else here
-(``yield from``, ``await``, async iteration) ends the trace.
+A generator function called from traced code runs in its own translator, one
+``yield`` at a time, driven by its ``GeneratorVariable``
+(``variables/generators.py``): RETURN_GENERATOR starts the body, YIELD_VALUE
+pauses it, ``yield from`` delegates through SEND as CPython 3.11 does. A
+generator as the compiled frame itself, ``await`` and async iteration end the
+trace.
 """
 from ...graph_breaks import unsupported
 from ...variables.constant import ConstantVariable
-from ...variables.iterators import ListIteratorVariable
+from ...variables.generators import GeneratorVariable
 from ..registry import handler, unsupported_opcode
 
-MAX_YIELDS = 1000  # run eagerly, an endless generator must stop somewhere
+
+def _in_generator(tx, what):
+    if not getattr(tx, "is_generator", False):
+        unsupported("generator", f"{what} in the compiled frame")
 
 
 @handler("RETURN_GENERATOR")
 def RETURN_GENERATOR(tx, inst):
     # https://docs.python.org/3.11/library/dis.html#opcode-RETURN_GENERATOR
-    # ( -- None)   the frame resumes with the first sent value, popped next
+    # ( -- None)   the body starts at the first next(), whose None is popped next
     if not getattr(tx, "is_generator", False):
         unsupported("generator", "the compiled frame is a generator")
     tx.push(ConstantVariable(None))
@@ -25,36 +30,45 @@ def RETURN_GENERATOR(tx, inst):
 @handler("YIELD_VALUE")
 def YIELD_VALUE(tx, inst):
     # https://docs.python.org/3.11/library/dis.html#opcode-YIELD_VALUE
-    # (value -- sent)   sent is None: the consumer only iterates
-    if not getattr(tx, "is_generator", False):
-        unsupported("generator", "yield in the compiled frame")
-    if len(tx.yielded) >= MAX_YIELDS:
-        unsupported("generator", f"more than {MAX_YIELDS} values yielded (an endless generator?)")
-    tx.yielded.append(tx.pop())
-    tx.push(ConstantVariable(None))
+    # (value -- sent)   pauses the body; the resume pushes what was sent
+    _in_generator(tx, "yield")
+    tx.yielded_value = tx.pop()
+    tx.yield_instruction = inst
+    tx.delegating = tx.ip >= 2 and tx.instructions[tx.ip - 2].opname == "SEND"
+    tx.paused = True
 
 
 @handler("GET_YIELD_FROM_ITER")
 def GET_YIELD_FROM_ITER(tx, inst):
     # https://docs.python.org/3.11/library/dis.html#opcode-GET_YIELD_FROM_ITER
-    # (iterable -- iterator)   eagerly: everything it yields is yielded now
-    if not getattr(tx, "is_generator", False):
-        unsupported("generator", "yield from in the compiled frame")
-    tx.yielded.extend(tx.pop().unpack(tx))
-    tx.push(ListIteratorVariable([]))
+    # (iterable -- iterator)   a generator is its own iterator
+    _in_generator(tx, "yield from")
+    iterable = tx.pop()
+    tx.push(iterable if isinstance(iterable, GeneratorVariable) else iterable.iter(tx))
 
 
 @handler("SEND")
 def SEND(tx, inst):
     # https://docs.python.org/3.11/library/dis.html#opcode-SEND
-    # (iterator value -- result) and jump: the iterator was drained by GET_YIELD_FROM_ITER
-    if not getattr(tx, "is_generator", False):
-        unsupported("generator", "send in the compiled frame")
-    tx.popn(2)
-    tx.push(ConstantVariable(None))
-    tx.jump(inst)
+    # (receiver value -- receiver result), or (receiver value -- return value) and jump
+    _in_generator(tx, "send")
+    value = tx.pop()
+    receiver = tx.peek()
+    if isinstance(receiver, GeneratorVariable):
+        item = receiver.send(tx, value)
+        result = receiver.return_value
+    else:
+        if not (value.is_python_constant() and value.as_python_constant() is None):
+            unsupported("generator", f"send() to {receiver}")
+        item, result = receiver.next(tx), None
+    if item is None:  # the sub-iterator returned: its value is the value of `yield from`
+        tx.pop()
+        tx.push(result if result is not None else ConstantVariable(None))
+        tx.jump(inst)
+    else:
+        tx.push(item)
 
 
 for _name in ("GET_AWAITABLE", "GET_AITER", "GET_ANEXT",
               "END_ASYNC_FOR", "ASYNC_GEN_WRAP"):
-    unsupported_opcode(_name, "generator", "yield from / await / async iteration")
+    unsupported_opcode(_name, "generator", "await / async iteration")

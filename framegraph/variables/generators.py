@@ -1,0 +1,158 @@
+"""Generator objects made in the trace, run lazily, in step with their consumer.
+
+Calling a generator function from traced code makes a ``GeneratorVariable``
+holding a paused translator over the generator's code (``tracer/inliner.py``
+builds it). Like CPython's ``gen_send_ex``, each ``next()`` / ``send(v)``
+runs the body from where it stopped to the next ``yield`` (whose value it
+returns) or to its end (StopIteration); so the body's side effects, and
+what it reads, happen exactly when they do in eager. ``throw(E)`` raises
+``E`` at the paused ``yield``, for the body's own handlers to catch;
+``close()`` throws ``GeneratorExit``. An exception that leaves the body
+finishes the generator and propagates to the consumer; a ``StopIteration``
+leaving it becomes ``RuntimeError`` (PEP 479).
+
+Resumed from a different consumer (a helper that calls ``next(g)``), the
+body runs with that consumer as its caller, as CPython links the frame to
+the caller at each resume. A generator that is still alive when the graph
+ends cannot be rebuilt (its frame exists only in the trace): that is a
+catalogued ``generator`` break.
+"""
+import types
+
+from ..graph_breaks import unsupported
+from .constant import ConstantVariable
+from .exceptions import ExceptionVariable, TracedException, raise_in_trace
+from .iterators import IteratorVariable
+
+
+class GeneratorVariable(IteratorVariable):
+    py_type = types.GeneratorType
+
+    def __init__(self, gtx, **kwargs):
+        super().__init__(**kwargs)
+        self.gtx = gtx                # the paused translator of the body
+        self.started = False
+        self.finished = False
+        self.running = False          # a body that advances itself raises ValueError, as CPython
+        self.return_value = None      # what the body returned (``yield from`` reads it)
+
+    # ---- the protocol
+    def next(self, tx):
+        return self.send(tx, ConstantVariable(None))
+
+    def send(self, tx, value, throw=None):
+        """Resume the body with ``value`` (or raise ``throw`` at the yield): the next
+        yielded tracker, or None once the body returned."""
+        if self.running:
+            raise_in_trace(ValueError, "generator already executing")
+        if self.finished:
+            if throw is not None:
+                raise throw
+            return None
+        if not self.started and throw is None and not _is_none(value):
+            raise_in_trace(TypeError, "can't send non-None value to a just-started generator")
+        gtx = self.gtx
+        gtx.parent = tx  # the frame's caller is whoever resumes it
+        self.running = True
+        try:
+            if not self.started:
+                self.started = True
+                if throw is not None:  # thrown before the first next(): raised at the first line
+                    self.finished = True
+                    raise throw
+            elif throw is not None:
+                gtx.paused = False
+                _raise_at_yield(gtx, throw)
+            else:
+                gtx.paused = False
+                gtx.push(value)  # what the paused YIELD_VALUE evaluates to
+            gtx.run()
+        except TracedException as error:
+            self.finished = True
+            if issubclass(error.value.cls, StopIteration):
+                raise TracedException(ExceptionVariable(
+                    RuntimeError, [ConstantVariable("generator raised StopIteration")])) from None
+            raise
+        finally:
+            self.running = False
+        if gtx.done:
+            self.finished = True
+            self.return_value = gtx.return_value
+            return None
+        return gtx.yielded_value
+
+    def throw(self, tx, exc):
+        """``g.throw(exc)``: the body's next yielded value after handling it."""
+        item = self.send(tx, ConstantVariable(None), throw=TracedException(exc))
+        if item is None:
+            raise_in_trace(StopIteration)
+        return item
+
+    def close(self, tx):
+        """``g.close()``: GeneratorExit at the yield; yielding again is a RuntimeError."""
+        if not self.started or self.finished:
+            self.finished = True
+            return ConstantVariable(None)
+        try:
+            item = self.send(tx, ConstantVariable(None), throw=TracedException(ExceptionVariable(GeneratorExit, [])))
+        except TracedException as error:
+            if issubclass(error.value.cls, (GeneratorExit, StopIteration)):
+                return ConstantVariable(None)
+            raise
+        if item is not None:
+            raise_in_trace(RuntimeError, "generator ignored GeneratorExit")
+        return ConstantVariable(None)
+
+    def call_method(self, tx, name, args, kwargs):
+        if kwargs:
+            unsupported("generator", f"generator.{name} with keyword arguments")
+        if name == "send" and len(args) == 1:
+            item = self.send(tx, args[0])
+            if item is None:
+                raise_in_trace(StopIteration)
+            return item
+        if name == "throw" and len(args) == 1:
+            return self.throw(tx, _exception_of(args[0]))
+        if name == "close" and not args:
+            return self.close(tx)
+        return super().call_method(tx, name, args, kwargs)
+
+    def getattr(self, tx, name):
+        from .base import BoundMethodVariable
+
+        if name in ("send", "throw", "close", "__next__", "__iter__"):
+            return BoundMethodVariable(self, name)
+        if name in ("__name__", "__qualname__"):
+            return ConstantVariable(getattr(self.gtx.code, "co_" + name.strip("_")))
+        return super().getattr(tx, name)
+
+    def reconstruct(self, cg):
+        unsupported("generator", f"the generator {self.gtx.code.co_name} outlives the graph "
+                                 "(its frame exists only in the trace)")
+
+    def __repr__(self):
+        return f"GeneratorVariable({self.gtx.code.co_name})"
+
+
+def _is_none(v):
+    return v.is_python_constant() and v.as_python_constant() is None
+
+
+def _exception_of(value):
+    """``throw(E)`` or ``throw(E(...))``: the exception tracker to raise."""
+    if isinstance(value, ExceptionVariable):
+        return value
+    from .exceptions import is_exception_class
+
+    if value.is_python_constant() and is_exception_class(value.as_python_constant()):
+        return ExceptionVariable(value.as_python_constant(), [])
+    unsupported("generator", f"throw({value})")
+
+
+def _raise_at_yield(gtx, error):
+    """Raise ``error`` where the body is paused, for its exception table to find a handler."""
+    from ..tracer.exceptions import unwind
+
+    if gtx.delegating:  # `yield from sub`: CPython forwards throw() to the sub-iterator
+        unsupported("generator", "throw() into a generator paused in yield from")
+    unwind(gtx, gtx.yield_instruction, error)
