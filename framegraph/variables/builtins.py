@@ -57,8 +57,10 @@ class BuiltinVariable(CallableVariable):
         if name in ("__name__", "__qualname__", "__module__"):
             return ConstantVariable(getattr(self.fn, name))
         if isinstance(self.fn, type):
+            from .user_defined import OBJECT_SLOTS, ObjectSlotVariable
+
             attr = getattr(self.fn, name)
-            return BuiltinVariable(attr)
+            return ObjectSlotVariable(attr) if attr in OBJECT_SLOTS else BuiltinVariable(attr)
         return super().getattr(tx, name)
 
     def getitem(self, tx, key):

@@ -17,7 +17,7 @@ import pytest
 import torch
 
 import framegraph
-from helpers import assert_same, check
+from helpers import CountingBackend, assert_same, check
 
 
 def test_exception_caught_in_a_caller():
@@ -188,3 +188,55 @@ def test_a_missing_dict_key_raises_key_error_that_mapping_get_catches():
 
     check(f, torch.ones(2), "eager")
     check(f, torch.ones(2), "sdpa")
+
+
+def _validated_setattr(cls):
+    """huggingface_hub's strict dataclasses: ``__setattr__`` runs the field's
+    validators, then the class's previous ``__setattr__``, saved in a cell (for
+    a subclass, the base's validating one; for the base, ``object.__setattr__``)."""
+    original_setattr = cls.__setattr__
+
+    def __strict_setattr__(self, name, value):
+        for validator in self.validators.get(name, []):
+            validator(value)
+        self.writes.append(name)
+        original_setattr(self, name, value)
+
+    cls.__setattr__ = __strict_setattr__
+    return cls
+
+
+def _must_be_int(value):
+    if not isinstance(value, int):
+        raise TypeError(f"not an int: {value!r}")
+
+
+@_validated_setattr
+class StrictBase:
+    validators = {"heads": [_must_be_int]}
+
+    def __init__(self):
+        object.__setattr__(self, "writes", [])
+
+
+@_validated_setattr
+class StrictChild(StrictBase):
+    pass
+
+
+@pytest.mark.parametrize("outside", [True, False], ids=["argument", "made_in_trace"])
+def test_setattr_override_chain_runs_once_per_write(outside):
+    """Each level's override runs once per write, in the trace; the write is
+    replayed with object.__setattr__ (a STORE_ATTR replay ran the overrides
+    again: the two levels share one code object and the second call recursed
+    until RecursionError, and ``writes`` grew twice per write)."""
+    def f(x, obj):
+        obj = StrictChild() if obj is None else obj
+        obj.heads = 3
+        return x + obj.heads, obj
+
+    x = torch.randn(3)
+    expected, want = f(x, StrictChild() if outside else None)
+    got, obj = framegraph.compile(f, backend=CountingBackend(), fullgraph=True)(x, StrictChild() if outside else None)
+    assert_same(got, expected)
+    assert (obj.heads, obj.writes) == (3, ["heads", "heads"]) == (want.heads, want.writes)
