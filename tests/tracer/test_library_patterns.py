@@ -9,6 +9,7 @@ Exceptions caught inside the trace, dict subclasses with overridden slots
 import collections
 import copy
 import dataclasses
+import functools
 import inspect
 import os
 from typing import Optional
@@ -240,3 +241,46 @@ def test_setattr_override_chain_runs_once_per_write(outside):
     got, obj = framegraph.compile(f, backend=CountingBackend(), fullgraph=True)(x, StrictChild() if outside else None)
     assert_same(got, expected)
     assert (obj.heads, obj.writes) == (3, ["heads", "heads"]) == (want.heads, want.writes)
+
+
+def _constant_result(fn):
+    """transformers' ``_make_compile_constant``: torch's assume_constant_result mark, set without torch."""
+    fn._dynamo_marked_constant = True
+    return fn
+
+
+PROBES = []
+
+
+@functools.lru_cache
+@_constant_result
+def _distributed_available():
+    PROBES.append("distributed")
+    return False
+
+
+@_constant_result
+def _version_at_least(major):
+    PROBES.append(major)
+    return major <= 2
+
+
+def test_functions_marked_constant_are_answered_at_trace_time(strict_trace):
+    """An install probe under lru_cache (wav2vec2's ``is_torch_distributed_available()``,
+    a graph break before) and a marked plain function: called once, now, with the
+    real cache; their answers are constants of the one graph."""
+    def f(x):
+        if _distributed_available():
+            x = x - 1
+        if _version_at_least(2):
+            x = x * 2
+        return x + 1
+
+    _distributed_available.cache_clear()
+    PROBES.clear()
+    x = torch.randn(3)
+    compiled = framegraph.compile(f, backend="eager", fullgraph=True)
+    assert_same(compiled(x), x * 2 + 1)
+    assert_same(compiled(x), x * 2 + 1)
+    assert PROBES == ["distributed", 2]  # traced once; the lru_cache wrapper ran its function once
+    assert strict_trace.graphs == 1
