@@ -18,6 +18,7 @@ import pytest
 import torch
 
 import framegraph
+import typed_fields
 from helpers import CountingBackend, assert_same, check
 
 
@@ -284,3 +285,29 @@ def test_functions_marked_constant_are_answered_at_trace_time(strict_trace):
     assert_same(compiled(x), x * 2 + 1)
     assert PROBES == ["distributed", 2]  # traced once; the lru_cache wrapper ran its function once
     assert strict_trace.graphs == 1
+
+
+@_validated_setattr
+class TypedConfig:
+    validators = {"window": [typed_fields.typed(int | None)], "heads": [typed_fields.typed(int)]}
+
+    def __init__(self):
+        object.__setattr__(self, "writes", [])
+
+
+def test_table_keyed_by_typing_origins_is_read_in_the_trace():
+    """transformers' ``get_text_config``: a deep copy of a strict config, made in
+    the trace, validates each write by looking its field's typing origin
+    (``types.UnionType``, ``None``) up in a library table keyed by objects,
+    reached through functions that have no source (the copy's class has
+    none): one graph (a graph break per lookup before, three graphs on BART's
+    default-cache forward)."""
+    def f(x, cfg):
+        cfg = copy.deepcopy(cfg)
+        cfg.window = 4
+        cfg.heads = 2
+        return x * cfg.window + cfg.heads, cfg.writes
+
+    x = torch.randn(3)
+    cnt = check(f, x, TypedConfig())
+    assert cnt.frame_count == 1
