@@ -278,6 +278,8 @@ def verdict(r):
     if "died" in r:
         return "died"
     fg, dy = r["fg"], r["dy"]
+    if "crash" in fg and "crash" in dy:  # the library itself takes another path when compiled
+        return "both crash"
     if "crash" in fg:
         return "fg crash"
     if "crash" in dy:
@@ -326,10 +328,13 @@ def summary(rows):
     for r in rows:
         by_model[r["model"]].append(verdict(r))
     at_parity = [m for m, v in by_model.items() if not any(v)]
+    both = sorted({r["model"] for r in rows if verdict(r) == "both crash"})
     count = collections.Counter(p for r in rows for p in verdict(r).split(", ") if p)
     text = [f"- {len(models)} models, {len(rows)} variants; {len(at_parity)} models at parity on every variant "
             f"(graphs <= torch._dynamo's, no recompile, no fallback, equal to eager, fullgraph where dynamo has 1)."]
     text.append("- variants with a problem: " + (", ".join(f"{k} {v}" for k, v in count.most_common()) or "none"))
+    if both:
+        text.append(f"- both compilers raise (not a framegraph problem): {', '.join(both)}")
     if first:
         text.append(f"- first call fg/dynamo: median {statistics.median(first):.2f} "
                     f"(min {min(first):.2f}, max {max(first):.2f})")
