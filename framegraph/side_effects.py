@@ -195,10 +195,10 @@ def _replay_clear_update(se, cg, m):
 
 def _replay_object(se, cg, m):
     obj, values = m.temps
+    raw = getattr(m.target, "overrides_setattr", False)  # nn.Module: through nn.Module.__setattr__
     for name, value in values.items():
         cg.load_fast(value)
-        cg.load_fast(obj)
-        cg.emit_op("STORE_ATTR", argval=name)
+        cg.store_attr_of(obj, name, raw)
 
 
 def _replay_global(se, cg, m):

@@ -98,6 +98,25 @@ class FrameCodegen(PyCodegen):
         self.call(len(arg_temps))
         self.emit_op("POP_TOP")
 
+    def store_attr_of(self, temp: str, attr: str, raw: bool):
+        """Pop a value into ``temp.attr``. ``raw``: through ``object.__setattr__``,
+        for an object whose class overrides ``__setattr__``: the trace ran the
+        override already (its checks, its other writes), so only its final
+        store is replayed; STORE_ATTR would run the override a second time."""
+        if not raw:
+            self.load_fast(temp)
+            self.emit_op("STORE_ATTR", argval=attr)
+            return
+        value = self.new_temp()
+        self.store_fast(value)
+        self.emit_op("PUSH_NULL")
+        self.load_const(object.__setattr__)
+        self.load_fast(temp)
+        self.load_const(attr)
+        self.load_fast(value)
+        self.call(3)
+        self.emit_op("POP_TOP")
+
     def call_constant(self, fn, *consts):
         """Push ``fn(*consts)`` for Python objects ``fn`` and ``consts``."""
         self.emit_op("PUSH_NULL")
@@ -254,8 +273,7 @@ def _new_object(cg, obj):
     cg._alive.append(obj)
     for name, value in obj.attrs.items():
         cg(value)
-        cg.load_fast(temp)
-        cg.emit_op("STORE_ATTR", argval=name)
+        cg.store_attr_of(temp, name, obj.overrides_setattr)
     cg.load_fast(temp)
 
 

@@ -47,7 +47,8 @@ from .object_dicts import is_object_keyed, wrap_object_keyed_dict
 from .optim import OPTIM_MODELS
 from .partials import PARTIAL_MODELS, wrap_partial
 from .torch_fn import TRACE_TIME, TorchFunctionVariable, is_graph_callable
-from .user_defined import UserDefinedClassVariable, UserDefinedObjectVariable, bind_class_attribute
+from .user_defined import (OBJECT_SLOTS, ObjectSlotVariable, UserDefinedClassVariable,
+                           UserDefinedObjectVariable, bind_class_attribute)
 from .copying import COPY_MODELS
 from .trace_time import (NULL_CONTEXTS, PURE_CALLS, TYPING_MODELS, EnvironVariable, ModelledCallVariable,
                          NullContextClassVariable, OpaqueConstantVariable, PureCallVariable)
@@ -279,14 +280,17 @@ def _wrap_builtin(tx, value, source):
     _id_guard(tx, value, source)  # a global rebound to another builtin must not reuse the graph
     if value in PURE_CALLS:
         return PureCallVariable(value, source=source)
+    if value in OBJECT_SLOTS:
+        return ObjectSlotVariable(value, source=source)
     if value in TRACE_TIME or is_graph_callable(value):
         return TorchFunctionVariable(value, source=source)
     if value in BUILTINS or value in PURE or getattr(value, "__module__", None) in ("math", "_operator"):
         return BuiltinVariable(value, source=source)
     # no model: a value like any other, but calling it is a graph break (wrappers.py)
-    if value.__self__ is not None and not isinstance(value.__self__, types.ModuleType):
+    owner = getattr(value, "__self__", None)  # slot wrappers (object.__setattr__) have none
+    if owner is not None and not isinstance(owner, types.ModuleType):
         return BreakingCallVariable(value, "unsupported_call",
-                                    f"method {value.__qualname__} of a {type(value.__self__).__name__}")
+                                    f"method {value.__qualname__} of a {type(owner).__name__}")
     return BreakingCallVariable(value, "unsupported_call", f"C function {getattr(value, '__qualname__', value)}")
 
 

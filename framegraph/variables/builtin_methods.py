@@ -60,11 +60,7 @@ def call_unbound(tx, fn, args, kwargs):
                                       f"doesn't apply to a '{obj_type.__name__}' object")
     if hasattr(obj, "builtin_method"):  # a subclass instance: its builtin part, not its overrides
         return obj.builtin_method(tx, name, rest, kwargs)
-    if fn is object.__setattr__ and hasattr(obj, "object_setattr") and len(rest) == 2 and not kwargs:
-        return obj.object_setattr(tx, rest[0].as_python_constant(), rest[1])
-    if fn is object.__getattribute__ and hasattr(obj, "generic_getattr") and len(rest) == 1 and not kwargs:
-        return obj.generic_getattr(tx, rest[0].as_python_constant())
-    if owner is object:  # object's slots on arbitrary objects (identity, hashing): not modelled
+    if owner is object:  # object.__setattr__ is user_defined.ObjectSlotVariable; the rest is not modelled
         unsupported("unsupported_call", f"object.{name}")
     values = list(args) + list(kwargs.values())
     if issubclass(owner, _IMMUTABLE) and all(_is_constant_arg(v) for v in values):

@@ -70,7 +70,10 @@ class BuiltinVariable(CallableVariable):
         if isinstance(self.fn, type):
             if not hasattr(self.fn, name):  # `int.__dataclass_fields__`: what CPython raises
                 raise_in_trace(AttributeError, f"type object '{self.fn.__name__}' has no attribute '{name}'")
-            return BuiltinVariable(getattr(self.fn, name))
+            from .user_defined import OBJECT_SLOTS, ObjectSlotVariable
+
+            attr = getattr(self.fn, name)
+            return ObjectSlotVariable(attr) if attr in OBJECT_SLOTS else BuiltinVariable(attr)
         return super().getattr(tx, name)
 
     def hasattr(self, tx, name):

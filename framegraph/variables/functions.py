@@ -146,6 +146,33 @@ class BaseUserFunctionVariable(VariableTracker):
         return types.FunctionType
 
 
+# The marker torch's ``assume_constant_result`` sets on a function, and that
+# libraries which must not import torch set themselves (transformers' install
+# probes, ``is_torch_greater_or_equal``): the function's answer is fixed for
+# the life of the process, so a trace may run it and keep the answer.
+CONSTANT_RESULT_MARK = "_dynamo_marked_constant"
+
+
+def marked_constant_result(fn, called, args, kwargs) -> Optional[VariableTracker]:
+    """``called(*args, **kwargs)`` run now, as a constant, when ``fn`` carries the
+    constant-result mark and every argument is a constant; else None (traced as
+    usual). ``called`` is what the program calls: an ``lru_cache`` wrapper
+    answers from its cache, as in eager."""
+    from .constant import CONSTANT_TYPES, wrap_constant
+
+    if not getattr(fn, CONSTANT_RESULT_MARK, False):
+        return None
+    values = list(args) + list(kwargs.values())
+    if not all(v.is_python_constant() for v in values):
+        return None
+    try:
+        result = called(*(a.as_python_constant() for a in args),
+                        **{k: v.as_python_constant() for k, v in kwargs.items()})
+    except Exception:  # let the trace meet the error where eager does
+        return None
+    return wrap_constant(result) if isinstance(result, CONSTANT_TYPES + (tuple,)) else None
+
+
 class UserFunctionVariable(BaseUserFunctionVariable):
     """A function object from outside the frame.
 
@@ -165,6 +192,10 @@ class UserFunctionVariable(BaseUserFunctionVariable):
 
     def get_globals(self):
         return self.fn.__globals__
+
+    def call(self, tx, args, kwargs):
+        constant = marked_constant_result(self.fn, self.fn, args, kwargs)
+        return constant if constant is not None else super().call(tx, args, kwargs)
 
     def as_python_constant(self):
         if not self.by_identity:  # another call passes another object of the same code

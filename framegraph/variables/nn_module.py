@@ -163,6 +163,26 @@ class NNModuleVariable(VariableTracker):
     def length(self, tx):
         return len(self._child_names(tx))
 
+    def truth(self, tx):
+        """``bool(module)``, as CPython answers it: the class's ``__bool__``, else
+        its ``__len__`` (a container is true when it has children), else True:
+        ``if self.downsample:`` on an ``Optional[nn.Module]`` attribute."""
+        import types
+
+        from .user_defined import _static, bind_class_attribute
+
+        for name in ("__bool__", "__len__"):
+            found, fn = _static(type(self.module), name)
+            if not found:
+                continue
+            if fn in _CONTAINER_LENS:  # torch's own: the number of children, guarded
+                return self.length(tx) > 0
+            if not isinstance(fn, types.FunctionType):
+                unsupported("unsupported_value", f"bool() of {type(self.module).__name__} ({name} is not Python)")
+            result = bind_class_attribute(tx, self, fn, None).call(tx, [], {})
+            return result.truth(tx) if name == "__bool__" else result.as_python_constant() > 0
+        return True
+
     def getitem(self, tx, key):
         index = key.as_python_constant()
         names = self._child_names(tx)
@@ -241,6 +261,7 @@ def _guarded_keys(tx, var, table):
 
 
 _CONTAINERS = (nn.ModuleList, nn.ModuleDict, nn.Sequential, nn.ParameterList, nn.ParameterDict)
+_CONTAINER_LENS = {c.__len__ for c in _CONTAINERS}
 _ITERATORS = {"parameters", "named_parameters", "buffers", "named_buffers", "children",
               "named_children", "modules", "named_modules"}
 

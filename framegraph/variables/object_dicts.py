@@ -66,11 +66,31 @@ class ObjectKeyedDictVariable(VariableTracker):
 
     def _lookup(self, tx, key):
         """(present, real value or None), with the guard that makes relying on it sound."""
+        if self.source is None:
+            return self._lookup_unguarded(tx, key)
         if key.source is None:
             unsupported("unsupported_value", f"a dict key that cannot be re-read: {key}")
         real = _real_key(tx, key)
         present = dict.__contains__(self.value, real)
         tx.output.add_guard("CONSTANT_MATCH", DictContainsSource(self.source, key.source), present)
+        return present, (dict.get(self.value, real) if present else None)
+
+    def _lookup_unguarded(self, tx, key):
+        """A dict with no source is one the tracer reached through values it
+        assumes stable (a library table such as huggingface_hub's validators by
+        typing origin, read from an unguarded function's globals): it is read
+        as it is now, like the rest of what holds it, with any key whose object
+        the trace knows (a constant: ``None``, a class)."""
+        if key.source is not None:
+            real = _real_key(tx, key)
+        elif key.is_python_constant():
+            real = key.as_python_constant()
+        else:
+            unsupported("unsupported_value", f"a dict key that cannot be re-read: {key}")
+        try:
+            present = dict.__contains__(self.value, real)
+        except TypeError:
+            unsupported("operator_error", f"unhashable dict key {key}")
         return present, (dict.get(self.value, real) if present else None)
 
     def getitem(self, tx, key):
@@ -80,13 +100,15 @@ class ObjectKeyedDictVariable(VariableTracker):
         if not present:
             what = "defaultdict" if type(self.value) is collections.defaultdict else "dict"
             unsupported("missing_dict_key", f"{self.source.name()}[{key.source.name()}] on a {what}")
-        return wrap_value(tx, value, DictGetSource(self.source, key.source))
+        source = DictGetSource(self.source, key.source) if self.source is not None else None
+        return wrap_value(tx, value, source)
 
     def contains(self, tx, item):
         return self._lookup(tx, item)[0]
 
     def length(self, tx):
-        tx.output.add_guard("LENGTH", self.source, (type(self.value), len(self.value)))
+        if self.source is not None:
+            tx.output.add_guard("LENGTH", self.source, (type(self.value), len(self.value)))
         return len(self.value)
 
     def truth(self, tx):
@@ -118,7 +140,6 @@ class ObjectKeyedDictVariable(VariableTracker):
 
 def wrap_object_keyed_dict(tx, value, source):
     """builder rule for a dict with object keys (see ``is_object_keyed``)."""
-    if source is None:
-        unsupported("unsupported_value", "dict with keys that are not constants")
-    tx.output.add_guard("TYPE_MATCH", source, type(value))
+    if source is not None:
+        tx.output.add_guard("TYPE_MATCH", source, type(value))
     return ObjectKeyedDictVariable(value, source=source)

@@ -320,6 +320,12 @@ class UserDefinedObjectVariable(VariableTracker):
     def mutable(self):
         return self.value is None
 
+    @property
+    def overrides_setattr(self) -> bool:
+        """Whether the class has its own ``__setattr__``: the trace models it, so
+        attribute writes are replayed with ``object.__setattr__``."""
+        return _static(self.cls, "__setattr__")[1] is not object.__setattr__
+
     def _instance_attr(self, tx, name):
         if self.value is None or name in self.attrs:  # attrs: written in this trace
             return self.attrs.get(name)
@@ -495,7 +501,7 @@ class SuperVariable(VariableTracker):
                     return _NoOp()
                 if _is_builtin_method(attr) and hasattr(self.obj, "builtin_method"):
                     return _BuiltinMethod(self.obj, name)  # super().__setitem__ in a dict subclass
-                if attr in _OBJECT_SLOTS and isinstance(self.obj, UserDefinedObjectVariable):
+                if attr in OBJECT_SLOTS and isinstance(self.obj, UserDefinedObjectVariable):
                     return _BuiltinMethod(self.obj, name)
                 return bind_class_attribute(tx, self.obj, attr, None)
         unsupported("unsupported_attribute", f"super().{name}")
@@ -521,7 +527,33 @@ class _BuiltinMethod(VariableTracker):
         return self.obj.object_setattr(tx, args[0].as_python_constant(), args[1])
 
 
-_OBJECT_SLOTS = (object.__setattr__, object.__getattribute__)
+OBJECT_SLOTS = (object.__setattr__, object.__getattribute__)
+
+
+class ObjectSlotVariable(VariableTracker):
+    """``object.__setattr__`` or ``object.__getattribute__`` called unbound, as
+    ``original_setattr(self, name, value)`` in a ``__setattr__`` override that
+    saved the class's previous one (huggingface_hub's strict dataclasses): the
+    same as ``super().__setattr__(name, value)`` on the object passed first."""
+
+    def __init__(self, slot, **kwargs):
+        super().__init__(**kwargs)
+        self.slot = slot
+
+    def call(self, tx, args, kwargs):
+        obj = args[0] if args else None
+        if kwargs or not (isinstance(obj, UserDefinedObjectVariable) or hasattr(obj, "builtin_method")):
+            unsupported("unsupported_call", f"object.{self.slot.__name__} on {obj}")
+        return _BuiltinMethod(obj, self.slot.__name__).call(tx, list(args[1:]), {})
+
+    def python_type(self):
+        return type(self.slot)
+
+    def is_python_constant(self):
+        return True
+
+    def as_python_constant(self):
+        return self.slot
 
 
 class _NoOp(VariableTracker):

@@ -92,7 +92,10 @@ class LruCacheVariable(BreakingCallVariable):
     every key it stored alive, so a fresh tensor matches no entry), or the
     cache keeps nothing (``maxsize=0``). A miss only adds an entry no later
     call can hit, so the result and the side effects are the wrapped
-    function's. Any other call is a graph break at the call: CPython runs it
+    function's. A wrapped function marked as having a constant result
+    (``functions.CONSTANT_RESULT_MARK``, transformers' ``is_torch_*_available``)
+    called with constants is answered now by the real wrapper, its cache
+    included. Any other call is a graph break at the call: CPython runs it
     with the real cache.
     """
 
@@ -103,7 +106,11 @@ class LruCacheVariable(BreakingCallVariable):
 
     def call(self, tx, args, kwargs):
         from .builder import wrap_value
+        from .functions import marked_constant_result
 
+        constant = marked_constant_result(self.fn.__wrapped__, self.fn, args, kwargs)
+        if constant is not None:
+            return constant
         if not self._surely_misses(list(args) + list(kwargs.values())):
             unsupported(self.entry, self.context)
         source = AttrSource(self.source, "__wrapped__") if self.source is not None else None

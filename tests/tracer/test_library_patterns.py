@@ -9,6 +9,7 @@ Exceptions caught inside the trace, dict subclasses with overridden slots
 import collections
 import copy
 import dataclasses
+import functools
 import inspect
 import os
 from typing import Optional
@@ -17,7 +18,8 @@ import pytest
 import torch
 
 import framegraph
-from helpers import assert_same, check
+import typed_fields
+from helpers import CountingBackend, assert_same, check
 
 
 def test_exception_caught_in_a_caller():
@@ -188,3 +190,124 @@ def test_a_missing_dict_key_raises_key_error_that_mapping_get_catches():
 
     check(f, torch.ones(2), "eager")
     check(f, torch.ones(2), "sdpa")
+
+
+def _validated_setattr(cls):
+    """huggingface_hub's strict dataclasses: ``__setattr__`` runs the field's
+    validators, then the class's previous ``__setattr__``, saved in a cell (for
+    a subclass, the base's validating one; for the base, ``object.__setattr__``)."""
+    original_setattr = cls.__setattr__
+
+    def __strict_setattr__(self, name, value):
+        for validator in self.validators.get(name, []):
+            validator(value)
+        self.writes.append(name)
+        original_setattr(self, name, value)
+
+    cls.__setattr__ = __strict_setattr__
+    return cls
+
+
+def _must_be_int(value):
+    if not isinstance(value, int):
+        raise TypeError(f"not an int: {value!r}")
+
+
+@_validated_setattr
+class StrictBase:
+    validators = {"heads": [_must_be_int]}
+
+    def __init__(self):
+        object.__setattr__(self, "writes", [])
+
+
+@_validated_setattr
+class StrictChild(StrictBase):
+    pass
+
+
+@pytest.mark.parametrize("outside", [True, False], ids=["argument", "made_in_trace"])
+def test_setattr_override_chain_runs_once_per_write(outside):
+    """Each level's override runs once per write, in the trace; the write is
+    replayed with object.__setattr__ (a STORE_ATTR replay ran the overrides
+    again: the two levels share one code object and the second call recursed
+    until RecursionError, and ``writes`` grew twice per write)."""
+    def f(x, obj):
+        obj = StrictChild() if obj is None else obj
+        obj.heads = 3
+        return x + obj.heads, obj
+
+    x = torch.randn(3)
+    expected, want = f(x, StrictChild() if outside else None)
+    got, obj = framegraph.compile(f, backend=CountingBackend(), fullgraph=True)(x, StrictChild() if outside else None)
+    assert_same(got, expected)
+    assert (obj.heads, obj.writes) == (3, ["heads", "heads"]) == (want.heads, want.writes)
+
+
+def _constant_result(fn):
+    """transformers' ``_make_compile_constant``: torch's assume_constant_result mark, set without torch."""
+    fn._dynamo_marked_constant = True
+    return fn
+
+
+PROBES = []
+
+
+@functools.lru_cache
+@_constant_result
+def _distributed_available():
+    PROBES.append("distributed")
+    return False
+
+
+@_constant_result
+def _version_at_least(major):
+    PROBES.append(major)
+    return major <= 2
+
+
+def test_functions_marked_constant_are_answered_at_trace_time(strict_trace):
+    """An install probe under lru_cache (wav2vec2's ``is_torch_distributed_available()``,
+    a graph break before) and a marked plain function: called once, now, with the
+    real cache; their answers are constants of the one graph."""
+    def f(x):
+        if _distributed_available():
+            x = x - 1
+        if _version_at_least(2):
+            x = x * 2
+        return x + 1
+
+    _distributed_available.cache_clear()
+    PROBES.clear()
+    x = torch.randn(3)
+    compiled = framegraph.compile(f, backend="eager", fullgraph=True)
+    assert_same(compiled(x), x * 2 + 1)
+    assert_same(compiled(x), x * 2 + 1)
+    assert PROBES == ["distributed", 2]  # traced once; the lru_cache wrapper ran its function once
+    assert strict_trace.graphs == 1
+
+
+@_validated_setattr
+class TypedConfig:
+    validators = {"window": [typed_fields.typed(int | None)], "heads": [typed_fields.typed(int)]}
+
+    def __init__(self):
+        object.__setattr__(self, "writes", [])
+
+
+def test_table_keyed_by_typing_origins_is_read_in_the_trace():
+    """transformers' ``get_text_config``: a deep copy of a strict config, made in
+    the trace, validates each write by looking its field's typing origin
+    (``types.UnionType``, ``None``) up in a library table keyed by objects,
+    reached through functions that have no source (the copy's class has
+    none): one graph (a graph break per lookup before, three graphs on BART's
+    default-cache forward)."""
+    def f(x, cfg):
+        cfg = copy.deepcopy(cfg)
+        cfg.window = 4
+        cfg.heads = 2
+        return x * cfg.window + cfg.heads, cfg.writes
+
+    x = torch.randn(3)
+    cnt = check(f, x, TypedConfig())
+    assert cnt.frame_count == 1

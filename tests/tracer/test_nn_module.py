@@ -263,3 +263,40 @@ def test_a_module_with_weights_built_in_forward_breaks_and_draws_no_random_numbe
     assert_same(result, expected)
     assert torch.equal(torch.rand(1), after_eager)
     assert [b.entry.id for b in breaks] == ["unsupported_call"] and not errors
+
+
+class Sized(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.n = n
+
+    def __len__(self):
+        return self.n
+
+
+class OptionalParts(nn.Module):
+    """MobileViT's ``if self.downsampling_layer:`` and CvT's ``if self.normalization:``:
+    an attribute that is a submodule or None, tested for truth."""
+
+    def __init__(self, norm, extra, sized):
+        super().__init__()
+        self.norm = nn.LayerNorm(4) if norm else None
+        self.extra = nn.ModuleList([nn.Linear(4, 4)] if extra else [])
+        self.sized = Sized(sized)
+
+    def forward(self, x):
+        if self.norm:
+            x = self.norm(x)
+        if self.extra:
+            x = self.extra[0](x)
+        if self.sized:
+            x = x * 2
+        return x + 1
+
+
+def test_truth_of_a_submodule_is_cpythons_bool_len_or_true():
+    """A module without __bool__ or __len__ is true; a container is true when it
+    has children; a class's own __len__ decides for it. One graph each, no break."""
+    x = torch.randn(2, 4)
+    run(OptionalParts(True, True, 1), x, ops=4)
+    run(OptionalParts(False, False, 0), x, ops=1)
