@@ -242,6 +242,10 @@ def _all_any(want):
 
 def _collection(kind):
     def model(tx, iterable=None):
+        if kind in (set, frozenset) and isinstance(iterable, SetVariable):  # copied table by table
+            if kind is frozenset is iterable.py_type:
+                return iterable  # CPython: frozenset(fs) is fs
+            return SetVariable(members=set(iterable.members), py_type=kind)
         items = iterable.unpack(tx) if iterable is not None else []
         if kind is tuple:
             return TupleVariable(items)

@@ -55,3 +55,46 @@ def test_assert_equal_traces_in_one_graph(strict_trace):
 
     same_as_eager(fn, torch.ones(2))
     assert strict_trace.graphs == 1
+
+
+# ---- test_set: set methods, and CPython's iteration order
+def set_methods(x):
+    s = {30, 1, 2}
+    s.add(17)
+    s.add(9)
+    s.discard(2)
+    t = s.union([40, 1.0], (5,))
+    u = s.difference({1, 9}).symmetric_difference(range(3))
+    s.intersection_update({1, 17, 30, 99})
+    return (x + 1, list(t), list(u), list(s), s.isdisjoint([0]), s.issubset(t), t.issuperset(s),
+            frozenset(s).copy(), s.pop(), list(s))
+
+
+def test_set_methods_in_cpython_order(strict_trace):
+    same_as_eager(set_methods, torch.ones(2))
+    assert strict_trace.graphs == 1
+
+
+def equal_elements_keep_the_first(x):
+    a = {1} | {1.0, True}
+    b = {1.0}.union([1])
+    return x + 1, [type(v) for v in a], [type(v) for v in b]
+
+
+def test_set_keeps_the_element_cpython_keeps(strict_trace):
+    same_as_eager(equal_elements_keep_the_first, torch.ones(2))
+    assert strict_trace.graphs == 1
+
+
+def remove_missing(x):
+    s = {1, 2}
+    try:
+        s.remove(3)
+    except KeyError as e:
+        return x + 1, e.args
+    return x, ()
+
+
+def test_set_remove_missing_raises_key_error(strict_trace):
+    same_as_eager(remove_missing, torch.ones(2))
+    assert strict_trace.graphs == 1
