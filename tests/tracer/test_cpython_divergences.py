@@ -220,3 +220,27 @@ def subset_comparisons(x):
 def test_set_subset_comparisons(strict_trace):
     same_as_eager(subset_comparisons, torch.ones(2))
     assert strict_trace.graphs == 1
+
+
+# ---- test_functools.test_lru_reentrancy_with_len: builtins.len replaced for a while
+def cache_len_for_a_while(x):
+    import builtins
+    import functools
+
+    old_len = builtins.len
+    try:
+        builtins.len = functools.lru_cache(4)(len)
+        n = [len("abcdef"[:i]) for i in (0, 1, 1, 3)]
+    finally:
+        builtins.len = old_len
+    return x + 1, n
+
+
+@pytest.mark.expect_fallback("builtins_replaced")
+def test_replaced_builtin_is_put_back():
+    # framegraph's own Python calls len(a_list): while the program's cached len is
+    # there, frames run unmodified, and the finally block restores the builtin
+    import builtins
+
+    same_as_eager(cache_len_for_a_while, torch.ones(2))
+    assert builtins.len is len
