@@ -244,3 +244,19 @@ def test_replaced_builtin_is_put_back():
 
     same_as_eager(cache_len_for_a_while, torch.ones(2))
     assert builtins.len is len
+
+
+# ---- test_contextlib.test_contextmanager_as_decorator, test_recursive: a closure
+# made before a graph break reads a cell the frame assigns after it
+def cell_assigned_after_the_break(x):
+    def read():
+        return state
+
+    print("a graph break")
+    state = [1]
+    return x + 1, read()
+
+
+def test_cell_assigned_after_a_break_is_the_closures_cell(strict_trace, capsys):
+    same_as_eager(cell_assigned_after_the_break, torch.ones(2))
+    assert strict_trace.graphs == 1  # nothing to capture before the break
