@@ -98,3 +98,55 @@ def remove_missing(x):
 def test_set_remove_missing_raises_key_error(strict_trace):
     same_as_eager(remove_missing, torch.ones(2))
     assert strict_trace.graphs == 1
+
+
+# ---- with blocks left by an exception: assertRaises, a suppressing __exit__
+class Suppress:
+    """Suppresses KeyError; records what __exit__ was handed."""
+
+    def __init__(self):
+        self.seen = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, value, tb):
+        self.seen = (kind, type(value), tb is None, tb.tb_next is None)
+        return issubclass(kind, KeyError)
+
+
+def look_up(d, k):
+    return d[k]
+
+
+CASE = unittest.TestCase()
+
+
+def with_blocks_left_by_exceptions(x):
+    with CASE.assertRaises(ZeroDivisionError) as cm:
+        1 / 0
+    with CASE.assertRaises(KeyError):
+        look_up({}, "zz")
+    quiet = Suppress()
+    with quiet:
+        look_up({}, "a")  # two frames in the traceback
+    return x + 1, type(cm.exception), cm.exception.args, cm.exception.__traceback__, quiet.seen
+
+
+def test_with_block_exit_gets_the_exception(strict_trace):
+    same_as_eager(with_blocks_left_by_exceptions, torch.ones(2))
+    assert strict_trace.graphs == 1
+
+
+def exception_through_no_grad(x):
+    try:
+        with torch.no_grad():
+            y = x * 2
+            raise ValueError("v")
+    except ValueError as e:
+        return y, torch.is_grad_enabled(), e.__traceback__ is not None
+
+
+def test_exception_leaves_no_grad(strict_trace):
+    same_as_eager(exception_through_no_grad, torch.ones(2, requires_grad=True))
+    assert strict_trace.graphs == 1
