@@ -150,3 +150,16 @@ def exception_through_no_grad(x):
 def test_exception_leaves_no_grad(strict_trace):
     same_as_eager(exception_through_no_grad, torch.ones(2, requires_grad=True))
     assert strict_trace.graphs == 1
+
+
+def raises_regex(x):
+    with CASE.assertRaisesRegex(KeyError, "z+"):
+        {}["zz"]
+    with CASE.assertRaisesRegex(ValueError, "invalid literal"):
+        int("x")
+    return x + 1
+
+
+def test_assert_raises_regex_compiles_its_pattern_at_trace_time(strict_trace):
+    same_as_eager(raises_regex, torch.ones(2))
+    assert strict_trace.graphs == 1
