@@ -161,6 +161,16 @@ class BoundMethodVariable(VariableTracker):
     def python_type(self):
         return type(len)
 
+    def getattr(self, tx, name):
+        # unittest's assertRaises(E, obj.method) names the callable it calls
+        from .constant import ConstantVariable
+
+        if name == "__name__":
+            return ConstantVariable(self.name)
+        if name == "__qualname__":
+            return ConstantVariable(f"{self.obj.python_type().__qualname__}.{self.name}")
+        return super().getattr(tx, name)
+
     def __repr__(self):
         return f"BoundMethodVariable({self.obj!r}.{self.name})"
 

@@ -10,6 +10,7 @@
 ``compare`` does the same for ``<``, ``==``, ``is``, ``in``...; ``unary_op``
 for ``-x``, ``~x``, ``+x``.
 """
+import collections
 import operator
 
 from ..graph_breaks import unsupported
@@ -136,8 +137,10 @@ def _structurally_equal(tx, a, b):
         if (ta is not tb and not (issubclass(ta, tuple) and issubclass(tb, tuple))) or len(a.items) != len(b.items):
             return False
         return all(compare(tx, "==", x, y).truth(tx) for x, y in zip(a.items, b.items))
-    from .dicts import DictViewVariable, SetVariable
+    from .dicts import ConstDictVariable, DictViewVariable, SetVariable
 
+    if isinstance(a, ConstDictVariable) and isinstance(b, ConstDictVariable):
+        return _dicts_equal(tx, a, b)
     views = [v for v in (a, b) if isinstance(v, DictViewVariable)]
     if views and all(isinstance(v, (DictViewVariable, SetVariable)) for v in (a, b)):
         if any(v.kind == "values" for v in views):
@@ -147,6 +150,27 @@ def _structurally_equal(tx, a, b):
     if a.is_python_constant() != b.is_python_constant():
         return False
     return None
+
+
+def _dicts_equal(tx, a, b) -> bool:
+    """``dict_richcompare``: the same keys, and each value identical or ``==``; two
+    OrderedDicts must also have their keys in the same order (``OrderedDict.__eq__``)."""
+    if len(a.items) != len(b.items):
+        return False
+    if issubclass(a.py_type, collections.OrderedDict) and issubclass(b.py_type, collections.OrderedDict) \
+            and list(a.items) != list(b.items):
+        return False
+    for key, (_, va) in a.items.items():
+        pair = b.items.get(key)
+        if pair is None:
+            return False
+        vb = pair[1]
+        if va is vb or (va.is_python_constant() and vb.is_python_constant()
+                        and va.as_python_constant() is vb.as_python_constant()):
+            continue
+        if not compare(tx, "==", va, vb).truth(tx):
+            return False
+    return True
 
 
 def is_op(tx, a: VariableTracker, b: VariableTracker) -> bool:

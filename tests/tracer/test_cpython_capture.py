@@ -163,3 +163,30 @@ def raises_regex(x):
 def test_assert_raises_regex_compiles_its_pattern_at_trace_time(strict_trace):
     same_as_eager(raises_regex, torch.ones(2))
     assert strict_trace.graphs == 1
+
+
+# ---- dict equality; assertRaises(E, obj.method) reads the method's __name__
+def dict_equality(x):
+    import collections
+
+    nan = float("nan")
+    a, b = {1: "a", 2: [3]}, {2: [3], 1: "a"}
+    o1, o2 = collections.OrderedDict(a), collections.OrderedDict(b)
+    return (x + 1, a == b, a != b, {} != {}, o1 == o2, o1 == b, {1: nan} == {1: nan},
+            {1: float("nan")} == {1: float("nan")}, {1: 1} == {1.0: True})
+
+
+def test_dict_equality(strict_trace):
+    same_as_eager(dict_equality, torch.ones(2))
+    assert strict_trace.graphs == 1
+
+
+def method_names(x):
+    items = [1, 2]
+    CASE.assertRaises(IndexError, [].pop)
+    return x + 1, items.append.__name__, items.append.__qualname__
+
+
+def test_bound_method_names(strict_trace):
+    same_as_eager(method_names, torch.ones(2))
+    assert strict_trace.graphs == 1
