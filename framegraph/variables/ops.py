@@ -136,7 +136,7 @@ def _structurally_equal(tx, a, b):
         # a list equals only a list; any tuple (torch.Size, a namedtuple) equals a tuple
         if (ta is not tb and not (issubclass(ta, tuple) and issubclass(tb, tuple))) or len(a.items) != len(b.items):
             return False
-        return all(compare(tx, "==", x, y).truth(tx) for x, y in zip(a.items, b.items))
+        return _items_equal(tx, a, b)
     from .dicts import ConstDictVariable, DictViewVariable, SetVariable
 
     if isinstance(a, ConstDictVariable) and isinstance(b, ConstDictVariable):
@@ -152,6 +152,27 @@ def _structurally_equal(tx, a, b):
     return None
 
 
+def _identical(x, y) -> bool:
+    """``PyObject_RichCompareBool``'s identity shortcut (a NaN equals itself)."""
+    return x is y or (x.is_python_constant() and y.is_python_constant()
+                      and x.as_python_constant() is y.as_python_constant())
+
+
+def _items_equal(tx, a, b) -> bool:
+    """``list_richcompare`` after the length check: the first pair neither identical nor
+    ``==`` decides, unless an ``__eq__`` shortened a list so that the walk is past its
+    end: then the lengths decide (both are read again at every step, as CPython does)."""
+    i = 0
+    while i < len(a.items) and i < len(b.items):
+        x, y = a.items[i], b.items[i]
+        if not (_identical(x, y) or compare(tx, "==", x, y).truth(tx)):
+            break
+        i += 1
+    if i >= len(a.items) or i >= len(b.items):  # the walk ran off the end of one (or both)
+        return len(a.items) == len(b.items)
+    return False
+
+
 def _dicts_equal(tx, a, b) -> bool:
     """``dict_richcompare``: the same keys, and each value identical or ``==``; two
     OrderedDicts must also have their keys in the same order (``OrderedDict.__eq__``)."""
@@ -164,11 +185,9 @@ def _dicts_equal(tx, a, b) -> bool:
         pair = b.items.get(key)
         if pair is None:
             return False
-        vb = pair[1]
-        if va is vb or (va.is_python_constant() and vb.is_python_constant()
-                        and va.as_python_constant() is vb.as_python_constant()):
+        if _identical(va, pair[1]):
             continue
-        if not compare(tx, "==", va, vb).truth(tx):
+        if not compare(tx, "==", va, pair[1]).truth(tx):
             return False
     return True
 

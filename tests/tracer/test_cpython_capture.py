@@ -7,6 +7,8 @@ compares with eager and states its graph count.
 """
 import unittest
 
+import pytest
+
 import torch
 
 import framegraph
@@ -189,4 +191,90 @@ def method_names(x):
 
 def test_bound_method_names(strict_trace):
     same_as_eager(method_names, torch.ones(2))
+    assert strict_trace.graphs == 1
+
+
+# ---- class statements in traced code (LOAD_BUILD_CLASS)
+def class_in_function(x):
+    class Seq:
+        """A sized thing."""
+
+        extra = 3
+
+        def __init__(self, k):
+            self.k = k
+
+        def __len__(self):
+            return self.k + self.extra
+
+        @property
+        def double(self):
+            return self.k * 2
+
+        @staticmethod
+        def plus_one(a):
+            return a + 1
+
+        def kind(self):
+            return type(self)
+
+    s = Seq(2)
+    CASE.assertEqual(len(s), 5)
+    return (x + 1, len(s), s.double, Seq.plus_one(4), Seq.__name__, Seq.__qualname__, Seq.__doc__,
+            isinstance(s, Seq), s.kind() is Seq)
+
+
+def test_class_statement_in_one_graph(strict_trace):
+    same_as_eager(class_in_function, torch.ones(2))
+    assert strict_trace.graphs == 1
+
+
+def returns_its_class(x):
+    class Local(Exception):
+        pass
+
+    try:
+        raise Local("boom")
+    except Local as e:
+        args = e.args
+    return x + 1, Local, args
+
+
+def test_each_call_makes_its_own_class(strict_trace):
+    compiled = framegraph.compile(returns_its_class, backend="eager")
+    first, second = compiled(torch.ones(2)), compiled(torch.ones(2))
+    assert first[1] is not second[1] and first[1].__qualname__ == "returns_its_class.<locals>.Local"
+    assert first[2] == ("boom",)
+    assert strict_trace.graphs == 1
+
+
+def returns_an_instance_of_its_class(x):
+    class Local(Exception):
+        pass
+
+    return x + 1, Local("a")
+
+
+@pytest.mark.expect_fallback("graph_output")
+def test_a_trace_time_class_is_never_a_constant_of_the_code():
+    # the exception would be rebuilt with the class the trace made: one for every call
+    compiled = framegraph.compile(returns_an_instance_of_its_class, backend="eager")
+    first, second = compiled(torch.ones(2)), compiled(torch.ones(2))
+    assert type(first[1]) is not type(second[1])
+
+
+def class_reading_a_local(x):
+    k = 2
+
+    class Reads:
+        def get(self):
+            return k
+
+    return x + Reads().get()
+
+
+def test_class_body_with_free_variables_runs_in_cpython(strict_trace):
+    # a method reading the enclosing function's locals needs that frame's real cell:
+    # the class statement breaks the graph
+    same_as_eager(class_reading_a_local, torch.ones(2))
     assert strict_trace.graphs == 1
