@@ -24,7 +24,9 @@ from typing import Dict, List
 
 from . import bytecode
 from .bytecode import create_instruction
+from .graph_breaks import unsupported
 from .variables.base import VariableTracker
+from .variables.classes import is_prototype
 from .variables.tensor import TensorVariable
 
 GRAPH_OUT = "graph_out_0"
@@ -61,6 +63,8 @@ class PyCodegen:
         self.emit(bytecode.create_load_attr(name))
 
     def load_const(self, value):
+        if is_prototype(value):  # each call of the code makes its own class
+            unsupported("graph_output", f"a class made by a class statement in the trace ({value!r})")
         self.emit(bytecode.create_load_const(value))
 
     def binary_subscr(self):

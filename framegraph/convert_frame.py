@@ -152,6 +152,8 @@ class ConvertFrame:
         return f"<framegraph callback backend={self.options.backend_name!r}>"
 
     def __call__(self, func, code, f_locals):
+        if _builtins.replaced():
+            return _run_with_replaced_builtins(code)
         if skip.skip_recursive_reason(code) is not None:
             touched_codes.add(code)
             return _C.SKIP_RECURSIVE
@@ -232,6 +234,50 @@ class ConvertFrame:
         record.fallback = "skip"
         touched_codes.add(code)
         return _C.SKIP
+
+
+class _Builtins:
+    """Whether the program has replaced one of the builtins framegraph was imported
+    with (``test_functools`` caches ``builtins.len`` in an lru_cache for a while): the
+    dict's version tag says when to look, so the check costs one C call."""
+
+    def __init__(self):
+        import builtins
+
+        self.dict = builtins.__dict__
+        # "_" is the REPL's last result: it changes all the time
+        self.names = {k: v for k, v in self.dict.items() if k != "_"}
+        self.version = _C.dict_version(self.dict)
+
+    def replaced(self) -> bool:
+        version = _C.dict_version(self.dict)
+        if version == self.version:
+            return False
+        get, missing = self.dict.get, self.names  # any object not in the dict
+        if any(get(k, missing) is not v for k, v in self.names.items()):
+            return True
+        self.version = version  # only new names: nothing framegraph uses changed
+        return False
+
+
+_builtins = _Builtins()
+
+
+def _run_with_replaced_builtins(code):
+    """Run the frame unmodified this time, and tell the observers why."""
+    from .graph_breaks import unsupported
+
+    record = CompileRecord(code, entries_before=0)
+    try:
+        unsupported("builtins_replaced", code.co_name)
+    except Unsupported as e:
+        record.error, record.fallback = e, "retry"
+    for fn in list(observers):
+        try:
+            fn(record)
+        except Exception:  # an observer's own Python may call the replaced builtin
+            log.debug("framegraph: an observer failed while a builtin is replaced", exc_info=True)
+    return None
 
 
 def _retry_later(code, error) -> bool:

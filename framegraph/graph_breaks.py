@@ -110,6 +110,11 @@ _entry("side_effect_builtin", "Call to a builtin with side effects",
        "`print`, `input`, `open` and similar builtins do I/O or change interpreter state; they "
        "run in CPython, between two graphs.",
        "Move the call outside the compiled function, or keep it: the graph breaks around it.")
+_entry("builtins_replaced", "A builtin is replaced",
+       "The program replaced a builtin (`builtins.len = my_len`). framegraph's own Python "
+       "calls builtins too, so while the replacement is there it traces nothing: each frame "
+       "runs unmodified until the builtin is put back.",
+       "Replace the builtin outside the compiled function, or restore it before calling it.")
 _entry("cannot_resume", "Graph break that cannot resume",
        "The tracer stopped at an instruction it cannot model, and the state at that point (a "
        "value on the stack or in a local, or the kind of instruction) cannot be handed to a "

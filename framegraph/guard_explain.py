@@ -16,7 +16,7 @@ import types
 
 import torch
 
-from .sources import FUNC, GLOBALS, LocalSource
+from .sources import FUNC, GLOBALS, LocalSource, held_objects
 
 _SIZE_HINT = ("unless compiled with dynamic=False, this recompile makes the dimension dynamic, so "
               "later sizes reuse one graph; framegraph.mark_dynamic({arg}, {dim}) makes it dynamic "
@@ -26,7 +26,9 @@ _SMALL_SIZE_HINT = "sizes 0 and 1 are specialised: each gets its own graph"
 
 def explain(g, argnames, fn, slots) -> str:
     """One sentence on why guard ``g`` rejects ``slots`` (the frame's argument values)."""
-    scope = dict(zip(argnames, slots), **{GLOBALS: fn.__globals__, FUNC: fn})
+    from .guards import _sources_of
+
+    scope = dict(zip(argnames, slots), **{GLOBALS: fn.__globals__, FUNC: fn}, **held_objects(_sources_of(g)))
     if g.kind == "SHAPE_ENV":
         return g.value.explain(scope)
     if g.source is None:

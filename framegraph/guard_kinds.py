@@ -7,6 +7,7 @@ torch.compile's notation (``L['x'].dtype == torch.float32``). guards.py
 compiles the guards of an entry into one check function; guard_skips.py
 groups checks that can be skipped while nothing they read changed.
 """
+import builtins
 import dataclasses
 import itertools
 import math
@@ -80,11 +81,16 @@ def _symbolic(n) -> bool:
     return isinstance(n, torch.SymInt) and not n.node.is_constant()
 
 
+# The builtins as they were at import: a guard calls type(), len() and id() even
+# while the program has replaced one (``builtins.len = lru_cache(4)(len)``).
+_BUILTINS = dict(builtins.__dict__)
+
+
 class _Consts:
     """Names for the non-literal constants a guard function refers to."""
 
     def __init__(self):
-        self.namespace: Dict[str, Any] = {"__builtins__": __builtins__}
+        self.namespace: Dict[str, Any] = {"__builtins__": _BUILTINS}
         self._by_id: Dict[int, str] = {}
         self._count = itertools.count()
 

@@ -271,6 +271,47 @@ class TypeSource(Source):
         cg.call_builtin("type", [self.base])
 
 
+@source
+class ConstSource(Source):
+    """An object fixed at trace time that stands where a lookup needs a source: the
+    key of a dict keyed by classes (``self._type_equality_funcs.get(type(first))``
+    in unittest's ``assertEqual``, where ``type(first)`` is ``int`` whatever the
+    inputs). Guards and replacement code refer to the object itself: a guard
+    function binds it by the name ``expr()`` gives (``held_objects``), codegen
+    loads it as a constant. Compared and hashed by identity (``1 == True``
+    must not make two keys one source)."""
+
+    ident: int
+    value: Any = dataclasses.field(compare=False, hash=False)
+
+    @classmethod
+    def of(cls, value) -> "ConstSource":
+        return cls(id(value), value)
+
+    def name(self):
+        return getattr(self.value, "__qualname__", None) or repr(self.value)
+
+    def expr(self):
+        return f"___k{self.ident}"
+
+    def reconstruct(self, cg):
+        cg.load_const(self.value)
+
+
+def held_objects(sources) -> dict:
+    """{name: object} of the ConstSources in and under ``sources``: what a function
+    evaluating their ``expr()`` must have bound."""
+    out, todo = {}, list(sources)
+    while todo:
+        src = todo.pop()
+        if isinstance(src, ConstSource):
+            out[src.expr()] = src.value
+        elif dataclasses.is_dataclass(src):
+            todo.extend(getattr(src, f.name) for f in dataclasses.fields(src)
+                        if isinstance(getattr(src, f.name), Source))
+    return out
+
+
 def closure_cell_source(fn_source: Source, index: int) -> Source:
     """``fn.__closure__[index].cell_contents`` for a function read from ``fn_source``."""
     return AttrSource(GetItemSource(AttrSource(fn_source, "__closure__"), index), "cell_contents")

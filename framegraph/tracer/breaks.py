@@ -284,6 +284,9 @@ def _live_locals(tx, inst) -> dict:
     variable as its CellVariable: ``_hand_over_cells`` decides what goes)."""
     live = {}
     names = set(bytecode.livevars_at(tx.instructions, inst))
+    # a cell is live while a closure holds it, even when the frame writes it next
+    # (``def g(): return state`` then ``state = []`` after the break)
+    names.update(tx.code.co_cellvars)
     if set(tx.code.co_names) & {fn.__name__ for fn in _FRAME_READERS}:
         # `eval("x + 1")` reads locals no bytecode names (not a resume function's own stack)
         names.update(n for n in tx.code.co_varnames if not n.startswith("___"))

@@ -10,7 +10,9 @@ CALL; the root frame ends the trace with the ``exception`` break, so CPython
 raises it for real); with one, pop the stack to the entry's depth, push the
 offset of the raising instruction when the entry asks for ``lasti``, push the
 exception and jump to the handler. The handler's own opcodes (PUSH_EXC_INFO,
-CHECK_EXC_MATCH, POP_EXCEPT, RERAISE) are in ``handlers/with_exc.py``.
+CHECK_EXC_MATCH, POP_EXCEPT, RERAISE, WITH_EXCEPT_START) are in
+``handlers/with_exc.py``. Each frame an exception unwinds through, but for a
+re-raise, goes at the head of its traceback (``ExceptionVariable.tb_frames``).
 
 Chaining follows ``_PyErr_SetObject``: a new raise (not RERAISE or a bare
 ``raise``) sets ``__context__`` to the exception being handled, the innermost
@@ -32,6 +34,8 @@ from ..variables.exceptions import UNKNOWN_CONTEXT, TracedException
 
 def unwind(tx, inst, error: TracedException):
     exc = error.value
+    if not error.reraise:  # PyTraceBack_Here: a raise, or a call that raised, adds this frame
+        exc.tb_frames = [tx] + (exc.tb_frames or [])
     if not error.chained:
         if not error.reraise:
             _chain(tx, exc)

@@ -161,7 +161,15 @@ def _wrap_sequence(tx, value, source):
         return SizeVariable(items, source=source)
     if isinstance(value, tuple) and hasattr(type(value), "_fields"):
         return NamedTupleVariable(items, type(value), source=source)
-    return (TupleVariable if isinstance(value, tuple) else ListVariable)(items, source=source)
+    var = (TupleVariable if isinstance(value, tuple) else ListVariable)(items, source=source)
+    if type(value) is not base:  # `class Sub(list): pass`: list's behaviour, and type() is Sub
+        own = [name for klass in type(value).__mro__[:type(value).__mro__.index(base)]
+               for name, attr in vars(klass).items() if callable(attr) or isinstance(attr, property)]
+        if own:
+            unsupported("unsupported_value", f"a {type(value).__name__}, a {base.__name__} subclass "
+                                             f"with methods of its own ({', '.join(own[:3])})")
+        var.py_type = type(value)
+    return var
 
 
 def _wrap_dict(tx, value, source):

@@ -163,8 +163,17 @@ def _is_pure(fn) -> bool:
     return module in ("math", "operator", "_operator", "cmath") or fn in PURE
 
 
+_SLOT_ARITY = {"__len__": 0, "__getitem__": 1, "__contains__": 1, "__iter__": 0}
+
+
 def call_slot(tx, obj, name, args):
     """The dunder methods of containers, called explicitly (``l.__len__()``)."""
+    wanted = _SLOT_ARITY.get(name, 0)
+    if len(args) != wanted:  # the method-wrapper's own TypeError
+        from .exceptions import raise_in_trace
+
+        what = "no arguments" if wanted == 0 else "exactly one argument"
+        raise_in_trace(TypeError, f"{obj.python_type().__name__}.{name}() takes {what} ({len(args)} given)")
     if name == "__len__":
         return ConstantVariable(obj.length(tx))
     if name == "__getitem__":
@@ -267,6 +276,10 @@ def _all_any(want):
 
 def _collection(kind):
     def model(tx, iterable=None):
+        if kind in (set, frozenset) and isinstance(iterable, SetVariable):  # copied table by table
+            if kind is frozenset is iterable.py_type:
+                return iterable  # CPython: frozenset(fs) is fs
+            return SetVariable(members=set(iterable.members), py_type=kind)
         items = iterable.unpack(tx) if iterable is not None else []
         if kind is tuple:
             return TupleVariable(items)

@@ -3,8 +3,8 @@
 ``ConstDictVariable`` keeps an insertion-ordered Python dict from a hashable
 key (the constant value, or the identity of a non-constant key tracker) to a
 ``(key tracker, value tracker)`` pair, so ``d['a']``, ``d.items()``,
-``**kwargs`` and ``dict(...)`` behave like CPython's dict. ``SetVariable`` is
-the same with keys only. Dicts and sets created during the trace are mutated
+``**kwargs`` and ``dict(...)`` behave like CPython's dict. ``SetVariable``
+(sets.py) holds a real set of its members. Dicts and sets created during the trace are mutated
 in place; mutating ones from outside the frame records them in the side-effect
 ledger (``side_effects.py``), which replays their final contents after the graph.
 """
@@ -139,21 +139,6 @@ class ConstDictVariable(VariableTracker):
         _update(merged, tx, right)
         return merged
 
-    def equal(self, tx, other):
-        """``==`` of two dicts: the same keys, each value ``==``; two OrderedDicts in the same
-        order too. None where the other is not a dict tracker."""
-        if not isinstance(other, ConstDictVariable):
-            return None
-        if self.items.keys() != other.items.keys():
-            return False
-        ordered = issubclass(self.py_type, collections.OrderedDict) and issubclass(
-            other.py_type, collections.OrderedDict)
-        if ordered and list(self.items) != list(other.items):
-            return False
-        from .ops import compare
-
-        return all(compare(tx, "==", v, other.items[k][1]).truth(tx) for k, (_, v) in self.items.items())
-
     def call_method(self, tx, name, args, kwargs):
         method = _DICT_METHODS.get(name)
         if method is None:
@@ -266,101 +251,7 @@ _DICT_METHODS = {
 
 
 _IN_PLACE = {operator.ior, operator.iand, operator.isub, operator.ixor}
-_SET_OPERATIONS = {"union": operator.or_, "intersection": operator.and_, "difference": operator.sub,
-                   "symmetric_difference": operator.xor}
-_SET_UPDATES = {"intersection_update": operator.iand, "difference_update": operator.isub,
-                "symmetric_difference_update": operator.ixor}
-_SET_TESTS = {"isdisjoint": set.isdisjoint, "issubset": operator.le, "issuperset": operator.ge}
 _MISSING = object()
-
-
-class SetVariable(VariableTracker):
-    def __init__(self, items, *, py_type=set, **kwargs):
-        super().__init__(**kwargs)
-        self.items = {hash_key(k): k for k in items}
-        self.py_type = py_type
-
-    def python_type(self):
-        return self.py_type
-
-    def as_python_constant(self):
-        return self.py_type(v.as_python_constant() for v in self.items.values())
-
-    def is_python_constant(self):
-        return self.py_type is frozenset and super().is_python_constant()
-
-    def unpack(self, tx):
-        return list(self.items.values())
-
-    def contains(self, tx, item):
-        return hash_key(item) in self.items
-
-    def binop(self, tx, fn, other, reflected):
-        if not isinstance(other, SetVariable):
-            return NotImplemented
-        a, b = (other, self) if reflected else (self, other)
-        keys = fn(set(a.items), set(b.items))
-        if isinstance(keys, bool):  # ==, !=, <, <=, >, >=: subset and equality tests on the members
-            return ConstantVariable(keys)
-        merged = {**b.items, **a.items}
-        if fn in _IN_PLACE and not reflected and self.py_type is set:  # `s |= t`: aliases see it
-            self.check_mutable(f"set {fn.__name__}", tx)
-            self.items = {k: merged[k] for k in keys}
-            return self
-        return SetVariable([merged[k] for k in keys], py_type=a.py_type)
-
-    def _as_set(self, tx, other):
-        """A method's argument: any iterable, as the set of its members."""
-        return other if isinstance(other, SetVariable) else SetVariable(other.unpack(tx))
-
-    def call_method(self, tx, name, args, kwargs):
-        if name in _SET_OPERATIONS and not kwargs:  # s.union(a, b): s | set(a) | set(b), a new set
-            if name == "symmetric_difference" and len(args) != 1:
-                unsupported("operator_error", "symmetric_difference() takes exactly one argument")
-            result = SetVariable(self.unpack(tx), py_type=self.py_type if self.py_type is frozenset else set)
-            for other in args:
-                result = result.binop(tx, _SET_OPERATIONS[name], self._as_set(tx, other), False)
-            return result
-        if name in _SET_UPDATES and not kwargs and self.py_type is not frozenset:
-            self.check_mutable(f"set.{name}", tx)
-            for other in args:
-                self.binop(tx, _SET_UPDATES[name], self._as_set(tx, other), False)
-            return ConstantVariable(None)
-        if name in _SET_TESTS and len(args) == 1 and not kwargs:
-            return ConstantVariable(_SET_TESTS[name](set(self.items), set(self._as_set(tx, args[0]).items)))
-        if name in ("add", "discard", "remove", "update", "clear", "pop"):
-            self.check_mutable(f"set.{name}", tx)
-        if name == "add":  # an element already there stays (`{1}.add(1.0)` keeps 1)
-            self.items.setdefault(hash_key(args[0]), args[0])
-        elif name in ("discard", "remove"):
-            if self.items.pop(hash_key(args[0]), _MISSING) is _MISSING and name == "remove":
-                _key_error(args[0])
-        elif name == "update":
-            for a in args:
-                for k in a.unpack(tx):
-                    self.items.setdefault(hash_key(k), k)
-        elif name == "clear":
-            self.items.clear()
-        elif name == "copy":
-            return SetVariable(self.unpack(tx), py_type=self.py_type)
-        elif name == "__contains__":
-            return ConstantVariable(self.contains(tx, args[0]))
-        else:
-            unsupported("unsupported_call", f"set.{name}")
-        return ConstantVariable(None)
-
-    def reconstruct(self, cg):
-        if self.source is not None:
-            return super().reconstruct(cg)
-        for item in self.items.values():
-            cg(item)
-        cg.build(set, len(self.items))
-        if self.py_type is frozenset:
-            unsupported("graph_output", "rebuilding a frozenset")
-
-    def __repr__(self):
-        return f"SetVariable({list(self.items)!r})"
-
 
 
 _VIEW_TYPES = {"keys": type({}.keys()), "values": type({}.values()), "items": type({}.items())}
@@ -419,3 +310,6 @@ class DictViewVariable(VariableTracker):
 
     def __repr__(self):
         return f"DictViewVariable({self.kind})"
+
+
+from .sets import SetVariable  # noqa: E402  (sets.py builds on this module)

@@ -51,6 +51,9 @@ class ExceptionVariable(VariableTracker):
         # (step, instruction) of the root frame where running in CPython replays this
         # exception's raise and handling (tracer/exceptions.py); None until it reaches the root
         self.root_raise = None
+        # the frames it unwound through, outermost first (tracer/exceptions.py): its
+        # __traceback__; None until raised, or after with_traceback(None)
+        self.tb_frames = None
 
     def python_type(self):
         return self.cls
@@ -70,6 +73,12 @@ class ExceptionVariable(VariableTracker):
             return self.context if self.context is not None else ConstantVariable(None)
         if name == "__suppress_context__":
             return ConstantVariable(self.suppress_context)
+        if name == "__traceback__":
+            return traceback_of(self.tb_frames)
+        if name == "with_traceback":
+            from .base import BoundMethodVariable
+
+            return BoundMethodVariable(self, name)
         if name == "__class__":
             from .builder import wrap_value
 
@@ -80,6 +89,18 @@ class ExceptionVariable(VariableTracker):
         if name in ("args", "__cause__", "__context__", "__suppress_context__", "__traceback__"):
             return True
         return None
+
+    def call_method(self, tx, name, args, kwargs):
+        if name == "with_traceback" and len(args) == 1 and not kwargs:
+            tb = args[0]
+            if isinstance(tb, TracebackVariable):
+                self.tb_frames = tb.frames
+            elif tb.is_python_constant() and tb.as_python_constant() is None:
+                self.tb_frames = None
+            else:
+                unsupported("unsupported_call", f"with_traceback({tb})")
+            return self
+        return super().call_method(tx, name, args, kwargs)
 
     def _check_plain(self, slot, what):
         """``what`` depends on ``args`` alone where ``slot`` is BaseException's (C) one."""
@@ -107,12 +128,76 @@ class ExceptionVariable(VariableTracker):
         return ConstantVariable(repr(self.real_copy()))
 
     def reconstruct(self, cg):
+        if self.tb_frames:
+            unsupported("graph_output", f"rebuilding a {self.cls.__name__} with its traceback")
         if self.cause is not None or self.context not in (None, UNKNOWN_CONTEXT) or self.kwargs:
             unsupported("graph_output", f"rebuilding a {self.cls.__name__} with its chained exceptions")
         cg.call_const(self.cls, self.args)
 
     def __repr__(self):
         return f"ExceptionVariable({self.cls.__name__})"
+
+
+def traceback_of(frames):
+    """The tracker of a traceback over ``frames`` (translators, outermost first), or None."""
+    return TracebackVariable(tuple(frames)) if frames else ConstantVariable(None)
+
+
+class TracebackVariable(VariableTracker):
+    """``exc.__traceback__`` of an exception raised in the trace: one entry per frame
+    it unwound through. What code does with one is walk it and clear its frames
+    (``traceback.clear_frames``, in unittest's ``assertRaises``): ``tb_frame`` and
+    ``tb_next`` are modelled, anything else (line numbers) is a break."""
+
+    def __init__(self, frames, **kwargs):
+        super().__init__(**kwargs)
+        self.frames = frames
+
+    def python_type(self):
+        return types.TracebackType
+
+    def getattr(self, tx, name):
+        if name == "tb_frame":
+            return FrameVariable(self.frames[0])
+        if name == "tb_next":
+            return traceback_of(self.frames[1:])
+        unsupported("unsupported_attribute", f"traceback.{name}")
+
+    def __repr__(self):
+        return f"TracebackVariable({len(self.frames)} frames)"
+
+
+class FrameVariable(VariableTracker):
+    """``tb.tb_frame``, a frame of the trace (its translator). ``clear()`` follows
+    ``frame_clear``: an executing frame raises RuntimeError; a finished one drops its
+    locals, which nothing in the trace can read any more (no frame object exists)."""
+
+    def __init__(self, frame_tx, **kwargs):
+        super().__init__(**kwargs)
+        self.frame_tx = frame_tx
+
+    def python_type(self):
+        return types.FrameType
+
+    def getattr(self, tx, name):
+        if name == "clear":
+            from .base import BoundMethodVariable
+
+            return BoundMethodVariable(self, name)
+        unsupported("unsupported_attribute", f"frame.{name}")
+
+    def call_method(self, tx, name, args, kwargs):
+        if name != "clear" or args or kwargs:
+            unsupported("unsupported_call", f"frame.{name}")
+        running = tx
+        while running is not None:
+            if running is self.frame_tx:
+                raise_in_trace(RuntimeError, "cannot clear an executing frame")
+            running = running.parent
+        return ConstantVariable(None)
+
+    def __repr__(self):
+        return f"FrameVariable({self.frame_tx.code.co_name})"
 
 
 def _python_slot(cls, name) -> bool:

@@ -77,7 +77,9 @@ class BaseListVariable(VariableTracker):
     def getitem(self, tx, key):
         index = _index(key)
         if isinstance(index, slice):
-            return self.similar(self.items[index])
+            with python_operation(f"{self}[{index!r}]"):  # a zero step raises ValueError
+                items = self.items[index]
+            return self.similar(items)
         # the same lookup on a list or tuple of the same length raises what CPython raises
         # (a torch.Size and a namedtuple index like a tuple)
         stand_in = [None] * len(self.items)
@@ -108,20 +110,28 @@ class BaseListVariable(VariableTracker):
         return NotImplemented
 
     def call_method(self, tx, name, args, kwargs):
+        if name == "index" and not args:
+            raise_in_trace(TypeError, "index expected at least 1 argument, got 0")
         if name == "index" and not kwargs and 1 <= len(args) <= 3:
-            from .ops import compare
+            from .ops import _identical, compare
 
             bounds = [a.as_python_constant() for a in args[1:]] + [None, None]
             window = slice(bounds[0], bounds[1])  # index(value, start, stop) searches items[start:stop]
             for i in range(len(self.items))[window]:
-                if compare(tx, "==", self.items[i], args[0]).truth(tx):
+                if i >= len(self.items):  # an __eq__ shortened the list: CPython reads its size each step
+                    break
+                if _identical(self.items[i], args[0]) or compare(tx, "==", self.items[i], args[0]).truth(tx):
                     return ConstantVariable(i)
             raise_in_trace(ValueError, f"{args[0].as_python_constant()!r} is not in list"
                            if self.python_type() is list else "tuple.index(x): x not in tuple")
         if name == "count" and not kwargs:
-            from .ops import compare
+            from .ops import _identical, compare
 
-            return ConstantVariable(sum(compare(tx, "==", x, args[0]).truth(tx) for x in self.items))
+            if len(args) != 1:
+                raise_in_trace(TypeError, f"{self.python_type().__name__}.count() takes exactly one argument "
+                                          f"({len(args)} given)")
+            return ConstantVariable(sum(_identical(x, args[0]) or compare(tx, "==", x, args[0]).truth(tx)
+                                        for x in list(self.items)))
         if name in ("__len__", "__getitem__", "__contains__", "__iter__"):
             from .builtins import call_slot
 

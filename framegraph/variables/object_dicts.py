@@ -26,9 +26,9 @@ and the other methods are unsupported (graph breaks) for now.
 import collections
 
 from ..graph_breaks import unsupported
-from ..sources import DictContainsSource, DictGetSource
+from ..sources import ConstSource, DictContainsSource, DictGetSource
 from .base import VariableTracker
-from .constant import ConstantVariable
+from .constant import ConstantVariable, is_constant_value
 
 # The dict types read lazily: their lookup is the builtin one (hash + identity).
 OBJECT_DICT_TYPES = (dict, collections.defaultdict, collections.OrderedDict)
@@ -65,15 +65,21 @@ class ObjectKeyedDictVariable(VariableTracker):
         return type(self.value)
 
     def _lookup(self, tx, key):
-        """(present, real value or None), with the guard that makes relying on it sound."""
+        """(present, real value or None, the key's source), with the guard that makes
+        relying on it sound."""
         if self.source is None:
-            return self._lookup_unguarded(tx, key)
-        if key.source is None:
-            unsupported("unsupported_value", f"a dict key that cannot be re-read: {key}")
+            return self._lookup_unguarded(tx, key) + (key.source,)
         real = _real_key(tx, key)
+        key_source = key.source
+        if key_source is None:
+            # a key the trace computed (``type(first)``) is the same object on every
+            # call the other guards admit: the guard holds it
+            if not (isinstance(real, type) or is_constant_value(real)):
+                unsupported("unsupported_value", f"a dict key that cannot be re-read: {key}")
+            key_source = ConstSource.of(real)
         present = dict.__contains__(self.value, real)
-        tx.output.add_guard("CONSTANT_MATCH", DictContainsSource(self.source, key.source), present)
-        return present, (dict.get(self.value, real) if present else None)
+        tx.output.add_guard("CONSTANT_MATCH", DictContainsSource(self.source, key_source), present)
+        return present, (dict.get(self.value, real) if present else None), key_source
 
     def _lookup_unguarded(self, tx, key):
         """A dict with no source is one the tracer reached through values it
@@ -96,11 +102,13 @@ class ObjectKeyedDictVariable(VariableTracker):
     def getitem(self, tx, key):
         from .builder import wrap_value
 
-        present, value = self._lookup(tx, key)
+        present, value, key_source = self._lookup(tx, key)
         if not present:
             what = "defaultdict" if type(self.value) is collections.defaultdict else "dict"
-            unsupported("missing_dict_key", f"{self.source.name()}[{key.source.name()}] on a {what}")
-        source = DictGetSource(self.source, key.source) if self.source is not None else None
+            where = f"{self.source.name()}[{key_source.name()}]" if self.source is not None and key_source \
+                else f"[{key}]"
+            unsupported("missing_dict_key", f"{where} on a {what}")
+        source = DictGetSource(self.source, key_source) if self.source is not None else None
         return wrap_value(tx, value, source)
 
     def contains(self, tx, item):

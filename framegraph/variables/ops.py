@@ -10,6 +10,7 @@
 ``compare`` does the same for ``<``, ``==``, ``is``, ``in``...; ``unary_op``
 for ``-x``, ``~x``, ``+x``.
 """
+import collections
 import operator
 
 from ..graph_breaks import unsupported
@@ -136,12 +137,11 @@ def _structurally_equal(tx, a, b):
         same_kind = ta is tb or any(issubclass(ta, k) and issubclass(tb, k) for k in (list, tuple))
         if not same_kind or len(a.items) != len(b.items):
             return False
-        return all(compare(tx, "==", x, y).truth(tx) for x, y in zip(a.items, b.items))
+        return _items_equal(tx, a, b)
     from .dicts import ConstDictVariable, DictViewVariable, SetVariable
 
     if isinstance(a, ConstDictVariable) and isinstance(b, ConstDictVariable):
-        return a.equal(tx, b)
-
+        return _dicts_equal(tx, a, b)
     views = [v for v in (a, b) if isinstance(v, DictViewVariable)]
     if views and all(isinstance(v, (DictViewVariable, SetVariable)) for v in (a, b)):
         if any(v.kind == "values" for v in views):
@@ -151,6 +151,46 @@ def _structurally_equal(tx, a, b):
     if a.is_python_constant() != b.is_python_constant():
         return False
     return None
+
+
+def _identical(x, y) -> bool:
+    """``PyObject_RichCompareBool``'s identity shortcut (a NaN equals itself)."""
+    return x is y or (x.is_python_constant() and y.is_python_constant()
+                      and x.as_python_constant() is y.as_python_constant())
+
+
+def _items_equal(tx, a, b) -> bool:
+    """``list_richcompare`` after the length check: the first pair neither identical nor
+    ``==`` decides, unless an ``__eq__`` shortened a list so that the walk is past its
+    end: then the lengths decide (both are read again at every step, as CPython does)."""
+    i = 0
+    while i < len(a.items) and i < len(b.items):
+        x, y = a.items[i], b.items[i]
+        if not (_identical(x, y) or compare(tx, "==", x, y).truth(tx)):
+            break
+        i += 1
+    if i >= len(a.items) or i >= len(b.items):  # the walk ran off the end of one (or both)
+        return len(a.items) == len(b.items)
+    return False
+
+
+def _dicts_equal(tx, a, b) -> bool:
+    """``dict_richcompare``: the same keys, and each value identical or ``==``; two
+    OrderedDicts must also have their keys in the same order (``OrderedDict.__eq__``)."""
+    if len(a.items) != len(b.items):
+        return False
+    if issubclass(a.py_type, collections.OrderedDict) and issubclass(b.py_type, collections.OrderedDict) \
+            and list(a.items) != list(b.items):
+        return False
+    for key, (_, va) in a.items.items():
+        pair = b.items.get(key)
+        if pair is None:
+            return False
+        if _identical(va, pair[1]):
+            continue
+        if not compare(tx, "==", va, pair[1]).truth(tx):
+            return False
+    return True
 
 
 def is_op(tx, a: VariableTracker, b: VariableTracker) -> bool:

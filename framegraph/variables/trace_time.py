@@ -26,6 +26,7 @@ like torch.compile: configuration read once per process.
 import contextlib
 import inspect
 import os
+import re
 import types
 import typing
 
@@ -137,9 +138,12 @@ class PureCallVariable(CallableVariable):
 
 
 # Functions (and classes) whose result depends only on their guarded arguments.
+# Regular expressions: a Pattern and a Match are immutable, and re.compile's
+# cache (re._cache, keyed by (type, pattern, flags)) only saves work.
 PURE_CALLS = frozenset({
     inspect.signature, inspect.isclass, inspect.isfunction, inspect.ismethod, inspect.getmro,
     torch.finfo, torch.iinfo, torch.promote_types, torch.can_cast,
+    re.compile, re.escape, re.search, re.match, re.fullmatch,
 })
 
 

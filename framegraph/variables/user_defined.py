@@ -440,6 +440,10 @@ class UserDefinedObjectVariable(VariableTracker):
     def truth(self, tx):
         result = self._dunder(tx, "__bool__", [])
         if result is not NotImplemented:
+            if result.python_type() is not bool:  # slot_nb_bool: only a bool will do
+                from .exceptions import raise_in_trace
+
+                raise_in_trace(TypeError, f"__bool__ should return bool, returned {result.python_type().__name__}")
             return result.truth(tx)
         result = self._dunder(tx, "__len__", [])
         return True if result is NotImplemented else _checked_len(result) > 0
@@ -460,7 +464,26 @@ class UserDefinedObjectVariable(VariableTracker):
         result = self._dunder(tx, "__iter__", [])
         if result is NotImplemented:
             unsupported("operator_error", f"{self.cls.__name__} is not iterable")
+        if isinstance(result, UserDefinedObjectVariable):  # an iterator of a user class: call __next__
+            return result._drain(tx)
         return result.unpack(tx)
+
+    def _drain(self, tx, limit=10000):
+        """``list(it)`` for an iterator object of a user class: ``__next__`` until StopIteration."""
+        from .exceptions import TracedException
+
+        items = []
+        while len(items) < limit:
+            try:
+                item = self._dunder(tx, "__next__", [])
+            except TracedException as error:
+                if issubclass(error.value.cls, StopIteration):
+                    return items
+                raise
+            if item is NotImplemented:
+                unsupported("operator_error", f"iter() returned non-iterator of type '{self.cls.__name__}'")
+            items.append(item)
+        unsupported("unsupported_value", f"more than {limit} items from a {self.cls.__name__} iterator")
 
     def reconstruct(self, cg):
         if self.source is not None:

@@ -220,3 +220,43 @@ def subset_comparisons(x):
 def test_set_subset_comparisons(strict_trace):
     same_as_eager(subset_comparisons, torch.ones(2))
     assert strict_trace.graphs == 1
+
+
+# ---- test_functools.test_lru_reentrancy_with_len: builtins.len replaced for a while
+def cache_len_for_a_while(x):
+    import builtins
+    import functools
+
+    old_len = builtins.len
+    try:
+        builtins.len = functools.lru_cache(4)(len)
+        n = [len("abcdef"[:i]) for i in (0, 1, 1, 3)]
+    finally:
+        builtins.len = old_len
+    return x + 1, n
+
+
+@pytest.mark.expect_fallback("builtins_replaced")
+def test_replaced_builtin_is_put_back():
+    # framegraph's own Python calls len(a_list): while the program's cached len is
+    # there, frames run unmodified, and the finally block restores the builtin
+    import builtins
+
+    same_as_eager(cache_len_for_a_while, torch.ones(2))
+    assert builtins.len is len
+
+
+# ---- test_contextlib.test_contextmanager_as_decorator, test_recursive: a closure
+# made before a graph break reads a cell the frame assigns after it
+def cell_assigned_after_the_break(x):
+    def read():
+        return state
+
+    print("a graph break")
+    state = [1]
+    return x + 1, read()
+
+
+def test_cell_assigned_after_a_break_is_the_closures_cell(strict_trace, capsys):
+    same_as_eager(cell_assigned_after_the_break, torch.ones(2))
+    assert strict_trace.graphs == 1  # nothing to capture before the break

@@ -13,6 +13,7 @@ import sys
 from ...graph_breaks import unsupported
 from ...side_effects import store_global
 from ...variables.builder import wrap_value
+from ...variables.classes import BuildClassVariable
 from ...variables.constant import wrap_constant
 from ...variables.functions import CellVariable
 from ..registry import handler, unsupported_opcode
@@ -154,6 +155,12 @@ def IMPORT_FROM(tx, inst):
 
 
 unsupported_opcode("IMPORT_STAR", "dynamic_import")
-for _name in ("LOAD_NAME", "STORE_NAME", "DELETE_NAME", "SETUP_ANNOTATIONS", "PRINT_EXPR",
-              "LOAD_BUILD_CLASS"):
+@handler("LOAD_BUILD_CLASS")
+def LOAD_BUILD_CLASS(tx, inst):
+    # https://docs.python.org/3.11/library/dis.html#opcode-LOAD_BUILD_CLASS
+    # ( -- builtins.__build_class__)   a class statement follows (variables/classes.py)
+    tx.push(BuildClassVariable())
+
+
+for _name in ("LOAD_NAME", "STORE_NAME", "DELETE_NAME", "SETUP_ANNOTATIONS", "PRINT_EXPR"):
     unsupported_opcode(_name, why="module-level, class-body or interactive code is not traced")

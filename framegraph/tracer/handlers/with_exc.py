@@ -7,14 +7,16 @@ there is one (``tracer/exceptions.py``): PUSH_EXC_INFO, CHECK_EXC_MATCH,
 POP_EXCEPT and RERAISE run the ``except``, ``else`` and ``finally`` clauses
 like CPython. An exception that leaves the traced frame (including a failing
 ``assert``) ends the trace: CPython raises it for real, running the frame from
-the instruction that raised it. Handlers of ``with`` blocks
-(WITH_EXCEPT_START) are not traced.
+the instruction that raised it. A ``with`` block left by an exception calls
+``__exit__(type, exc, traceback)`` (WITH_EXCEPT_START), traced like any call.
 """
 from ...graph_breaks import unsupported
+from ...variables.builder import wrap_value
 from ...variables.builtins import BuiltinVariable
 from ...variables.constant import ConstantVariable
 from ...variables.ctx_managers import enter_context
-from ...variables.exceptions import ExceptionVariable, TracedException, is_exception_class, make_exception
+from ...variables.exceptions import (ExceptionVariable, TracedException, is_exception_class, make_exception,
+                                      traceback_of)
 from ..exceptions import handled_exception
 from ..registry import handler, unsupported_opcode
 
@@ -92,6 +94,17 @@ def RERAISE(tx, inst):
     raise TracedException(exc, reraise=True)
 
 
-for _name in ("WITH_EXCEPT_START", "PREP_RERAISE_STAR", "CHECK_EG_MATCH"):
+@handler("WITH_EXCEPT_START")
+def WITH_EXCEPT_START(tx, inst):
+    # https://docs.python.org/3.11/library/dis.html#opcode-WITH_EXCEPT_START
+    # (exit lasti prev_exc exc -- exit lasti prev_exc exc res)   res = exit(type(exc), exc, tb)
+    exc = tx.peek()
+    if not isinstance(exc, ExceptionVariable):
+        unsupported("exception", f"with block left by {exc}")
+    args = [wrap_value(tx, exc.cls), exc, traceback_of(exc.tb_frames)]
+    tx.push(tx.peek(4).call(tx, args, {}))
+
+
+for _name in ("PREP_RERAISE_STAR", "CHECK_EG_MATCH"):
     unsupported_opcode(_name, "exception", "exception handlers of with blocks and except* are not traced")
 unsupported_opcode("BEFORE_ASYNC_WITH", "generator", "async with")
