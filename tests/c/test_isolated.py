@@ -6,7 +6,7 @@ import textwrap
 import pytest
 
 PRELUDE = """
-import os, signal, sys
+import os, signal, sys, threading
 sys.path.insert(0, {here!r})
 from hookutil import Replace, hooked
 from framegraph import _C
@@ -29,7 +29,9 @@ def test_real_sigint_during_the_callback():
         def cb(func, code, loc):
             if code is f.__code__ and not getattr(cb, "done", False):
                 cb.done = True
-                os.kill(os.getpid(), signal.SIGINT)
+                # to this thread, so the handler has run when the call returns (os.kill may
+                # deliver it to one of torch's threads, late on a loaded machine)
+                signal.pthread_kill(threading.get_ident(), signal.SIGINT)
                 sum(range(1000))  # the signal is handled at the next Python instruction
             return None
 
