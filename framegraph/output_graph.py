@@ -192,7 +192,7 @@ class OutputGraph:
         fake = self._run_fake(kind, target, fake_args, fake_kwargs)
         node = self.graph.create_node(kind, target, tuple(node_args), node_kwargs)
         if _is_impure(node) and getattr(self, "side_effects", None) is not None:
-            self.side_effects.local_mutations += 1  # an in-place tensor op (side_effects.changes)
+            self.side_effects.local_mutations += 1  # an in-place tensor op (autograd_function.py checks)
         if tx is not None:  # for the `graph` log: which user line made this node
             node.meta["location"] = (tx.code.co_filename, tx.current_line())
         arguments = {}

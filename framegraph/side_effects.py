@@ -54,7 +54,7 @@ class SideEffects:
         self.objects: Dict[int, Any] = {}  # id(mutable object) -> (object, its tracker)
         self.cells: Dict[int, Any] = {}  # id(cell from outside) -> (cell, its CellVariable)
         self.mutations = 0  # every recorded mutation, repeats included (generators check it)
-        self.local_mutations = 0  # in-place changes of objects made in the trace (generators check it)
+        self.local_mutations = 0  # in-place changes of objects made in the trace (autograd_function.py)
 
     def __len__(self):
         return len(self.entries)
@@ -275,14 +275,6 @@ def remember_object(tx, value, var):
     se = ledger(tx)
     if se is not None and _identity_matters(var):
         se.objects[id(value)] = (value, var)
-
-
-def changes(tx) -> Optional[int]:
-    """How many in-place changes the trace has made so far, to outside or local
-    objects (None outside a trace): a generator run at its call checks that the
-    loop consuming it changed nothing before taking its last value."""
-    se = ledger(tx)
-    return None if se is None else se.mutations + se.local_mutations
 
 
 # ---- the hooks trackers and handlers call while tracing

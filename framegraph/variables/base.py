@@ -60,7 +60,7 @@ class VariableTracker:
             return
         se = ledger(tx) if tx is not None else None
         if se is not None:
-            se.local_mutations += 1  # a generator run eagerly may have read it
+            se.local_mutations += 1  # autograd.Function checks its forward changed nothing
 
     # ---- CPython slots
     def getattr(self, tx, name: str) -> "VariableTracker":

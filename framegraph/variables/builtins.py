@@ -54,9 +54,6 @@ class BuiltinVariable(CallableVariable):
             args = [ListIteratorVariable(a.unpack(tx)) if isinstance(a, GeneratorVariable) else a for a in args]
         values = list(args) + list(kwargs.values())
         if _is_pure(self.fn) and all(_is_constant_arg(a) for a in values):
-            for a in values:
-                if isinstance(a, ListIteratorVariable):
-                    a.check_fresh(tx)  # a generator's values, computed at its call, may be stale
             real_args = [_constant_arg(a) for a in args]
             real_kwargs = {k: _constant_arg(v) for k, v in kwargs.items()}
             with python_operation(_name(self.fn)):  # what it raises, CPython raises

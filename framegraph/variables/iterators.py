@@ -123,8 +123,7 @@ class ListIteratorVariable(IteratorVariable):
         super().__init__(**kwargs)
         self.items = list(items)
         self.index = 0
-        self.from_generator = from_generator  # a generator run eagerly (tracer/inliner.py)
-        self.mutations_seen = None  # side_effects.changes() when it ran (generators only)
+        self.from_generator = from_generator  # stands for a generator (nn.Module.parameters())
         # what it iterates, when that is a builtin container: ``make(container)`` is the
         # real iterator (rebuilt with its own type and position); ``kind`` its type
         self.container, self.make, self.kind = container, make, kind
@@ -186,15 +185,6 @@ class ListIteratorVariable(IteratorVariable):
             cg.store_fast(temp)
             later.append((temp, self.index, done))
 
-    def check_fresh(self, tx):
-        """A generator's values were computed at its call: refuse them if anything changed since."""
-        if self.mutations_seen is not None:
-            from ..side_effects import changes
-
-            if changes(tx) != self.mutations_seen:
-                unsupported("generator", "the loop consuming a generator changed state before taking all "
-                            "its values (the generator ran at its call and saw the old state)")
-
     def check_container(self):
         """CPython's dict and set iterators: RuntimeError once the size changed; a
         change of keys at the same size depends on the hash table (not modelled)."""
@@ -213,7 +203,6 @@ class ListIteratorVariable(IteratorVariable):
     def next(self, tx) -> Optional[VariableTracker]:
         if self.done:
             return None
-        self.check_fresh(tx)
         self.check_container()
         if self.index >= len(self.items):
             self.done = True
