@@ -14,6 +14,7 @@ Instances from outside the frame are not modelled here.
 import types
 
 from ..graph_breaks import unsupported
+from .builtin_subclass import BuiltinSubclassMixin
 from .constant import ConstantVariable
 from .dicts import SetVariable
 from .lists import ListVariable
@@ -44,7 +45,7 @@ def _python_override(cls, name):
     return None
 
 
-class _UserContainer:
+class _UserContainer(BuiltinSubclassMixin):
     """What a list- or set-subclass tracker adds to its builtin tracker (a mixin)."""
 
     def _setup(self, cls):
@@ -53,50 +54,19 @@ class _UserContainer:
     def python_type(self):
         return self.cls
 
-    def user_slot(self, name):
-        """The Python function the class defines for slot ``name`` (ops.py asks for ``__eq__``)."""
+    def _override(self, name):
         return _python_override(self.cls, name)
-
-    def _inline(self, tx, fn, args, kwargs=None):
-        from .functions import UserFunctionVariable
-
-        return UserFunctionVariable(fn).call(tx, [self] + list(args), kwargs or {})
 
     def _base_tracker(self):
         return _BASES[_base_of(self.cls)]
-
-    # ---- attributes: the generic lookup, with the container's methods as builtins
-    def getattr(self, tx, name):
-        from .base import BoundMethodVariable
-        from .user_defined import _static, lookup_attribute
-
-        found, attr = _static(self.cls, name)
-        if found and not isinstance(attr, (types.FunctionType, property, staticmethod, classmethod)) \
-                and callable(attr) and name not in self.attrs:
-            return BoundMethodVariable(self, name)  # a builtin method of the base
-        return lookup_attribute(tx, self, name, self.attrs.get)
 
     def hasattr(self, tx, name):
         from .user_defined import _static
 
         return name in self.attrs or _static(self.cls, name)[0]
 
-    def setattr(self, tx, name, value):
-        user = _python_override(self.cls, "__setattr__")
-        if user is not None:
-            self._inline(tx, user, [ConstantVariable(name), value])
-            return
-        self.builtin_method(tx, "__setattr__", [ConstantVariable(name), value], {})
-
     def object_setattr(self, tx, name, value):
         return self.builtin_method(tx, "__setattr__", [ConstantVariable(name), value], {})
-
-    # ---- methods and slots: a Python override wins, else the builtin model
-    def call_method(self, tx, name, args, kwargs):
-        user = _python_override(self.cls, name)
-        if user is not None:
-            return self._inline(tx, user, args, kwargs)
-        return self.builtin_method(tx, name, args, kwargs)
 
     def builtin_method(self, tx, name, args, kwargs):
         """The base's own method (``super().append(x)``, or one not overridden)."""
@@ -135,11 +105,6 @@ class _UserContainer:
         user = _python_override(self.cls, "__len__")
         return self._inline(tx, user, []).as_python_constant() if user else len(self.items)
 
-    def truth(self, tx):
-        if _python_override(self.cls, "__bool__") or _python_override(self.cls, "__len__"):
-            return self.length(tx) > 0
-        return bool(self.items)
-
     def iter(self, tx):
         user = _python_override(self.cls, "__iter__")
         return self._inline(tx, user, []) if user is not None else self._base_tracker().iter(self, tx)
@@ -152,9 +117,8 @@ class _UserContainer:
     def binop(self, tx, fn, other, reflected):
         from .ops import dunder_name
 
-        user = _python_override(self.cls, dunder_name(fn, reflected) or "")
-        if user is not None:
-            return self._inline(tx, user, [other])
+        if self._override(dunder_name(fn, reflected) or "") is not None:
+            return BuiltinSubclassMixin.binop(self, tx, fn, other, reflected)  # the user's result as is
         result = self._base_tracker().binop(self, tx, fn, other, reflected)
         if isinstance(result, (ListVariable, SetVariable)) and result is not self:
             result = self._plain(result)  # the base's operators make the base type

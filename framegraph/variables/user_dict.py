@@ -27,6 +27,7 @@ import types
 from ..graph_breaks import unsupported
 from ..sources import AttrSource
 from .base import VariableTracker
+from .builtin_subclass import BuiltinSubclassMixin
 from .constant import ConstantVariable
 from .dicts import ConstDictVariable, hash_key
 from .iterators import ListIteratorVariable
@@ -57,7 +58,7 @@ def _python_override(cls, name):
     return None
 
 
-class UserDictVariable(ConstDictVariable):
+class UserDictVariable(BuiltinSubclassMixin, ConstDictVariable):
     """A dict-subclass instance: items (the dict part) plus attributes."""
 
     def __init__(self, pairs, cls, value=None, **kwargs):
@@ -87,16 +88,6 @@ class UserDictVariable(ConstDictVariable):
 
         return wrap_value(tx, d[name], AttrSource(self.source, name) if self.source else None)
 
-    def getattr(self, tx, name):
-        from .base import BoundMethodVariable
-        from .user_defined import _static, lookup_attribute
-
-        found, attr = _static(self.py_type, name)
-        if found and not isinstance(attr, (types.FunctionType, property, staticmethod, classmethod)) \
-                and callable(attr) and name not in self.attrs:
-            return BoundMethodVariable(self, name)  # a builtin method of dict
-        return lookup_attribute(tx, self, name, lambda n: self._instance_attr(tx, n))
-
     def hasattr(self, tx, name):
         if self.value is not None and name not in self.attrs:
             return hasattr(self.value, name)
@@ -104,24 +95,8 @@ class UserDictVariable(ConstDictVariable):
 
         return name in self.attrs or _static(self.py_type, name)[0]
 
-    def setattr(self, tx, name, value):
-        user = _python_override(self.py_type, "__setattr__")
-        if user is not None:
-            self._inline(tx, user, [ConstantVariable(name), value])
-            return
-        self.builtin_method(tx, "__setattr__", [ConstantVariable(name), value], {})
-
-    # ---- slots and methods: a Python override wins, else the builtin model
-    def _inline(self, tx, fn, args, kwargs=None):
-        from .functions import UserFunctionVariable
-
-        return UserFunctionVariable(fn).call(tx, [self] + list(args), kwargs or {})
-
-    def call_method(self, tx, name, args, kwargs):
-        user = _python_override(self.py_type, name)
-        if user is not None:
-            return self._inline(tx, user, args, kwargs)
-        return self.builtin_method(tx, name, args, kwargs)
+    def _override(self, name):
+        return _python_override(self.py_type, name)
 
     def builtin_method(self, tx, name, args, kwargs):
         """The method of the builtin base (``super().name(...)``, or not overridden)."""
@@ -158,11 +133,6 @@ class UserDictVariable(ConstDictVariable):
         if _python_override(self.py_type, "__len__") is not None:
             return self.call_method(tx, "__len__", [], {}).as_python_constant()
         return len(self.items)
-
-    def truth(self, tx):
-        if _python_override(self.py_type, "__bool__") or _python_override(self.py_type, "__len__"):
-            return self.length(tx) > 0
-        return bool(self.items)
 
     # ---- rebuilding after the graph
     def reconstruct(self, cg):

@@ -82,3 +82,17 @@ def test_a_list_subclass_returned_is_rebuilt_with_its_attributes():
     assert type(got) is Layers and (got.name, got.extra) == (want.name, want.extra) == ("out", 3)
     assert_same(list(got), list(want))
     assert cnt.frame_count == 1
+
+
+class SameKeys(dict):
+    def __eq__(self, other):  # equal when the keys are, whatever the values
+        return set(self) == set(other)
+
+    __hash__ = None
+
+
+def test_a_dict_subclass_eq_override_decides_equality():
+    def f(x):
+        return x + 1, SameKeys(a=1) == {"a": 2}, SameKeys(a=1) != {"b": 1}
+
+    check(f, torch.ones(2))
