@@ -29,6 +29,15 @@ class BuiltinSubclassMixin:
         """The Python function the class defines for slot ``name`` (ops.py asks for ``__eq__``)."""
         return self._override(name)
 
+    def initialise(self, tx, args, kwargs):
+        """The ``__init__`` of ``cls(*args, **kwargs)`` on this fresh instance: the class's, or the builtin's."""
+        init = self._override("__init__")
+        if init is not None:
+            self._inline(tx, init, args, kwargs)
+        else:
+            self.builtin_method(tx, "__init__", args, kwargs)
+        return self
+
     def _inline(self, tx, fn, args, kwargs=None):
         from .functions import UserFunctionVariable
 

@@ -191,10 +191,4 @@ def rebuild_user_container(cls, n, names, *values):
 
 def new_user_container(tx, cls, args, kwargs):
     """``cls(*args, **kwargs)`` for a user list or set class: allocate, then inline ``__init__``."""
-    obj = (UserListVariable if _base_of(cls) is list else UserSetVariable)(cls)
-    init = _python_override(cls, "__init__")
-    if init is not None:
-        obj._inline(tx, init, args, kwargs)
-    else:
-        obj.builtin_method(tx, "__init__", args, kwargs)
-    return obj
+    return (UserListVariable if _base_of(cls) is list else UserSetVariable)(cls).initialise(tx, args, kwargs)

@@ -202,13 +202,7 @@ def _dict_item_source(source, key):
 
 def new_user_dict(tx, cls, args, kwargs):
     """``cls(*args, **kwargs)`` for a user dict class: allocate, then inline ``__init__``."""
-    obj = UserDictVariable([], cls)
-    init = _python_override(cls, "__init__")
-    if init is not None:
-        obj._inline(tx, init, args, kwargs)
-    else:
-        obj.builtin_method(tx, "__init__", args, kwargs)
-    return obj
+    return UserDictVariable([], cls).initialise(tx, args, kwargs)
 
 
 __all__ = ["UserDictVariable", "wrap_user_dict", "new_user_dict", "is_user_dict_class", "hash_key"]
