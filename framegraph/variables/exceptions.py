@@ -90,15 +90,23 @@ class ExceptionVariable(VariableTracker):
             return True
         return None
 
+    def setattr(self, tx, name, value):
+        """``exc.__traceback__ = tb`` (contextlib re-attaches it in ``__exit__``): as ``with_traceback``."""
+        if name != "__traceback__" or self.source is not None:  # one from outside: not replayed
+            unsupported("unsupported_attribute", f"setting {self.cls.__name__}.{name}")
+        self._set_traceback(value)
+
+    def _set_traceback(self, tb):
+        if isinstance(tb, TracebackVariable):
+            self.tb_frames = tb.frames
+        elif tb.is_python_constant() and tb.as_python_constant() is None:
+            self.tb_frames = None
+        else:
+            unsupported("unsupported_call", f"with_traceback({tb})")
+
     def call_method(self, tx, name, args, kwargs):
         if name == "with_traceback" and len(args) == 1 and not kwargs:
-            tb = args[0]
-            if isinstance(tb, TracebackVariable):
-                self.tb_frames = tb.frames
-            elif tb.is_python_constant() and tb.as_python_constant() is None:
-                self.tb_frames = None
-            else:
-                unsupported("unsupported_call", f"with_traceback({tb})")
+            self._set_traceback(args[0])
             return self
         return super().call_method(tx, name, args, kwargs)
 

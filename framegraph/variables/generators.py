@@ -111,8 +111,11 @@ class GeneratorVariable(IteratorVariable):
             if item is None:
                 raise_in_trace(StopIteration)
             return item
-        if name == "throw" and len(args) == 1:
-            return self.throw(tx, _exception_of(args[0]))
+        if name == "throw" and 1 <= len(args) <= 3:
+            # throw(exc), or the old throw(type, value, traceback) contextlib still calls:
+            # the value when it is an exception, else one made from the type
+            value = args[1] if len(args) > 1 and isinstance(args[1], ExceptionVariable) else args[0]
+            return self.throw(tx, _exception_of(value))
         if name == "close" and not args:
             return self.close(tx)
         return super().call_method(tx, name, args, kwargs)
