@@ -290,6 +290,23 @@ class NamedTupleVariable(TupleVariable):
 
         return wrap_class_attribute(tx, self, name)
 
+    def hasattr(self, tx, name):
+        """A field or a class attribute; nothing else, unless instances have a ``__dict__``."""
+        if name in self._fields() or hasattr(self.cls, name):
+            return True
+        return None if self.cls.__dictoffset__ else False
+
+    def setattr(self, tx, name, value):
+        """A field is a read-only descriptor, and a plain namedtuple has no ``__dict__``: both
+        raise AttributeError as CPython's do (a subclass's own attributes are not modelled)."""
+        from .exceptions import raise_in_trace
+
+        if name in self._fields():
+            raise_in_trace(AttributeError, "can't set attribute")
+        if not self.cls.__dictoffset__:
+            raise_in_trace(AttributeError, f"'{self.cls.__name__}' object has no attribute '{name}'")
+        unsupported("unsupported_attribute", f"setting {self.cls.__name__}.{name}")
+
     def call_method(self, tx, name, args, kwargs):
         fields = self._fields()
         if name == "_replace" and not args and set(kwargs) <= set(fields):  # a new tuple, fields swapped

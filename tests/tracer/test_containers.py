@@ -266,3 +266,18 @@ def test_namedtuple_replace_and_asdict():
         return q, q.b + 1, p._asdict()["a"], Pair(x, 1)._replace(a=3)
 
     check(f, torch.ones(2), Pair(1, torch.zeros(2)))
+
+
+Point = collections.namedtuple("Point", "x y")
+
+
+def test_hasattr_and_setattr_on_a_namedtuple():
+    def f(t, p):
+        q = p._replace(x=t)
+        try:
+            setattr(q, "x", 3)  # a field is read-only
+        except AttributeError as e:
+            error = str(e)
+        return q.x + 1, hasattr(p, "y"), hasattr(p, "z"), getattr(p, "w", 5), p._asdict(), error
+
+    check(f, torch.ones(2), Point(1, 2))
