@@ -711,7 +711,8 @@ int fg_source_reader_init(PyObject *module) {
     for (int i = 0; function_fields[i] != NULL; i++)
         if ((function_field_names[i] = PyUnicode_InternFromString(function_fields[i])) == NULL)
             return -1;
-    object_getattribute = PyDict_GetItemString(PyBaseObject_Type.tp_dict, "__getattribute__");
+    /* Not tp_dict: from 3.12 a static builtin type keeps its dict per interpreter. */
+    object_getattribute = _PyType_Lookup(&PyBaseObject_Type, getattribute_name);
     if (object_getattribute == NULL) {
         PyErr_SetString(PyExc_ImportError, "framegraph._C: object.__getattribute__ not found");
         return -1;

@@ -129,8 +129,7 @@ class _Tables:
         if kind == pyver.ARG_NAME:
             return self.name(inst.argval)
         if kind == pyver.ARG_GLOBAL:
-            push_null = pyver.load_global_push_null(inst.arg or 0)
-            return pyver.load_global_arg(self.name(inst.argval), push_null)
+            return pyver.name_arg(inst.opname, self.name(inst.argval), inst.arg or 0)
         if kind == pyver.ARG_CONST:
             return self.const(inst.argval, inst.arg)
         if kind in (pyver.ARG_LOCAL, pyver.ARG_LOCALSPLUS):

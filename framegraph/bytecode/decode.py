@@ -17,9 +17,9 @@ from framegraph import pyver
 
 from .instruction import ExceptionTableEntry, Instruction
 
-_OPNAMES = dis.opname
+_OPNAMES = dis.opname[:256]  # 3.12 lists pseudo-ops above 255; co_code never holds them
 _HAVE_ARGUMENT = dis.HAVE_ARGUMENT
-_CACHES = [pyver.inline_cache_entries(name) if not name.startswith("<") else 0 for name in dis.opname]
+_CACHES = [pyver.inline_cache_entries(name) if name in pyver.OPNAMES else 0 for name in _OPNAMES]
 _SIZE = [2 * (1 + n) for n in _CACHES]  # bytes from one instruction to the next
 _FORMAT_CONVERTERS = dis.FORMAT_VALUE_CONVERTERS
 _Positions = dis.Positions
@@ -85,11 +85,11 @@ def _argval(opname, arg, names, consts, varname):
     if kind == pyver.ARG_NAME:
         return names[arg]
     if kind == pyver.ARG_GLOBAL:
-        return names[arg >> 1]
+        return names[pyver.name_index(opname, arg)]
     if kind in (pyver.ARG_LOCAL, pyver.ARG_LOCALSPLUS):
         return varname(arg)
     if kind == pyver.ARG_COMPARE:
-        return dis.cmp_op[arg]
+        return pyver.compare_op(arg)
     if opname == "FORMAT_VALUE":  # (conversion, has a format spec), as dis gives it
         return (_FORMAT_CONVERTERS[arg & 0x3][0], bool(arg & 0x4))
     return arg

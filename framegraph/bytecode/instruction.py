@@ -109,7 +109,7 @@ def create_instruction(opname, *, arg=None, argval=_UNSET, target=None):
     if kind == pyver.ARG_RAW and arg is None and isinstance(argval, int):
         arg = argval
     if kind == pyver.ARG_COMPARE and arg is None:
-        arg = dis.cmp_op.index(argval)
+        arg = pyver.compare_arg(argval)
     return Instruction(opname=opname, arg=arg, argval=argval, target=target)
 
 
