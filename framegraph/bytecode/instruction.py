@@ -135,6 +135,22 @@ def create_load_attr(name):
     return create_instruction("LOAD_ATTR", argval=name)
 
 
+def create_load_method(name):
+    """Load method ``name`` of the object on top of the stack for a call:
+    (obj -- method self) or (obj -- NULL attribute). LOAD_METHOD on 3.11,
+    LOAD_ATTR with the method bit on 3.12."""
+    opname, flags = pyver.LOAD_METHOD_FORM
+    return create_instruction(opname, arg=flags, argval=name)
+
+
+def create_for_iter(exit_code):
+    """FOR_ITER leaving the loop for ``exit_code`` (the instructions after the
+    loop). Returns ``(for_iter, prefix)``: put ``prefix`` (3.12: END_FOR, the
+    FOR_ITER's target) right before ``exit_code``."""
+    prefix = [create_instruction(name) for name in pyver.FOR_ITER_EXIT]
+    return create_jump("FOR_ITER", (prefix + exit_code)[0]), prefix
+
+
 def create_call(nargs):
     """Call with ``nargs`` positional arguments: stack [NULL|fn, fn|self, *args]."""
     return [create_instruction(name, arg=nargs) for name in pyver.CALL_OPNAMES]

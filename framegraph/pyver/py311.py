@@ -36,7 +36,8 @@ __all__ = [
     "localsplus_names", "parse_exception_table", "encode_exception_table",
     "handler_depth", "encode_linetable", "stack_effect", "CODE_UNIT",
     "CODE_FIELDS", "name_arg", "name_index", "compare_arg", "compare_op",
-    "attr_is_method", "VERSION_NAME", "OPNAMES",
+    "attr_is_method", "VERSION_NAME", "OPNAMES", "LOAD_METHOD_FORM",
+    "FOR_ITER_EXIT",
 ]
 
 VERSION_NAME = "3.11"
@@ -171,6 +172,13 @@ def jump_target_offset(opname, offset, arg):
 
 # --- calls and globals --------------------------------------------------
 # A call with n positional args: [NULL|callable, callable|self, *args] -> result.
+# How to load a method for a call: (opname, flag bits of the oparg). It pushes
+# [method, self] or [NULL, attribute].
+LOAD_METHOD_FORM = ("LOAD_METHOD", 0)
+# What a FOR_ITER's target must be (3.12: END_FOR, which an exhausted loop
+# jumps over); the loop's exit code follows it.
+FOR_ITER_EXIT = ()
+
 CALL_OPNAMES = ("PRECALL", "CALL")
 
 

@@ -14,16 +14,19 @@ and ``Python/bytecodes.c`` of 3.12):
 * ``opcode.opmap`` also lists the compiler's pseudo-ops (numbers >= 256),
   which never appear in ``co_code``.
 
-The exception table, location table and localsplus order are 3.11's
-(``tables.py``).
+* the location table has 3.11's format, but the compiler writes one entry
+  for a run of instructions at the same position (3.11: one per instruction).
+
+The exception table and the localsplus order are 3.11's (``tables.py``).
 """
 
 import dis
 import opcode
 
+from . import tables
 from .tables import (  # noqa: F401  (re-exported: unchanged since 3.11)
-    CODE_FIELDS, CODE_UNIT, encode_exception_table, encode_linetable, handler_depth,
-    localsplus_names, parse_exception_table,
+    CODE_FIELDS, CODE_UNIT, encode_exception_table, handler_depth, localsplus_names,
+    parse_exception_table,
 )
 
 __all__ = [
@@ -36,7 +39,8 @@ __all__ = [
     "localsplus_names", "parse_exception_table", "encode_exception_table",
     "handler_depth", "encode_linetable", "stack_effect", "CODE_UNIT",
     "CODE_FIELDS", "name_arg", "name_index", "compare_arg", "compare_op",
-    "attr_is_method", "VERSION_NAME", "OPNAMES",
+    "attr_is_method", "VERSION_NAME", "OPNAMES", "LOAD_METHOD_FORM",
+    "FOR_ITER_EXIT",
 ]
 
 VERSION_NAME = "3.12"
@@ -196,6 +200,13 @@ def jump_target_offset(opname, offset, arg):
 
 
 # --- calls and globals --------------------------------------------------
+# How to load a method for a call: (opname, flag bits of the oparg). It pushes
+# [method, self] or [NULL, attribute].
+LOAD_METHOD_FORM = ("LOAD_ATTR", 1)
+# What a FOR_ITER's target must be (3.12: END_FOR, which an exhausted loop
+# jumps over); the loop's exit code follows it.
+FOR_ITER_EXIT = ("END_FOR",)
+
 CALL_OPNAMES = ("CALL",)
 
 
@@ -220,3 +231,16 @@ def stack_effect(opname, arg, jump):
         return _STACK_EFFECT_FIXES[opname]
     num = opcode_of(opname)
     return dis.stack_effect(num, arg if num >= HAVE_ARGUMENT else None, jump=jump)
+
+
+def encode_linetable(spans, firstlineno):
+    """co_linetable from ``(code_units, position)`` spans, as 3.12's
+    assemble_location_info writes it: a run of equal positions is one span
+    before it is split into entries of at most 8 code units."""
+    merged = []
+    for units, pos in spans:
+        if merged and merged[-1][1] == pos:
+            merged[-1] = (merged[-1][0] + units, pos)
+        else:
+            merged.append((units, pos))
+    return tables.encode_linetable(merged, firstlineno)

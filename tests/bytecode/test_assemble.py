@@ -13,8 +13,8 @@ import pytest
 
 from framegraph.bytecode import (
     ExceptionTableEntry, assemble, const_key, create_call, create_call_kw,
-    create_instruction, create_jump, create_load_attr, create_load_const,
-    create_load_fast, create_load_global, create_rot_n, create_store_fast,
+    create_for_iter, create_instruction, create_jump, create_load_attr, create_load_const,
+    create_load_fast, create_load_global, create_load_method, create_rot_n, create_store_fast,
     decode, transform_code,
 )
 
@@ -56,7 +56,7 @@ def test_method_call_with_keywords():
     f = build([
         ins("RESUME", 0),
         create_load_global("math", push_null=False),
-        ins("LOAD_METHOD", argval="isclose"),
+        create_load_method("isclose"),
         create_load_fast("a"), create_load_fast("b"), create_load_const(0.5),
         *create_call_kw(3, ["abs_tol"]),
         ins("RETURN_VALUE"),
@@ -67,7 +67,7 @@ def test_method_call_with_keywords():
 def loop_sum():
     # def f(a, b): total = 0; for i in range(a): total += i * b; return total
     loop_end = create_load_fast("total")
-    for_iter = create_jump("FOR_ITER", loop_end)
+    for_iter, exit_prefix = create_for_iter([loop_end])
     return [
         ins("RESUME", 0),
         create_load_const(0), create_store_fast("total"),
@@ -80,7 +80,7 @@ def loop_sum():
         ins("BINARY_OP", 13),  # +=
         create_store_fast("total"),
         create_jump("JUMP", for_iter),  # version-neutral; becomes JUMP_BACKWARD
-        loop_end, ins("RETURN_VALUE"),
+        *exit_prefix, loop_end, ins("RETURN_VALUE"),
     ]
 
 
@@ -167,7 +167,7 @@ def test_moving_a_jump_target_far_away_adds_extended_arg():
 
 def test_forward_jump_to_an_earlier_target_is_flipped():
     instructions = loop_sum()
-    back = instructions[-3]
+    back = next(inst for inst in instructions if inst.opname.startswith("JUMP"))
     assert back.opname == "JUMP_FORWARD"  # what create_jump("JUMP", ...) gives
     build(instructions)
     assert back.opname == "JUMP_BACKWARD" and back.arg > 0
