@@ -18,7 +18,7 @@ instruction, never an error: this is a diagnostic, it must not fail.
 import dis
 import types
 
-from . import bytecode
+from . import bytecode, pyver
 
 _UNARY = {"UNARY_NEGATIVE": "-", "UNARY_POSITIVE": "+", "UNARY_NOT": "not ", "UNARY_INVERT": "~"}
 _NULL = object()
@@ -130,7 +130,7 @@ def _load_global(st, inst):
     st.push(inst.argval)
 
 
-@_op("LOAD_FAST", "LOAD_DEREF", "LOAD_CLOSURE", "LOAD_NAME")
+@_op("LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_DEREF", "LOAD_CLOSURE", "LOAD_NAME")
 def _load_name(st, inst):
     st.push(inst.argval)
 
@@ -143,7 +143,7 @@ def _load_const(st, inst):
 @_op("LOAD_ATTR", "LOAD_METHOD")
 def _load_attr(st, inst):
     obj = st.pop()
-    if inst.opname == "LOAD_METHOD":
+    if inst.opname == "LOAD_METHOD" or pyver.attr_is_method(inst.arg or 0):
         st.push(_NULL)
     st.push(f"{obj}.{inst.argval}")
 
@@ -230,6 +230,24 @@ def _list_to_tuple(st, inst):
     st.push(f"tuple({st.pop()})")
 
 
+# CALL_INTRINSIC_1 (3.12) opargs: 5 is +x, 6 is 3.11's LIST_TO_TUPLE.
+_INTRINSICS = {5: "+{}", 6: "tuple({})"}
+
+
+@_op("CALL_INTRINSIC_1")
+def _intrinsic(st, inst):
+    form = _INTRINSICS.get(inst.arg)
+    if form is None:
+        st.line(f"# CALL_INTRINSIC_1 {inst.arg} (not decompiled)")
+    st.push(form.format(st.pop()) if form else f"<CALL_INTRINSIC_1 {inst.arg}>({st.pop()})")
+
+
+@_op("BINARY_SLICE")
+def _binary_slice(st, inst):
+    container, start, end = st.pop(3)
+    st.push(f"{container}[{'' if start == 'None' else start}:{'' if end == 'None' else end}]")
+
+
 @_op("UNPACK_SEQUENCE")
 def _unpack(st, inst):
     seq = st.pop()
@@ -256,6 +274,12 @@ def _swap(st, inst):
 @_op("RETURN_VALUE")
 def _return(st, inst):
     st.line(f"return {st.pop()}")
+    return "return"
+
+
+@_op("RETURN_CONST")
+def _return_const(st, inst):
+    st.line(f"return {_const(inst.argval)}")
     return "return"
 
 

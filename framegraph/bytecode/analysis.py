@@ -17,8 +17,10 @@ from framegraph import pyver
 
 # Opcodes whose argval (a variable name) is read / written. DELETE reads too:
 # it raises if the variable is unbound, and it leaves it unbound afterwards.
+# Names of several versions: one a version lacks never occurs in its code.
 _READS = frozenset({"LOAD_FAST", "LOAD_DEREF", "LOAD_CLOSURE", "LOAD_CLASSDEREF",
-                    "DELETE_FAST", "DELETE_DEREF"})
+                    "DELETE_FAST", "DELETE_DEREF", "LOAD_FAST_CHECK", "LOAD_FAST_AND_CLEAR",
+                    "LOAD_FROM_DICT_OR_DEREF"})
 _WRITES = frozenset({"STORE_FAST", "STORE_DEREF", "DELETE_FAST", "DELETE_DEREF"})
 
 

@@ -36,7 +36,7 @@ from typing import List, Optional
 
 import torch
 
-from .. import _C, bytecode, logs, resume, skip
+from .. import _C, bytecode, logs, pyver, resume, skip
 from ..errors import InternalError, Unsupported
 from ..graph_breaks import CATALOGUE, RETRY, Entry, unsupported
 from ..variables.base import NULL
@@ -48,8 +48,9 @@ from .rebuild import remaining_items
 _resume_names = itertools.count(1)
 _logged = set()  # (file, line, entry id, context): each break site is logged once
 
-# Stack shapes of the instructions a break can happen at (3.11 names):
-# opname -> (values popped, {jumped: values pushed}).
+# Stack shapes of the instructions a break can happen at (3.11 and 3.12
+# names; a name a version lacks never matches): opname -> (values popped,
+# {jumped: values pushed}).
 _SHAPES = {
     **{name: (2, {False: 1}) for name in ("BINARY_OP", "COMPARE_OP", "BINARY_SUBSCR",
                                           "CONTAINS_OP", "IS_OP")},
@@ -58,9 +59,16 @@ _SHAPES = {
     "LOAD_METHOD": (1, {False: 1}),  # run as LOAD_ATTR: the resume function gets NULL, attr
     "STORE_ATTR": (2, {False: 0}), "STORE_SUBSCR": (3, {False: 0}), "DELETE_SUBSCR": (2, {False: 0}),
     "JUMP_IF_TRUE_OR_POP": (1, {False: 0, True: 1}), "JUMP_IF_FALSE_OR_POP": (1, {False: 0, True: 1}),
-    **{f"POP_JUMP_{d}_IF_{c}": (1, {False: 0, True: 0})
-       for d in ("FORWARD", "BACKWARD") for c in ("TRUE", "FALSE", "NONE", "NOT_NONE")},
+    **{f"POP_JUMP_{d}IF_{c}": (1, {False: 0, True: 0})
+       for d in ("FORWARD_", "BACKWARD_", "") for c in ("TRUE", "FALSE", "NONE", "NOT_NONE")},
+    "BINARY_SLICE": (3, {False: 1}), "STORE_SLICE": (4, {False: 0}),
 }
+
+
+def _is_method_load(inst) -> bool:
+    """LOAD_METHOD (3.11) or LOAD_ATTR with the method bit (3.12): run as a plain
+    LOAD_ATTR at a break, the resume function gets (NULL, attr)."""
+    return inst.opname == "LOAD_METHOD" or inst.opname == "LOAD_ATTR" and pyver.attr_is_method(inst.arg or 0)
 
 
 def _shape(inst):
@@ -250,7 +258,7 @@ def _store_locals(cg, tx):
 
 def _successors(tx, inst, pushed, n_below):
     out = [_Successor(tx.instructions[tx.ip + 1], pushed[False], n_below,
-                      null=inst.opname == "LOAD_METHOD")]
+                      null=_is_method_load(inst))]
     if True in pushed:
         out.append(_Successor(inst.target, pushed[True], n_below))
     entry = inst.exn_entry
@@ -339,7 +347,7 @@ def _copy_of(tx, inst, jump_block_start):
         return bytecode.create_call(inst.arg)
     if inst.target is not None:
         return [bytecode.create_jump(inst.opname, jump_block_start)]
-    if inst.opname == "LOAD_METHOD":  # always (NULL, attr) for the resume function
+    if _is_method_load(inst):  # always (NULL, attr) for the resume function
         return [bytecode.create_load_attr(inst.argval)]
     return [bytecode.create_instruction(inst.opname, arg=inst.arg, argval=inst.argval)]
 

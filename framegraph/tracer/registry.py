@@ -36,10 +36,11 @@ def handler(opname: str, since=None, until=None):
     exist there."""
 
     def register(fn):
+        in_range = serves(since, until)
+        assert not in_range or opname in pyver.OPNAMES, f"{opname} is not an opcode of this Python"
         assert fn.__name__ == opname, f"handler {fn.__name__} must be named {opname}"
-        if not serves(since, until):
+        if not in_range:
             return fn
-        assert opname in pyver.OPNAMES, f"{opname} is not an opcode of this Python"
         assert opname not in HANDLERS, f"{opname} registered twice"
         HANDLERS[opname] = fn
         return fn

@@ -159,7 +159,7 @@ def MAP_ADD(tx, inst):
     tx.peek(inst.arg).setitem(tx, key, value)
 
 
-@handler("LIST_TO_TUPLE")
+@handler("LIST_TO_TUPLE", until=(3, 11))
 def LIST_TO_TUPLE(tx, inst):
     # https://docs.python.org/3.11/library/dis.html#opcode-LIST_TO_TUPLE
     # (list -- tuple)

@@ -55,6 +55,15 @@ def SEND(tx, inst):
     tx.jump(inst)
 
 
-for _name in ("GET_AWAITABLE", "GET_AITER", "GET_ANEXT",
-              "END_ASYNC_FOR", "ASYNC_GEN_WRAP"):
+@handler("END_SEND", since=(3, 12))
+def END_SEND(tx, inst):
+    # https://docs.python.org/3.12/library/dis.html#opcode-END_SEND
+    # (receiver value -- value)   after a yield from / await finished
+    value = tx.pop()
+    tx.pop()
+    tx.push(value)
+
+
+for _name in ("GET_AWAITABLE", "GET_AITER", "GET_ANEXT", "END_ASYNC_FOR"):
     unsupported_opcode(_name, "generator", "yield from / await / async iteration")
+unsupported_opcode("ASYNC_GEN_WRAP", "generator", "async generators", until=(3, 11))

@@ -10,8 +10,10 @@ ledger and is replayed after the graph (``side_effects.py``).
 """
 import sys
 
+from ... import pyver
 from ...graph_breaks import unsupported
 from ...side_effects import store_global
+from ...variables.base import NULL
 from ...variables.builder import wrap_value
 from ...variables.constant import wrap_constant
 from ...variables.functions import CellVariable
@@ -25,11 +27,31 @@ def LOAD_FAST(tx, inst):
     tx.push(tx.load_local(inst.argval))
 
 
+@handler("LOAD_FAST_CHECK", since=(3, 12))
+def LOAD_FAST_CHECK(tx, inst):
+    # https://docs.python.org/3.12/library/dis.html#opcode-LOAD_FAST_CHECK
+    # ( -- value)   a local that may be unbound (load_local refuses an unbound one)
+    tx.push(tx.load_local(inst.argval))
+
+
+@handler("LOAD_FAST_AND_CLEAR", since=(3, 12))
+def LOAD_FAST_AND_CLEAR(tx, inst):
+    # https://docs.python.org/3.12/library/dis.html#opcode-LOAD_FAST_AND_CLEAR
+    # ( -- value | NULL)   an inlined comprehension (PEP 709) saves the outer
+    # binding of its variable and unbinds it; a STORE_FAST restores it after
+    tx.push(tx.load_local(inst.argval) if inst.argval in tx.symbolic_locals else NULL)
+    tx.symbolic_locals.pop(inst.argval, None)
+
+
 @handler("STORE_FAST")
 def STORE_FAST(tx, inst):
     # https://docs.python.org/3.11/library/dis.html#opcode-STORE_FAST
-    # (value -- )
-    tx.symbolic_locals[inst.argval] = tx.pop()
+    # (value -- )   storing NULL (3.12, after LOAD_FAST_AND_CLEAR) unbinds it
+    value = tx.pop()
+    if value is NULL:
+        tx.symbolic_locals.pop(inst.argval, None)
+    else:
+        tx.symbolic_locals[inst.argval] = value
 
 
 @handler("DELETE_FAST")
@@ -50,9 +72,6 @@ def LOAD_CONST(tx, inst):
 def LOAD_GLOBAL(tx, inst):
     # https://docs.python.org/3.11/library/dis.html#opcode-LOAD_GLOBAL
     # ( -- NULL? value)   the low bit of the argument asks for the NULL
-    from ... import pyver
-    from ...variables.base import NULL
-
     if pyver.load_global_push_null(inst.arg):
         tx.push(NULL)
     tx.push(tx.load_global(inst.argval))
@@ -103,7 +122,7 @@ def LOAD_DEREF(tx, inst):
     tx.push(tx.cell(inst.argval).load(inst.argval))
 
 
-@handler("LOAD_CLASSDEREF")
+@handler("LOAD_CLASSDEREF", until=(3, 11))
 def LOAD_CLASSDEREF(tx, inst):
     # https://docs.python.org/3.11/library/dis.html#opcode-LOAD_CLASSDEREF
     # ( -- value)   only in class bodies, which are never traced
@@ -153,7 +172,10 @@ def IMPORT_FROM(tx, inst):
     tx.push(tx.peek().getattr(tx, inst.argval))
 
 
-unsupported_opcode("IMPORT_STAR", "dynamic_import")
-for _name in ("LOAD_NAME", "STORE_NAME", "DELETE_NAME", "SETUP_ANNOTATIONS", "PRINT_EXPR",
-              "LOAD_BUILD_CLASS"):
-    unsupported_opcode(_name, why="module-level, class-body or interactive code is not traced")
+unsupported_opcode("IMPORT_STAR", "dynamic_import", until=(3, 11))  # 3.12: an intrinsic
+_NOT_TRACED = "module-level, class-body or interactive code is not traced"
+for _name in ("LOAD_NAME", "STORE_NAME", "DELETE_NAME", "SETUP_ANNOTATIONS", "LOAD_BUILD_CLASS"):
+    unsupported_opcode(_name, why=_NOT_TRACED)
+unsupported_opcode("PRINT_EXPR", why=_NOT_TRACED, until=(3, 11))
+for _name in ("LOAD_LOCALS", "LOAD_FROM_DICT_OR_DEREF", "LOAD_FROM_DICT_OR_GLOBALS"):
+    unsupported_opcode(_name, why=_NOT_TRACED, since=(3, 12))
