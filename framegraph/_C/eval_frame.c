@@ -1021,10 +1021,17 @@ static PyObject *py_set_limit_hook(PyObject *self, PyObject *fn) {
  * an equal tag means the same dict holding the same key -> value identities.
  * guards.py uses it to skip re-checking the items of an unchanged dict (module
  * globals, nn.Module._modules). None for subclasses, whose __getitem__ may
- * compute. 3.12 reuses the low bits for dict watchers: revisit there. */
+ * compute. 3.12 and 3.13 keep watcher bits in the low bits of the tag: a dict
+ * that becomes watched gets a new tag, which only costs a re-check. */
 static PyObject *py_dict_version(PyObject *self, PyObject *d) {
     if (!PyDict_CheckExact(d))
         Py_RETURN_NONE;
+#if PY_VERSION_HEX >= 0x030D0000
+    /* 3.13: a dict sharing an object's inline values is written by the
+     * specialised STORE_ATTR without a new tag. */
+    if (((PyDictObject *)d)->ma_values != NULL)
+        Py_RETURN_NONE;
+#endif
 _Pragma("GCC diagnostic push")
 _Pragma("GCC diagnostic ignored \"-Wdeprecated-declarations\"")
     return PyLong_FromUnsignedLongLong(((PyDictObject *)d)->ma_version_tag);

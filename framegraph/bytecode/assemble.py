@@ -137,6 +137,11 @@ class _Tables:
                 raise ValueError(f"{inst!r}: {inst.argval!r} is not a local, cell "
                                  f"or free variable of this code")
             return slots[inst.argval]
+        if kind == pyver.ARG_LOCAL_PAIR:
+            first, second = (slots.get(name, 16) for name in inst.argval)
+            if first > 15 or second > 15:
+                raise ValueError(f"{inst!r}: a local pair needs two of the first 16 slots")
+            return first << 4 | second
         if kind == pyver.ARG_JUMP:
             return 0  # set by _layout
         if kind in (pyver.ARG_RAW, pyver.ARG_COMPARE) and inst.arg is None:

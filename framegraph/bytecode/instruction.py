@@ -97,6 +97,7 @@ def create_instruction(opname, *, arg=None, argval=_UNSET, target=None):
     ``argval`` of a counted opcode is taken as its ``arg``.
     """
     opname = pyver.JUMP_ALIASES.get(opname, opname)
+    opname = pyver.OPNAME_ALIASES.get(opname, opname)
     kind = pyver.arg_kind(opname)  # KeyError names a bad opname
     if kind == pyver.ARG_JUMP:
         if target is None and isinstance(argval, Instruction):
@@ -158,6 +159,8 @@ def create_call(nargs):
 
 def create_call_kw(nargs, kw_names):
     """Call with ``nargs`` arguments, the last ``len(kw_names)`` by keyword."""
+    if pyver.CALL_KW_OPNAME:  # 3.13: the names are a constant on the stack
+        return [create_load_const(tuple(kw_names)), create_instruction(pyver.CALL_KW_OPNAME, arg=nargs)]
     kw = create_instruction("KW_NAMES", argval=tuple(kw_names))
     return [kw] + create_call(nargs)
 

@@ -14,7 +14,7 @@ clear ImportError instead of producing subtly wrong bytecode later.
 import importlib
 import sys
 
-_SUPPORTED = {(3, 11): "py311", (3, 12): "py312"}
+_SUPPORTED = {(3, 11): "py311", (3, 12): "py312", (3, 13): "py313"}
 
 VERSION = sys.version_info[:2]
 

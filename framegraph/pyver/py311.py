@@ -27,7 +27,7 @@ from .tables import (  # noqa: F401  (re-exported: unchanged since 3.11)
 )
 
 __all__ = [
-    "HAVE_ARGUMENT", "EXTENDED_ARG", "CACHE", "opcode_of", "inline_cache_entries",
+    "HAVE_ARGUMENT", "HAS_ARG", "EXTENDED_ARG", "CACHE", "opcode_of", "inline_cache_entries",
     "ARG_NONE", "ARG_RAW", "ARG_NAME", "ARG_GLOBAL", "ARG_CONST", "ARG_LOCAL",
     "ARG_LOCALSPLUS", "ARG_JUMP", "ARG_COMPARE", "arg_kind",
     "JUMPS", "BACKWARD_JUMPS", "UNCONDITIONAL_JUMPS", "TERMINATORS",
@@ -37,12 +37,15 @@ __all__ = [
     "handler_depth", "encode_linetable", "stack_effect", "CODE_UNIT",
     "CODE_FIELDS", "name_arg", "name_index", "compare_arg", "compare_op",
     "attr_is_method", "VERSION_NAME", "OPNAMES", "LOAD_METHOD_FORM",
-    "FOR_ITER_EXIT",
+    "FOR_ITER_EXIT", "ARG_LOCAL_PAIR", "OPNAME_ALIASES", "NULL_ABOVE_CALLABLE",
+    "compare_to_bool", "CALL_KW_OPNAME",
 ]
 
 VERSION_NAME = "3.11"
 
 HAVE_ARGUMENT = opcode.HAVE_ARGUMENT
+# Opcode numbers whose argument byte means something.
+HAS_ARG = frozenset(range(HAVE_ARGUMENT, 256))
 EXTENDED_ARG = opcode.EXTENDED_ARG
 CACHE = opcode.opmap["CACHE"]
 # Every opcode co_code can hold.
@@ -71,6 +74,8 @@ ARG_CONST = "const"          # index into co_consts (LOAD_CONST, KW_NAMES)
 ARG_LOCAL = "local"          # index of a plain local in localsplus
 ARG_LOCALSPLUS = "localsplus"  # index of a cell/free var in localsplus
 ARG_JUMP = "jump"            # relative jump distance
+ARG_LOCAL_PAIR = "local_pair"  # two plain locals in one oparg (3.13 superinstructions)
+OPNAME_ALIASES = {}  # names code generators may use that this version spells otherwise
 ARG_COMPARE = "compare"      # index into dis.cmp_op
 
 
@@ -78,7 +83,7 @@ def _build_arg_kinds():
     # Table, not branches: each opcode family maps to its kind once.
     kinds = {}
     for name, num in opcode.opmap.items():
-        kinds[name] = ARG_RAW if num >= HAVE_ARGUMENT else ARG_NONE
+        kinds[name] = ARG_RAW if num in HAS_ARG else ARG_NONE
     families = [
         (opcode.hasname, ARG_NAME), (opcode.hasconst, ARG_CONST),
         (opcode.haslocal, ARG_LOCAL), (opcode.hasfree, ARG_LOCALSPLUS),
@@ -179,6 +184,14 @@ LOAD_METHOD_FORM = ("LOAD_METHOD", 0)
 # jumps over); the loop's exit code follows it.
 FOR_ITER_EXIT = ()
 
+# Where a call's NULL goes: below the callable ([NULL, callable, *args], 3.11
+# and 3.12) or above it ([callable, NULL, *args], 3.13).
+NULL_ABOVE_CALLABLE = False
+
+# The call that takes its keyword names from the stack (3.13), or None: KW_NAMES
+# before the CALL names them.
+CALL_KW_OPNAME = None
+
 CALL_OPNAMES = ("PRECALL", "CALL")
 
 
@@ -218,6 +231,11 @@ def compare_op(arg):
     return dis.cmp_op[arg]
 
 
+def compare_to_bool(arg):
+    """Whether COMPARE_OP's oparg also converts the result to bool (3.13)."""
+    return False
+
+
 def compare_arg(op):
     """COMPARE_OP's oparg for comparison ``op`` (one of dis.cmp_op)."""
     return dis.cmp_op.index(op)
@@ -235,4 +253,4 @@ def stack_effect(opname, arg, jump):
     if opname in _STACK_EFFECT_FIXES:
         return _STACK_EFFECT_FIXES[opname]
     num = opcode.opmap[opname]
-    return dis.stack_effect(num, arg if num >= HAVE_ARGUMENT else None, jump=jump)
+    return dis.stack_effect(num, arg if num in HAS_ARG else None, jump=jump)

@@ -30,7 +30,7 @@ from .tables import (  # noqa: F401  (re-exported: unchanged since 3.11)
 )
 
 __all__ = [
-    "HAVE_ARGUMENT", "EXTENDED_ARG", "CACHE", "opcode_of", "inline_cache_entries",
+    "HAVE_ARGUMENT", "HAS_ARG", "EXTENDED_ARG", "CACHE", "opcode_of", "inline_cache_entries",
     "ARG_NONE", "ARG_RAW", "ARG_NAME", "ARG_GLOBAL", "ARG_CONST", "ARG_LOCAL",
     "ARG_LOCALSPLUS", "ARG_JUMP", "ARG_COMPARE", "arg_kind",
     "JUMPS", "BACKWARD_JUMPS", "UNCONDITIONAL_JUMPS", "TERMINATORS",
@@ -40,11 +40,14 @@ __all__ = [
     "handler_depth", "encode_linetable", "stack_effect", "CODE_UNIT",
     "CODE_FIELDS", "name_arg", "name_index", "compare_arg", "compare_op",
     "attr_is_method", "VERSION_NAME", "OPNAMES", "LOAD_METHOD_FORM",
-    "FOR_ITER_EXIT",
+    "FOR_ITER_EXIT", "ARG_LOCAL_PAIR", "OPNAME_ALIASES", "NULL_ABOVE_CALLABLE",
+    "compare_to_bool", "CALL_KW_OPNAME",
 ]
 
 VERSION_NAME = "3.12"
 HAVE_ARGUMENT = opcode.HAVE_ARGUMENT
+# Opcode numbers whose argument byte means something.
+HAS_ARG = frozenset(range(HAVE_ARGUMENT, 256))
 EXTENDED_ARG = opcode.EXTENDED_ARG
 CACHE = opcode.opmap["CACHE"]
 
@@ -78,6 +81,8 @@ ARG_CONST = "const"
 ARG_LOCAL = "local"
 ARG_LOCALSPLUS = "localsplus"
 ARG_JUMP = "jump"
+ARG_LOCAL_PAIR = "local_pair"  # two plain locals in one oparg (3.13 superinstructions)
+OPNAME_ALIASES = {}  # names code generators may use that this version spells otherwise
 ARG_COMPARE = "compare"      # cmp << 4 | mask (compare_op, compare_arg)
 
 # Name opcodes whose oparg keeps flag bits below the co_names index.
@@ -85,7 +90,7 @@ _NAME_FLAG_BITS = {"LOAD_GLOBAL": 1, "LOAD_ATTR": 1, "LOAD_SUPER_ATTR": 2}
 
 
 def _build_arg_kinds():
-    kinds = {name: ARG_RAW if num >= HAVE_ARGUMENT else ARG_NONE for name, num in OPMAP.items()}
+    kinds = {name: ARG_RAW if num in HAS_ARG else ARG_NONE for name, num in OPMAP.items()}
     families = [
         (opcode.hasname, ARG_NAME), (opcode.hasconst, ARG_CONST),
         (opcode.haslocal, ARG_LOCAL), (opcode.hasfree, ARG_LOCALSPLUS),
@@ -133,6 +138,11 @@ _COMPARE_MASKS = {"<": 2, "<=": 2 | 8, "==": 8, "!=": 1 | 2 | 4, ">": 4, ">=": 4
 def compare_op(arg):
     """COMPARE_OP's comparison (one of dis.cmp_op) from its oparg."""
     return dis.cmp_op[arg >> 4]
+
+
+def compare_to_bool(arg):
+    """Whether COMPARE_OP's oparg also converts the result to bool (3.13)."""
+    return False
 
 
 def compare_arg(op):
@@ -207,6 +217,14 @@ LOAD_METHOD_FORM = ("LOAD_ATTR", 1)
 # jumps over); the loop's exit code follows it.
 FOR_ITER_EXIT = ("END_FOR",)
 
+# Where a call's NULL goes: below the callable ([NULL, callable, *args], 3.11
+# and 3.12) or above it ([callable, NULL, *args], 3.13).
+NULL_ABOVE_CALLABLE = False
+
+# The call that takes its keyword names from the stack (3.13), or None: KW_NAMES
+# before the CALL names them.
+CALL_KW_OPNAME = None
+
 CALL_OPNAMES = ("CALL",)
 
 
@@ -230,7 +248,7 @@ def stack_effect(opname, arg, jump):
     if opname in _STACK_EFFECT_FIXES:
         return _STACK_EFFECT_FIXES[opname]
     num = opcode_of(opname)
-    return dis.stack_effect(num, arg if num >= HAVE_ARGUMENT else None, jump=jump)
+    return dis.stack_effect(num, arg if num in HAS_ARG else None, jump=jump)
 
 
 def encode_linetable(spans, firstlineno):

@@ -61,7 +61,7 @@ _SHAPES = {
     "JUMP_IF_TRUE_OR_POP": (1, {False: 0, True: 1}), "JUMP_IF_FALSE_OR_POP": (1, {False: 0, True: 1}),
     **{f"POP_JUMP_{d}IF_{c}": (1, {False: 0, True: 0})
        for d in ("FORWARD_", "BACKWARD_", "") for c in ("TRUE", "FALSE", "NONE", "NOT_NONE")},
-    "BINARY_SLICE": (3, {False: 1}), "STORE_SLICE": (4, {False: 0}),
+    "BINARY_SLICE": (3, {False: 1}), "STORE_SLICE": (4, {False: 0}), "TO_BOOL": (1, {False: 1}),
 }
 
 
@@ -74,6 +74,8 @@ def _is_method_load(inst) -> bool:
 def _shape(inst):
     if inst.opname == "CALL":
         return inst.arg + 2, {False: 1}
+    if inst.opname == "CALL_KW":  # 3.13: the keyword names are on the stack too
+        return inst.arg + 3, {False: 1}
     if inst.opname == "CALL_FUNCTION_EX":
         return 3 + (inst.arg & 1), {False: 1}
     return _SHAPES.get(inst.opname)
@@ -341,6 +343,8 @@ def _hand_over_cells(cg, lives):
 
 def _copy_of(tx, inst, jump_block_start):
     """The break instruction for CPython to run (CALL with its PRECALL and KW_NAMES)."""
+    if inst.opname == "CALL_KW":
+        return [bytecode.create_instruction("CALL_KW", arg=inst.arg)]
     if inst.opname == "CALL":
         if tx.kw_names:
             return bytecode.create_call_kw(inst.arg, tx.kw_names)

@@ -104,6 +104,15 @@ class TranslatorBase:
         assert isinstance(value, VariableTracker), f"pushed {value!r}"
         self.stack.append(value)
 
+    def push_callable(self, value: VariableTracker, null: bool):
+        """Push a callable, with the NULL of the call shape when ``null``, on
+        the side the running Python wants it (pyver.NULL_ABOVE_CALLABLE)."""
+        if null and not pyver.NULL_ABOVE_CALLABLE:
+            self.push(NULL)
+        self.push(value)
+        if null and pyver.NULL_ABOVE_CALLABLE:
+            self.push(NULL)
+
     def pop(self) -> VariableTracker:
         return self.stack.pop()
 

@@ -4,6 +4,7 @@ The operator semantics (tensor -> graph node, constants -> folded now,
 containers and user classes -> their slots) live in ``variables/ops.py``;
 the handlers only move operands.
 """
+from ... import pyver
 from ...variables.constant import ConstantVariable
 from ...variables.lists import SliceVariable
 from ...variables.ops import NB_OPS, UNARY_OPS, binary_op, compare, contains_op, is_op, unary_op
@@ -45,9 +46,12 @@ def STORE_SLICE(tx, inst):
 @handler("COMPARE_OP")
 def COMPARE_OP(tx, inst):
     # https://docs.python.org/3.11/library/dis.html#opcode-COMPARE_OP
-    # (lhs rhs -- result)   argval is one of dis.cmp_op
+    # (lhs rhs -- result)   argval is one of dis.cmp_op; 3.13's bit 16: bool(result)
     lhs, rhs = tx.popn(2)
-    tx.push(compare(tx, inst.argval, lhs, rhs))
+    result = compare(tx, inst.argval, lhs, rhs)
+    if pyver.compare_to_bool(inst.arg or 0):
+        result = ConstantVariable(result.truth(tx))
+    tx.push(result)
 
 
 @handler("IS_OP")

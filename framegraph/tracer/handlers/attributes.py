@@ -14,11 +14,9 @@ from ..registry import handler
 @handler("LOAD_ATTR")
 def LOAD_ATTR(tx, inst):
     # https://docs.python.org/3.12/library/dis.html#opcode-LOAD_ATTR
-    # (obj -- obj.name), or with the method bit (3.12): (obj -- NULL obj.name)
+    # (obj -- obj.name), or with the method bit: 3.12 (obj -- NULL obj.name), 3.13 (obj -- obj.name NULL)
     obj = tx.pop()
-    if pyver.attr_is_method(inst.arg or 0):
-        tx.push(NULL)
-    tx.push(obj.getattr(tx, inst.argval))
+    tx.push_callable(obj.getattr(tx, inst.argval), pyver.attr_is_method(inst.arg or 0))
 
 
 @handler("LOAD_SUPER_ATTR", since=(3, 12))
@@ -29,9 +27,7 @@ def LOAD_SUPER_ATTR(tx, inst):
     # spelled the two arguments, which the compiler passes either way
     global_super, cls, self = tx.popn(3)
     bound = global_super.call(tx, [cls, self], {})
-    if inst.arg & 1:
-        tx.push(NULL)
-    tx.push(bound.getattr(tx, inst.argval))
+    tx.push_callable(bound.getattr(tx, inst.argval), bool(inst.arg & 1))
 
 
 @handler("LOAD_METHOD", until=(3, 11))

@@ -58,17 +58,41 @@ def BUILD_SLICE(tx, inst):
     tx.push(SliceVariable(items + [ConstantVariable(None)] * (3 - len(items))))
 
 
-@handler("FORMAT_VALUE")
+@handler("FORMAT_VALUE", until=(3, 12))
 def FORMAT_VALUE(tx, inst):
     # https://docs.python.org/3.11/library/dis.html#opcode-FORMAT_VALUE
     # (value fmt_spec? -- formatted)   flags & 3: conversion (str, repr, ascii); & 4: spec
     spec = tx.pop().as_python_constant() if inst.arg & 0x04 else ""
-    value = tx.pop()
+    tx.push(_formatted(tx.pop(), inst.arg & 0x03, spec))
+
+
+def _formatted(value, conversion, spec):
     if not value.is_python_constant():
         unsupported("unsupported_value", f"formatting {value} (only constants are formatted)")
-    constant = value.as_python_constant()
-    constant = (lambda v: v, str, repr, ascii)[inst.arg & 0x03](constant)
-    tx.push(ConstantVariable(format(constant, spec)))
+    constant = (lambda v: v, str, repr, ascii)[conversion](value.as_python_constant())
+    return ConstantVariable(format(constant, spec))
+
+
+@handler("CONVERT_VALUE", since=(3, 13))
+def CONVERT_VALUE(tx, inst):
+    # https://docs.python.org/3.13/library/dis.html#opcode-CONVERT_VALUE
+    # (value -- converted)   oparg 1 str, 2 repr, 3 ascii
+    tx.push(_formatted(tx.pop(), inst.arg, ""))
+
+
+@handler("FORMAT_SIMPLE", since=(3, 13))
+def FORMAT_SIMPLE(tx, inst):
+    # https://docs.python.org/3.13/library/dis.html#opcode-FORMAT_SIMPLE
+    # (value -- format(value))
+    tx.push(_formatted(tx.pop(), 0, ""))
+
+
+@handler("FORMAT_WITH_SPEC", since=(3, 13))
+def FORMAT_WITH_SPEC(tx, inst):
+    # https://docs.python.org/3.13/library/dis.html#opcode-FORMAT_WITH_SPEC
+    # (value spec -- format(value, spec))
+    spec = tx.pop().as_python_constant()
+    tx.push(_formatted(tx.pop(), 0, spec))
 
 
 def _updater(opname, method):

@@ -8,7 +8,7 @@ and FOR_ITER advances the iterator tracker.
 """
 from ... import pyver
 from ...variables.base import NULL
-from ...variables.constant import wrap_constant
+from ...variables.constant import ConstantVariable, wrap_constant
 from ..registry import family_member, handler
 
 
@@ -98,11 +98,25 @@ def FOR_ITER(tx, inst):
         tx.push(item)
 
 
-@handler("END_FOR", since=(3, 12))
-def END_FOR(tx, inst):
-    # https://docs.python.org/3.12/library/dis.html#opcode-END_FOR
-    # (iterator NULL -- )   reached from an exhausted FOR_ITER (see there)
-    tx.popn(2)
+def end_for(pops, since, until):
+    """END_FOR, reached from an exhausted FOR_ITER (see there): 3.12 pops
+    (iterator NULL); 3.13 pops the NULL and a POP_TOP after it the iterator."""
+
+    def fn(tx, inst):
+        tx.popn(pops)
+
+    return family_member("END_FOR", fn, f"({' '.join(['iterator', 'NULL'][2 - pops:])} -- )", since, until)
+
+
+end_for(2, since=(3, 12), until=(3, 12))
+end_for(1, since=(3, 13), until=None)
+
+
+@handler("TO_BOOL", since=(3, 13))
+def TO_BOOL(tx, inst):
+    # https://docs.python.org/3.13/library/dis.html#opcode-TO_BOOL
+    # (value -- bool(value))   before each conditional jump, which needs an exact bool
+    tx.push(ConstantVariable(tx.pop().truth(tx)))
 
 
 @handler("RETURN_VALUE")

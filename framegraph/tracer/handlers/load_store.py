@@ -47,11 +47,40 @@ def LOAD_FAST_AND_CLEAR(tx, inst):
 def STORE_FAST(tx, inst):
     # https://docs.python.org/3.11/library/dis.html#opcode-STORE_FAST
     # (value -- )   storing NULL (3.12, after LOAD_FAST_AND_CLEAR) unbinds it
-    value = tx.pop()
+    _store(tx, inst.argval, tx.pop())
+
+
+def _store(tx, name, value):
     if value is NULL:
-        tx.symbolic_locals.pop(inst.argval, None)
+        tx.symbolic_locals.pop(name, None)
     else:
-        tx.symbolic_locals[inst.argval] = value
+        tx.symbolic_locals[name] = value
+
+
+@handler("LOAD_FAST_LOAD_FAST", since=(3, 13))
+def LOAD_FAST_LOAD_FAST(tx, inst):
+    # https://docs.python.org/3.13/library/dis.html#opcode-LOAD_FAST_LOAD_FAST
+    # ( -- value1 value2)   argval is (name1, name2)
+    for name in inst.argval:
+        tx.push(tx.load_local(name))
+
+
+@handler("STORE_FAST_LOAD_FAST", since=(3, 13))
+def STORE_FAST_LOAD_FAST(tx, inst):
+    # https://docs.python.org/3.13/library/dis.html#opcode-STORE_FAST_LOAD_FAST
+    # (value -- value2)   stores into name1, then loads name2
+    first, second = inst.argval
+    _store(tx, first, tx.pop())
+    tx.push(tx.load_local(second))
+
+
+@handler("STORE_FAST_STORE_FAST", since=(3, 13))
+def STORE_FAST_STORE_FAST(tx, inst):
+    # https://docs.python.org/3.13/library/dis.html#opcode-STORE_FAST_STORE_FAST
+    # (value2 value1 -- )   the top goes into name1, the next into name2
+    first, second = inst.argval
+    _store(tx, first, tx.pop())
+    _store(tx, second, tx.pop())
 
 
 @handler("DELETE_FAST")
@@ -71,10 +100,8 @@ def LOAD_CONST(tx, inst):
 @handler("LOAD_GLOBAL")
 def LOAD_GLOBAL(tx, inst):
     # https://docs.python.org/3.11/library/dis.html#opcode-LOAD_GLOBAL
-    # ( -- NULL? value)   the low bit of the argument asks for the NULL
-    if pyver.load_global_push_null(inst.arg):
-        tx.push(NULL)
-    tx.push(tx.load_global(inst.argval))
+    # ( -- NULL? value) or, 3.13, ( -- value NULL?)   the low bit of the argument asks for the NULL
+    tx.push_callable(tx.load_global(inst.argval), pyver.load_global_push_null(inst.arg))
 
 
 @handler("STORE_GLOBAL")
@@ -108,7 +135,7 @@ def COPY_FREE_VARS(tx, inst):
     pass
 
 
-@handler("LOAD_CLOSURE")
+@handler("LOAD_CLOSURE", until=(3, 12))  # 3.13: a LOAD_FAST of the cell
 def LOAD_CLOSURE(tx, inst):
     # https://docs.python.org/3.11/library/dis.html#opcode-LOAD_CLOSURE
     # ( -- cell)

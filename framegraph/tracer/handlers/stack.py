@@ -3,7 +3,7 @@
 https://docs.python.org/3.11/library/dis.html#opcode-NOP and neighbours.
 """
 from ...variables.base import NULL
-from ..registry import family_member, handler
+from ..registry import family_member, handler, unsupported_opcode
 
 
 def nop(opname, since=None, until=None):
@@ -20,6 +20,10 @@ def nop(opname, since=None, until=None):
 for _name in ("NOP", "RESUME", "EXTENDED_ARG", "CACHE"):
     nop(_name)
 nop("PRECALL", until=(3, 11))
+
+
+for _name in ("ENTER_EXECUTOR", "EXIT_INIT_CHECK"):  # never in co_code: tier-2 and __init__ shims
+    unsupported_opcode(_name, why="not in user functions' co_code", since=(3, 13))
 
 
 @handler("POP_TOP")
