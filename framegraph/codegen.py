@@ -5,7 +5,7 @@ For the brief's ``f(x) = torch.sin(x) + 1`` it emits::
     RESUME 0
     LOAD_GLOBAL (NULL + __compiled_fn_1)
     LOAD_FAST x
-    PRECALL 1 ; CALL 1
+    PRECALL 1 ; CALL 1          (3.12 and 3.13: CALL 1)
     STORE_FAST graph_out_0
     LOAD_FAST graph_out_0
     LOAD_CONST 0
@@ -22,7 +22,7 @@ the closure readable through LOAD_DEREF).
 """
 from typing import Dict, List
 
-from . import bytecode
+from . import bytecode, pyver
 from .bytecode import create_instruction
 from .variables.base import VariableTracker
 from .variables.tensor import TensorVariable
@@ -52,6 +52,9 @@ class PyCodegen:
         self.emit(bytecode.create_store_fast(name))
 
     def load_global(self, name, push_null=False):
+        if push_null and pyver.NULL_ABOVE_CALLABLE:  # keep the NULL first: call() reorders (3.13)
+            self.emit(create_instruction("PUSH_NULL"), bytecode.create_load_global(name, False))
+            return
         self.emit(bytecode.create_load_global(name, push_null))
 
     def load_deref(self, name):
@@ -67,7 +70,12 @@ class PyCodegen:
         self.emit(create_instruction("BINARY_SUBSCR"))
 
     def call(self, nargs):
-        self.emit(bytecode.create_call(nargs))
+        """Call ``[NULL, fn, *args]`` (the NULL first, on every Python)."""
+        self.emit(bytecode.create_null_first_fix(nargs), bytecode.create_call(nargs))
+
+    def call_kw(self, nargs, kw_names):
+        """``call`` with the last ``len(kw_names)`` arguments by keyword."""
+        self.emit(bytecode.create_null_first_fix(nargs), bytecode.create_call_kw(nargs, kw_names))
 
     def build(self, kind, n):
         opname = {tuple: "BUILD_TUPLE", list: "BUILD_LIST", set: "BUILD_SET", dict: "BUILD_MAP"}[kind]
@@ -118,7 +126,7 @@ def graph_call(cg: PyCodegen, fn_name: str, input_sources, readers=()) -> None:
             cg.load_source(reader.root)
             cg.call(1)
             cg.emit(create_instruction("BINARY_OP", arg=0))  # tuple +
-        cg.emit(create_instruction("CALL_FUNCTION_EX", arg=0))
+        cg.emit(bytecode.create_null_first_fix(1), create_instruction("CALL_FUNCTION_EX", arg=0))
     cg.store_fast(GRAPH_OUT)
 
 

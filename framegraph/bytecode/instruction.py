@@ -152,6 +152,27 @@ def create_for_iter(exit_code):
     return create_jump("FOR_ITER", (prefix + exit_code)[0]), prefix
 
 
+def create_null_first_fix(nargs):
+    """The SWAPs that turn ``[NULL, fn, *args]`` into the call shape of the
+    running Python: none before 3.13; on 3.13 ``[fn, NULL, *args]``. Code
+    generators push the NULL first (PUSH_NULL, then the callable) on every
+    version and emit this before the call."""
+    if not pyver.NULL_ABOVE_CALLABLE:
+        return []
+    if nargs == 0:
+        return [create_swap(2)]
+    # exchange the slots nargs+2 (NULL) and nargs+1 (fn) through the top of stack
+    return [create_swap(nargs + 1), create_swap(nargs + 2), create_swap(nargs + 1)]
+
+
+def create_make_closure():
+    """MAKE_FUNCTION of (closure_tuple code -- function): 3.13 makes the function
+    and sets the closure with SET_FUNCTION_ATTRIBUTE."""
+    if "SET_FUNCTION_ATTRIBUTE" in pyver.OPNAMES:
+        return [create_instruction("MAKE_FUNCTION"), create_instruction("SET_FUNCTION_ATTRIBUTE", arg=0x08)]
+    return [create_instruction("MAKE_FUNCTION", arg=0x08)]
+
+
 def create_call(nargs):
     """Call with ``nargs`` positional arguments: stack [NULL|fn, fn|self, *args]."""
     return [create_instruction(name, arg=nargs) for name in pyver.CALL_OPNAMES]

@@ -197,7 +197,7 @@ class _Successor:
     pushed: int            # values the break instruction leaves on the stack for it
     depth: int             # how many of the values below the inputs it keeps
     handler: bool = False  # an exception handler: the stack holds [lasti] exc
-    null: bool = False     # a NULL goes below the pushed values (LOAD_METHOD)
+    null: bool = False     # a NULL goes with the pushed values (a method load; below them, 3.13: above)
 
 
 def emit_break(cg, tx, brk: GraphBreak, func, grad_mode: bool):
@@ -368,7 +368,8 @@ def _resume_block(cg, tx, func, inst, succ, below_slots, live, live_temps, share
     for temp in reversed(produced):
         block.store_fast(temp)
     kept = below_slots[:succ.depth]
-    slots = kept + [(resume.NULL, None)] * succ.null + [(resume.VALUE, t) for t in produced]
+    nulls, values = [(resume.NULL, None)] * succ.null, [(resume.VALUE, t) for t in produced]
+    slots = kept + (values + nulls if pyver.NULL_ABOVE_CALLABLE else nulls + values)
     layout = [kind for kind, _ in slots]
     rcode = resume.resume_code(tx.code, succ.inst.offset, layout, list(live),
                                [name for name in live if name in shared_cells])
@@ -403,7 +404,7 @@ def _load_resume_function(cg, func, code, rcode):
         cg.emit_op("LOAD_CLOSURE", argval=name)
     cg.emit_op("BUILD_TUPLE", arg=len(code.co_freevars))
     cg.load_const(rcode)
-    cg.emit_op("MAKE_FUNCTION", arg=0x08)
+    cg.emit(bytecode.create_make_closure())
 
 
 def cannot_resume(brk: GraphBreak, error: Unsupported) -> Unsupported:

@@ -30,7 +30,7 @@ from ..graph_breaks import unsupported
 from ..side_effects import remember_cell, written_global
 from ..sources import (AttrSource, BuiltinSource, ClosureCellSource, ClosureSource, GetItemSource,
                        GlobalSource, LocalSource)
-from ..variables.base import VariableTracker
+from ..variables.base import NULL, VariableTracker
 from ..variables.builder import STABLE_MODULES, wrap_value
 from ..variables.functions import CellVariable
 from . import handlers  # noqa: F401  (registers every handler)
