@@ -15,6 +15,7 @@ break-site code has. Anything it does not know is shown as a comment with the
 instruction, never an error: this is a diagnostic, it must not fail.
 (`depyf` does this well but imports torch._dynamo, which framegraph avoids.)
 """
+import ast
 import dis
 import types
 
@@ -125,9 +126,12 @@ def _push_null(st, inst):
 
 @_op("LOAD_GLOBAL")
 def _load_global(st, inst):
-    if inst.arg & 1:
+    null = pyver.load_global_push_null(inst.arg or 0)
+    if null and not pyver.NULL_ABOVE_CALLABLE:
         st.push(_NULL)
     st.push(inst.argval)
+    if null and pyver.NULL_ABOVE_CALLABLE:
+        st.push(_NULL)
 
 
 @_op("LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_DEREF", "LOAD_CLOSURE", "LOAD_NAME")
@@ -143,9 +147,12 @@ def _load_const(st, inst):
 @_op("LOAD_ATTR", "LOAD_METHOD")
 def _load_attr(st, inst):
     obj = st.pop()
-    if inst.opname == "LOAD_METHOD" or pyver.attr_is_method(inst.arg or 0):
+    method = inst.opname == "LOAD_METHOD" or pyver.attr_is_method(inst.arg or 0)
+    if method and not pyver.NULL_ABOVE_CALLABLE:
         st.push(_NULL)
     st.push(f"{obj}.{inst.argval}")
+    if method and pyver.NULL_ABOVE_CALLABLE:
+        st.push(_NULL)
 
 
 @_op("STORE_FAST", "STORE_DEREF", "STORE_GLOBAL", "STORE_NAME")
@@ -179,11 +186,19 @@ def _call_op(st, inst):
     st.kw = None
 
 
+@_op("CALL_KW")
+def _call_kw(st, inst):
+    kw = st.pop()  # 3.13: the names are a constant on the stack, as the reader writes them
+    st.push(_call(st.stack, inst.arg, ast.literal_eval(kw) if isinstance(kw, str) else kw))
+
+
 @_op("CALL_FUNCTION_EX")
 def _call_ex(st, inst):
     kwargs = st.pop() if inst.arg & 1 else None
     posargs, fn = st.pop(), st.pop()
-    if st.stack and st.stack[-1] is _NULL:
+    if fn is _NULL:  # 3.13: [fn, NULL, args]
+        fn = st.pop()
+    elif st.stack and st.stack[-1] is _NULL:
         st.pop()
     st.push(f"{fn}(*{posargs}{f', **{kwargs}' if kwargs else ''})")
 
@@ -312,10 +327,14 @@ def _const(value):
 
 def _call(stack, n, kw):
     args = [stack.pop() for _ in range(n)][::-1]
-    fn = stack.pop()
-    callee = stack.pop() if stack else _NULL
-    if callee is not _NULL:  # method form: [fn, self, args]
-        fn, args = callee, [fn] + args
+    upper = stack.pop()
+    lower = stack.pop() if stack else _NULL
+    if upper is _NULL:  # 3.13: [fn, NULL, args]
+        fn = lower
+    elif lower is _NULL:  # 3.11, 3.12: [NULL, fn, args]
+        fn = upper
+    else:  # method form: [fn, self, args]
+        fn, args = lower, [upper] + args
     kw = kw or ()
     pos = args[:len(args) - len(kw)]
     named = [f"{k}={v}" for k, v in zip(kw, args[len(args) - len(kw):])]
