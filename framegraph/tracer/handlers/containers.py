@@ -6,6 +6,7 @@ tracker; the *_APPEND/_ADD/_UPDATE family used by comprehensions and
 """
 import types
 
+from ... import pyver
 from ...graph_breaks import unsupported
 from ...variables.constant import ConstantVariable
 from ...variables.dicts import ConstDictVariable, SetVariable
@@ -162,7 +163,8 @@ def DICT_MERGE(tx, inst):
     # is a TypeError naming fn (ceval.c, format_kwargs_error), not an overwrite
     update = tx.pop()
     target = tx.peek(inst.arg)
-    fn = tx.peek(inst.arg + 2)
+    # the call's two slots below the args: (NULL fn), or (fn NULL) on 3.13
+    fn = tx.peek(inst.arg + (3 if pyver.NULL_ABOVE_CALLABLE else 2))
     if update.hasattr(tx, "keys") is False and not isinstance(update, ConstDictVariable):
         _raise_type_error(f"{_function_str(tx, fn)} argument after ** must be a mapping, "
                           f"not {update.python_type().__name__}")
