@@ -139,6 +139,29 @@ def _load_name(st, inst):
     st.push(inst.argval)
 
 
+@_op("LOAD_FAST_LOAD_FAST")
+def _load_pair(st, inst):
+    st.stack.extend(inst.argval)
+
+
+@_op("STORE_FAST_LOAD_FAST")
+def _store_load(st, inst):
+    first, second = inst.argval
+    _store_name(st, type(inst)(opname="STORE_FAST", argval=first))
+    st.push(second)
+
+
+@_op("STORE_FAST_STORE_FAST")
+def _store_pair(st, inst):
+    for name in inst.argval:
+        _store_name(st, type(inst)(opname="STORE_FAST", argval=name))
+
+
+@_op("TO_BOOL")
+def _to_bool(st, inst):
+    pass  # the condition reads the same either way
+
+
 @_op("LOAD_CONST")
 def _load_const(st, inst):
     st.push(_const(inst.argval))

@@ -349,6 +349,18 @@ def _copy_of(tx, inst, jump_block_start):
         if tx.kw_names:
             return bytecode.create_call_kw(inst.arg, tx.kw_names)
         return bytecode.create_call(inst.arg)
+    if inst.opname in _NEEDS_BOOL and "TO_BOOL" in pyver.OPNAMES:
+        # 3.13's jumps and `not` take an exact bool; the traced TO_BOOL left a
+        # tensor as it was, so CPython converts it here (a no-op on a bool)
+        return [bytecode.create_instruction("TO_BOOL")] + _copy_of_plain(tx, inst, jump_block_start)
+    return _copy_of_plain(tx, inst, jump_block_start)
+
+
+# What 3.13 runs on an exact bool only (Python/bytecodes.c asserts it).
+_NEEDS_BOOL = frozenset({"POP_JUMP_IF_TRUE", "POP_JUMP_IF_FALSE", "UNARY_NOT"})
+
+
+def _copy_of_plain(tx, inst, jump_block_start):
     if inst.target is not None:
         return [bytecode.create_jump(inst.opname, jump_block_start)]
     if _is_method_load(inst):  # always (NULL, attr) for the resume function

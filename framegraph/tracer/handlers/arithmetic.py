@@ -7,6 +7,7 @@ the handlers only move operands.
 from ... import pyver
 from ...variables.constant import ConstantVariable
 from ...variables.lists import SliceVariable
+from ...variables.tensor import TensorVariable
 from ...variables.ops import NB_OPS, UNARY_OPS, binary_op, compare, contains_op, is_op, unary_op
 from ..registry import family_member, handler
 
@@ -49,8 +50,8 @@ def COMPARE_OP(tx, inst):
     # (lhs rhs -- result)   argval is one of dis.cmp_op; 3.13's bit 16: bool(result)
     lhs, rhs = tx.popn(2)
     result = compare(tx, inst.argval, lhs, rhs)
-    if pyver.compare_to_bool(inst.arg or 0):
-        result = ConstantVariable(result.truth(tx))
+    if pyver.compare_to_bool(inst.arg or 0) and not isinstance(result, TensorVariable):
+        result = ConstantVariable(result.truth(tx))  # a tensor: see TO_BOOL
     tx.push(result)
 
 

@@ -9,6 +9,7 @@ and FOR_ITER advances the iterator tracker.
 from ... import pyver
 from ...variables.base import NULL
 from ...variables.constant import ConstantVariable, wrap_constant
+from ...variables.tensor import TensorVariable
 from ..registry import family_member, handler
 
 
@@ -115,8 +116,11 @@ end_for(1, since=(3, 13), until=None)
 @handler("TO_BOOL", since=(3, 13))
 def TO_BOOL(tx, inst):
     # https://docs.python.org/3.13/library/dis.html#opcode-TO_BOOL
-    # (value -- bool(value))   before each conditional jump, which needs an exact bool
-    tx.push(ConstantVariable(tx.pop().truth(tx)))
+    # (value -- bool(value))   before each conditional jump, which needs an exact bool.
+    # A tensor stays as it is: the jump then breaks the graph on it like 3.12's,
+    # and the jump CPython runs at the break is given its TO_BOOL back (breaks.py)
+    value = tx.pop()
+    tx.push(value if isinstance(value, TensorVariable) else ConstantVariable(value.truth(tx)))
 
 
 @handler("RETURN_VALUE")
