@@ -1,7 +1,8 @@
 """Builds framegraph's two extensions.
 
 framegraph._C (C): the PEP 523 frame hook, the per-code cache and guard loop,
-and SourceReader. Needs only CPython 3.11.
+and SourceReader. Builds against CPython 3.11, 3.12 and 3.13 (one binary per
+version; the version blocks are in eval_frame.c).
 
 framegraph._tensor_check (C++): tensor guards read off torch's TensorImpl.
 Built against the torch installed in the build environment (install with

@@ -15,10 +15,11 @@ break-site code has. Anything it does not know is shown as a comment with the
 instruction, never an error: this is a diagnostic, it must not fail.
 (`depyf` does this well but imports torch._dynamo, which framegraph avoids.)
 """
+import ast
 import dis
 import types
 
-from . import bytecode
+from . import bytecode, pyver
 
 _UNARY = {"UNARY_NEGATIVE": "-", "UNARY_POSITIVE": "+", "UNARY_NOT": "not ", "UNARY_INVERT": "~"}
 _NULL = object()
@@ -125,14 +126,40 @@ def _push_null(st, inst):
 
 @_op("LOAD_GLOBAL")
 def _load_global(st, inst):
-    if inst.arg & 1:
+    null = pyver.load_global_push_null(inst.arg or 0)
+    if null and not pyver.NULL_ABOVE_CALLABLE:
         st.push(_NULL)
     st.push(inst.argval)
+    if null and pyver.NULL_ABOVE_CALLABLE:
+        st.push(_NULL)
 
 
-@_op("LOAD_FAST", "LOAD_DEREF", "LOAD_CLOSURE", "LOAD_NAME")
+@_op("LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_DEREF", "LOAD_CLOSURE", "LOAD_NAME")
 def _load_name(st, inst):
     st.push(inst.argval)
+
+
+@_op("LOAD_FAST_LOAD_FAST")
+def _load_pair(st, inst):
+    st.stack.extend(inst.argval)
+
+
+@_op("STORE_FAST_LOAD_FAST")
+def _store_load(st, inst):
+    first, second = inst.argval
+    _store_name(st, type(inst)(opname="STORE_FAST", argval=first))
+    st.push(second)
+
+
+@_op("STORE_FAST_STORE_FAST")
+def _store_pair(st, inst):
+    for name in inst.argval:
+        _store_name(st, type(inst)(opname="STORE_FAST", argval=name))
+
+
+@_op("TO_BOOL")
+def _to_bool(st, inst):
+    pass  # the condition reads the same either way
 
 
 @_op("LOAD_CONST")
@@ -143,9 +170,12 @@ def _load_const(st, inst):
 @_op("LOAD_ATTR", "LOAD_METHOD")
 def _load_attr(st, inst):
     obj = st.pop()
-    if inst.opname == "LOAD_METHOD":
+    method = inst.opname == "LOAD_METHOD" or pyver.attr_is_method(inst.arg or 0)
+    if method and not pyver.NULL_ABOVE_CALLABLE:
         st.push(_NULL)
     st.push(f"{obj}.{inst.argval}")
+    if method and pyver.NULL_ABOVE_CALLABLE:
+        st.push(_NULL)
 
 
 @_op("STORE_FAST", "STORE_DEREF", "STORE_GLOBAL", "STORE_NAME")
@@ -179,11 +209,19 @@ def _call_op(st, inst):
     st.kw = None
 
 
+@_op("CALL_KW")
+def _call_kw(st, inst):
+    kw = st.pop()  # 3.13: the names are a constant on the stack, as the reader writes them
+    st.push(_call(st.stack, inst.arg, ast.literal_eval(kw) if isinstance(kw, str) else kw))
+
+
 @_op("CALL_FUNCTION_EX")
 def _call_ex(st, inst):
     kwargs = st.pop() if inst.arg & 1 else None
     posargs, fn = st.pop(), st.pop()
-    if st.stack and st.stack[-1] is _NULL:
+    if fn is _NULL:  # 3.13: [fn, NULL, args]
+        fn = st.pop()
+    elif st.stack and st.stack[-1] is _NULL:
         st.pop()
     st.push(f"{fn}(*{posargs}{f', **{kwargs}' if kwargs else ''})")
 
@@ -230,6 +268,24 @@ def _list_to_tuple(st, inst):
     st.push(f"tuple({st.pop()})")
 
 
+# CALL_INTRINSIC_1 (3.12) opargs: 5 is +x, 6 is 3.11's LIST_TO_TUPLE.
+_INTRINSICS = {5: "+{}", 6: "tuple({})"}
+
+
+@_op("CALL_INTRINSIC_1")
+def _intrinsic(st, inst):
+    form = _INTRINSICS.get(inst.arg)
+    if form is None:
+        st.line(f"# CALL_INTRINSIC_1 {inst.arg} (not decompiled)")
+    st.push(form.format(st.pop()) if form else f"<CALL_INTRINSIC_1 {inst.arg}>({st.pop()})")
+
+
+@_op("BINARY_SLICE")
+def _binary_slice(st, inst):
+    container, start, end = st.pop(3)
+    st.push(f"{container}[{'' if start == 'None' else start}:{'' if end == 'None' else end}]")
+
+
 @_op("UNPACK_SEQUENCE")
 def _unpack(st, inst):
     seq = st.pop()
@@ -256,6 +312,12 @@ def _swap(st, inst):
 @_op("RETURN_VALUE")
 def _return(st, inst):
     st.line(f"return {st.pop()}")
+    return "return"
+
+
+@_op("RETURN_CONST")
+def _return_const(st, inst):
+    st.line(f"return {_const(inst.argval)}")
     return "return"
 
 
@@ -288,10 +350,14 @@ def _const(value):
 
 def _call(stack, n, kw):
     args = [stack.pop() for _ in range(n)][::-1]
-    fn = stack.pop()
-    callee = stack.pop() if stack else _NULL
-    if callee is not _NULL:  # method form: [fn, self, args]
-        fn, args = callee, [fn] + args
+    upper = stack.pop()
+    lower = stack.pop() if stack else _NULL
+    if upper is _NULL:  # 3.13: [fn, NULL, args]
+        fn = lower
+    elif lower is _NULL:  # 3.11, 3.12: [NULL, fn, args]
+        fn = upper
+    else:  # method form: [fn, self, args]
+        fn, args = lower, [upper] + args
     kw = kw or ()
     pos = args[:len(args) - len(kw)]
     named = [f"{k}={v}" for k, v in zip(kw, args[len(args) - len(kw):])]

@@ -11,8 +11,10 @@
 # allocation. Leak checking is off: the interpreter leaks by design at exit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-[ -x .venv/bin/python ] || bash scripts/setup.sh
-PY=.venv/bin/python
+# PYTHON picks the interpreter as for scripts/test.sh (PYTHON=python3.12: .venv312).
+read -r VENV _ <<<"$(bash scripts/venv.sh)"
+[ -x "$VENV/bin/python" ] || bash scripts/setup.sh
+PY=$VENV/bin/python
 QUICK=""
 [ "${1:-}" = "--quick" ] && QUICK="--quick"
 

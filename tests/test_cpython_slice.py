@@ -24,6 +24,11 @@ EXCLUDED = {
     "test.test_set.TestVariousIteratorArgs.test_constructor":
         "RecursionError: sets built from 1000-item user iterators through chain(map(...))",
     "test.test_set.TestVariousIteratorArgs.test_inplace_methods": "the same",
+    # 3.13's Lib/test only (the file differs per Python)
+    "test.test_sort.TestBase.test_small_stability":
+        "slow, not wrong: a graph break in each of ~30,000 loop iterations nests a resume call per "
+        "iteration until RecursionError, then the frame runs eagerly (about 200 s; the harness "
+        "times out at 120 s)",
 }
 
 

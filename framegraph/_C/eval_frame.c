@@ -24,28 +24,95 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
-#if PY_VERSION_HEX < 0x030B0000 || PY_VERSION_HEX >= 0x030C0000
-#error "framegraph._C supports CPython 3.11 only: 3.12 changed who clears the frame (see shared/hook.md section 6)"
+#if PY_VERSION_HEX < 0x030B0000 || PY_VERSION_HEX >= 0x030E0000
+#error "framegraph._C supports CPython 3.11, 3.12 and 3.13 (see shared/hook.md section 6)"
 #endif
 
 #define Py_BUILD_CORE
 #include <internal/pycore_frame.h>
+#if PY_VERSION_HEX >= 0x030D0000
+#include <internal/pycore_ceval.h> /* _PyEval_FrameClearAndPop, exported from 3.13 */
+#endif
 #undef Py_BUILD_CORE
 
 #include "source_reader.h"
 
 /* ------------------------------------------------------------------------
- * Version-specific frame access (3.11). A port to 3.12+ changes these only,
- * plus clearing the original frame after a re-call (hook.md section 6).
+ * Version-specific frame access. A port to another CPython changes these
+ * only (hook.md section 6).
  * ------------------------------------------------------------------------ */
 
+#if PY_VERSION_HEX >= 0x030D0000
+/* 3.13: f_executable is the code object for every frame the hook is given. */
+static inline PyCodeObject *frame_code(_PyInterpreterFrame *f) { return (PyCodeObject *)f->f_executable; }
+#else
 static inline PyCodeObject *frame_code(_PyInterpreterFrame *f) { return f->f_code; }
+#endif
+#if PY_VERSION_HEX >= 0x030C0000
+static inline PyFunctionObject *frame_func(_PyInterpreterFrame *f) { return (PyFunctionObject *)f->f_funcobj; }
+#else
 static inline PyFunctionObject *frame_func(_PyInterpreterFrame *f) { return f->f_func; }
+#endif
 static inline PyObject **frame_slots(_PyInterpreterFrame *f) { return f->localsplus; }
 static inline int frame_is_generator(_PyInterpreterFrame *f) {
     return f->owner == FRAME_OWNED_BY_GENERATOR;
 }
 static inline int thread_is_tracing(PyThreadState *ts) { return ts->tracing > 0; }
+
+/* 3.12 renamed the co_extra API (the old names remain as deprecated aliases). */
+#if PY_VERSION_HEX >= 0x030C0000
+#define code_get_extra PyUnstable_Code_GetExtra
+#define code_set_extra PyUnstable_Code_SetExtra
+#define request_code_extra_index PyUnstable_Eval_RequestCodeExtraIndex
+#else
+#define code_get_extra _PyCode_GetExtra
+#define code_set_extra _PyCode_SetExtra
+#define request_code_extra_index _PyEval_RequestCodeExtraIndex
+#endif
+
+#if PY_VERSION_HEX >= 0x030D0000
+static void clear_and_pop(PyThreadState *ts, _PyInterpreterFrame *f) { _PyEval_FrameClearAndPop(ts, f); }
+#elif PY_VERSION_HEX >= 0x030C0000
+/* 3.12 exports neither _PyFrame_ClearExceptCode nor _PyThreadState_PopFrame.
+ * For a frame that never ran they reduce to this: no frame object exists
+ * (the frame was never linked, so nothing could ask for one), the stack is
+ * empty (stacktop == co_nlocalsplus), and the frame is the top of the thread's
+ * data stack (the re-called frame above it is gone by now). */
+static void clear_and_pop(PyThreadState *ts, _PyInterpreterFrame *f) {
+    for (int i = 0; i < f->stacktop; i++)
+        Py_CLEAR(f->localsplus[i]);
+    Py_CLEAR(f->f_locals);
+    Py_CLEAR(f->f_funcobj);
+    Py_CLEAR(f->f_code);
+    /* Popping happens after the decrefs above: a finaliser they run pushes
+     * its frames above f, and they are gone again when it returns. */
+    PyObject **base = (PyObject **)f;
+    _PyStackChunk *chunk = ts->datastack_chunk;
+    if (base == &chunk->data[0]) {
+        /* f opened this chunk: free it and go back to the previous one (the
+         * root chunk is never popped, so `previous` exists). */
+        _PyStackChunk *previous = chunk->previous;
+        ts->datastack_top = &previous->data[previous->top];
+        ts->datastack_chunk = previous;
+        ts->datastack_limit = (PyObject **)(((char *)previous) + previous->size);
+        PyObjectArenaAllocator arena;
+        PyObject_GetArenaAllocator(&arena);
+        arena.free(arena.ctx, chunk, chunk->size);
+    } else {
+        ts->datastack_top = base;
+    }
+}
+#else
+/* 3.11: _PyEval_Vector clears and pops the frame after the hook returns. */
+static void clear_and_pop(PyThreadState *ts, _PyInterpreterFrame *f) {}
+#endif
+
+/* The frame was not given to the evaluator (a re-call ran instead, or an
+ * error): from 3.12 on the hook owns its clean-up. Returns `res`. */
+static PyObject *done_unrun(PyThreadState *ts, _PyInterpreterFrame *f, PyObject *res) {
+    clear_and_pop(ts, f);
+    return res;
+}
 
 /* The number of argument slots: positional, keyword-only, *args, **kwargs. */
 static inline Py_ssize_t code_nargs(PyCodeObject *co) {
@@ -147,7 +214,7 @@ static void free_extra(void *p) {
  * state (Py_INCREF) before calling anything that can run Python code. */
 static void *get_extra(PyCodeObject *co) {
     void *p = NULL;
-    if (_PyCode_GetExtra((PyObject *)co, extra_index, &p) < 0) {
+    if (code_get_extra((PyObject *)co, extra_index, &p) < 0) {
         PyErr_Clear();
         return NULL;
     }
@@ -159,7 +226,7 @@ static int set_extra(PyCodeObject *co, void *p) {
     /* _PyCode_SetExtra frees the old value through free_extra, which may
      * drop the last reference to objects whose finalisers touch `co`. */
     Py_INCREF(co);
-    int r = _PyCode_SetExtra((PyObject *)co, extra_index, p);
+    int r = code_set_extra((PyObject *)co, extra_index, p);
     Py_DECREF(co);
     return r;
 }
@@ -235,16 +302,17 @@ static PyObject *memo_function(CacheEntry *e, PyFunctionObject *func) {
     return fn;
 }
 
-/* Re-call: run `e->code` with the frame's argument slots (hook.md section 3).
- * The slots are borrowed (the frame owns them; the callee's frame takes its
- * own references). New reference, or NULL with an error. */
-static PyObject *run_entry(CacheEntry *e, _PyInterpreterFrame *f) {
+/* Re-call: run `e->code` with the frame's argument slots (hook.md section 3),
+ * then clean up the original frame, which never runs. The slots are borrowed
+ * (the frame owns them; the callee's frame takes its own references). New
+ * reference, or NULL with an error. */
+static PyObject *run_entry(PyThreadState *ts, CacheEntry *e, _PyInterpreterFrame *f) {
     PyObject *fn = memo_function(e, frame_func(f));
     if (fn == NULL)
-        return NULL;
+        return done_unrun(ts, f, NULL);
     PyObject *res = PyObject_Vectorcall(fn, frame_slots(f), code_nargs(frame_code(f)), NULL);
     Py_DECREF(fn);
-    return res;
+    return done_unrun(ts, f, res);
 }
 
 /* Run a call tree with this thread's callback off (SKIP_RECURSIVE). The
@@ -505,10 +573,10 @@ static PyObject *on_miss(PyThreadState *ts, _PyInterpreterFrame *f, int throwfla
     }
     tl_busy = 0;
     if (r == NULL)
-        return NULL;
+        return done_unrun(ts, f, NULL);
     PyObject *res;
     if (e != NULL) {
-        res = run_entry(e, f);
+        res = run_entry(ts, e, f);
         Py_DECREF(e);
     } else if (r == skip_recursive_sentinel) {
         res = run_without_callback(ts, f, throwflag);
@@ -549,14 +617,14 @@ static PyObject *fg_eval_frame(PyThreadState *ts, _PyInterpreterFrame *f, int th
         if (hit != NULL) {
             hit->hits++;
             move_to_front(co, hit); /* re-reads co_extra: a guard may have reset it */
-            res = run_entry(hit, f);
+            res = run_entry(ts, hit, f);
             Py_DECREF(hit);
             Py_DECREF(cb);
             return res;
         }
         if (PyErr_Occurred()) {
             Py_DECREF(cb);
-            return NULL;
+            return done_unrun(ts, f, NULL);
         }
     }
     res = on_miss(ts, f, throwflag, cb);
@@ -953,10 +1021,17 @@ static PyObject *py_set_limit_hook(PyObject *self, PyObject *fn) {
  * an equal tag means the same dict holding the same key -> value identities.
  * guards.py uses it to skip re-checking the items of an unchanged dict (module
  * globals, nn.Module._modules). None for subclasses, whose __getitem__ may
- * compute. 3.12 reuses the low bits for dict watchers: revisit there. */
+ * compute. 3.12 and 3.13 keep watcher bits in the low bits of the tag: a dict
+ * that becomes watched gets a new tag, which only costs a re-check. */
 static PyObject *py_dict_version(PyObject *self, PyObject *d) {
     if (!PyDict_CheckExact(d))
         Py_RETURN_NONE;
+#if PY_VERSION_HEX >= 0x030D0000
+    /* 3.13: a dict sharing an object's inline values is written by the
+     * specialised STORE_ATTR without a new tag. */
+    if (((PyDictObject *)d)->ma_values != NULL)
+        Py_RETURN_NONE;
+#endif
 _Pragma("GCC diagnostic push")
 _Pragma("GCC diagnostic ignored \"-Wdeprecated-declarations\"")
     return PyLong_FromUnsignedLongLong(((PyDictObject *)d)->ma_version_tag);
@@ -1071,7 +1146,7 @@ PyMODINIT_FUNC PyInit__C(void) {
     s_forward = PyUnicode_InternFromString("forward");
     if (!s_mod || !s_fn || !s_callback || !s_plain || !s_forward)
         return NULL;
-    extra_index = _PyEval_RequestCodeExtraIndex(free_extra);
+    extra_index = request_code_extra_index(free_extra);
     if (extra_index < 0) {
         PyErr_SetString(PyExc_ImportError, "framegraph._C: no co_extra index left in this interpreter");
         return NULL;

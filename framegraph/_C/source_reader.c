@@ -139,10 +139,23 @@ _Pragma("GCC diagnostic pop")
 
 static inline int tag_valid(PyTypeObject *tp) { return (tp->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG) != 0; }
 
-/* The instance dict of obj (materialised if 3.11 keeps it as inline values). */
+/* Whether d's version tag changes on every change. Not on 3.13 for a dict that
+ * shares an object's inline values (ma_values): the specialised STORE_ATTR
+ * writes those values without touching the tag. */
+static inline int dict_tag_tracks(PyObject *d) {
+#if PY_VERSION_HEX >= 0x030D0000
+    return ((PyDictObject *)d)->ma_values == NULL;
+#else
+    return 1;
+#endif
+}
+
+/* The instance dict of obj (materialised if 3.11 keeps it as inline values),
+ * or NULL where its tag would not prove it unchanged (then every step from it
+ * is read the ordinary way). */
 static PyObject *instance_dict(PyObject *obj) {
     PyObject **ptr = _PyObject_GetDictPtr(obj);
-    if (ptr == NULL || *ptr == NULL || !PyDict_CheckExact(*ptr))
+    if (ptr == NULL || *ptr == NULL || !PyDict_CheckExact(*ptr) || !dict_tag_tracks(*ptr))
         return NULL;
     return *ptr;
 }
@@ -259,7 +272,7 @@ static PyObject *cached_step(Step *s, PyObject *obj, Record *rec) {
         return cached_instance_attr(obj, s->name, s->kind == STEP_GENERIC_ATTR, rec);
     case STEP_ITEM:
     case STEP_DICT_ITEM:
-        if (s->kind == STEP_ITEM ? !PyDict_CheckExact(obj) : !PyDict_Check(obj))
+        if ((s->kind == STEP_ITEM ? !PyDict_CheckExact(obj) : !PyDict_Check(obj)) || !dict_tag_tracks(obj))
             return NULL;
         {
             PyObject *v = PyDict_GetItemWithError(obj, s->name);
@@ -711,7 +724,8 @@ int fg_source_reader_init(PyObject *module) {
     for (int i = 0; function_fields[i] != NULL; i++)
         if ((function_field_names[i] = PyUnicode_InternFromString(function_fields[i])) == NULL)
             return -1;
-    object_getattribute = PyDict_GetItemString(PyBaseObject_Type.tp_dict, "__getattribute__");
+    /* Not tp_dict: from 3.12 a static builtin type keeps its dict per interpreter. */
+    object_getattribute = _PyType_Lookup(&PyBaseObject_Type, getattribute_name);
     if (object_getattribute == NULL) {
         PyErr_SetString(PyExc_ImportError, "framegraph._C: object.__getattribute__ not found");
         return -1;

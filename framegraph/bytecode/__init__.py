@@ -13,9 +13,9 @@ framegraph only imports this package for bytecode work.
 
 from .instruction import (
     ExceptionTableEntry, Instruction, create_call, create_call_kw,
-    create_dup_top, create_instruction, create_jump, create_load_attr,
-    create_load_const, create_load_fast, create_load_global, create_rot_n,
-    create_store_fast, create_swap,
+    create_dup_top, create_for_iter, create_instruction, create_jump, create_load_attr,
+    create_load_const, create_load_fast, create_load_global, create_load_method,
+    create_make_closure, create_null_first_fix, create_rot_n, create_store_fast, create_swap,
 )
 from .decode import decode
 
@@ -24,6 +24,8 @@ __all__ = [
     "create_dup_top", "create_instruction", "create_jump", "create_load_attr",
     "create_load_const", "create_load_fast", "create_load_global",
     "create_rot_n", "create_store_fast", "create_swap", "decode",
+    "create_for_iter", "create_load_method", "create_null_first_fix",
+    "create_make_closure",
 ]
 from .assemble import assemble, const_key
 from .analysis import (

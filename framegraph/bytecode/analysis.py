@@ -17,9 +17,14 @@ from framegraph import pyver
 
 # Opcodes whose argval (a variable name) is read / written. DELETE reads too:
 # it raises if the variable is unbound, and it leaves it unbound afterwards.
+# Names of several versions: one a version lacks never occurs in its code.
 _READS = frozenset({"LOAD_FAST", "LOAD_DEREF", "LOAD_CLOSURE", "LOAD_CLASSDEREF",
-                    "DELETE_FAST", "DELETE_DEREF"})
+                    "DELETE_FAST", "DELETE_DEREF", "LOAD_FAST_CHECK", "LOAD_FAST_AND_CLEAR",
+                    "LOAD_FROM_DICT_OR_DEREF"})
 _WRITES = frozenset({"STORE_FAST", "STORE_DEREF", "DELETE_FAST", "DELETE_DEREF"})
+# 3.13's pairs of local accesses in one instruction: (first, second) read or written.
+_PAIRS = {"LOAD_FAST_LOAD_FAST": ("r", "r"), "STORE_FAST_LOAD_FAST": ("w", "r"),
+          "STORE_FAST_STORE_FAST": ("w", "w")}
 
 
 def _successors(instructions, index, i):
@@ -116,6 +121,10 @@ def _liveness(instructions):
             out = set()
             for succ in succs[i]:
                 out |= live[succ]
+            if inst.opname in _PAIRS:  # 3.13 superinstructions: two locals, in order
+                (first, second), (first_kind, second_kind) = inst.argval, _PAIRS[inst.opname]
+                out.discard(second) if second_kind == "w" else out.add(second)
+                out.discard(first) if first_kind == "w" else out.add(first)
             if inst.opname in _WRITES:
                 out.discard(inst.argval)
             if inst.opname in _READS:

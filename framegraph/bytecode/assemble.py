@@ -21,6 +21,7 @@ The instructions are updated in place with what was computed: ``arg``,
 ``offset`` (of the opcode unit, like ``dis``) and the jump ``opname``.
 """
 
+import dataclasses
 import struct
 
 from framegraph import pyver
@@ -121,6 +122,7 @@ class _Tables:
         for i, name in enumerate(pyver.localsplus_names(
                 self.varnames, self.cellvars, self.freevars)):
             slots.setdefault(name, i)
+        _split_far_pairs(instructions, slots)
         for inst in instructions:
             inst.arg = self._arg(inst, slots)
 
@@ -129,8 +131,7 @@ class _Tables:
         if kind == pyver.ARG_NAME:
             return self.name(inst.argval)
         if kind == pyver.ARG_GLOBAL:
-            push_null = pyver.load_global_push_null(inst.arg or 0)
-            return pyver.load_global_arg(self.name(inst.argval), push_null)
+            return pyver.name_arg(inst.opname, self.name(inst.argval), inst.arg or 0)
         if kind == pyver.ARG_CONST:
             return self.const(inst.argval, inst.arg)
         if kind in (pyver.ARG_LOCAL, pyver.ARG_LOCALSPLUS):
@@ -138,11 +139,43 @@ class _Tables:
                 raise ValueError(f"{inst!r}: {inst.argval!r} is not a local, cell "
                                  f"or free variable of this code")
             return slots[inst.argval]
+        if kind == pyver.ARG_LOCAL_PAIR:
+            first, second = (slots.get(name, 16) for name in inst.argval)
+            if first > 15 or second > 15:
+                raise ValueError(f"{inst!r}: a local pair needs two of the first 16 slots")
+            return first << 4 | second
         if kind == pyver.ARG_JUMP:
             return 0  # set by _layout
         if kind in (pyver.ARG_RAW, pyver.ARG_COMPARE) and inst.arg is None:
             raise ValueError(f"{inst!r} needs an integer arg")
         return inst.arg
+
+
+# 3.13's two-local superinstructions, as the two instructions they fuse.
+_PAIR_SPLITS = {"LOAD_FAST_LOAD_FAST": ("LOAD_FAST", "LOAD_FAST"),
+                "STORE_FAST_LOAD_FAST": ("STORE_FAST", "LOAD_FAST"),
+                "STORE_FAST_STORE_FAST": ("STORE_FAST", "STORE_FAST")}
+
+
+def _split_far_pairs(instructions, slots):
+    """Split a pair whose locals are not both among the first 16 slots (its
+    oparg has four bits each): new code may have moved them (a resume
+    function's stack arguments come first). In place; jumps to the pair land
+    on its first half, which keeps the instruction object."""
+    i = 0
+    while i < len(instructions):
+        inst = instructions[i]
+        if inst.opname in _PAIR_SPLITS and any(slots.get(n, 16) > 15 for n in inst.argval):
+            first_op, second_op = _PAIR_SPLITS[inst.opname]
+            (first, second) = inst.argval
+            second_inst = dataclasses.replace(inst, opname=second_op, argval=second, arg=None, target=None,
+                                              starts_line=None)
+            inst.opname, inst.argval, inst.arg = first_op, first, None
+            entry = inst.exn_entry
+            if entry is not None and entry.end is inst:
+                entry.end = second_inst
+            instructions.insert(i + 1, second_inst)
+        i += 1
 
 
 def _fix_jump_directions(instructions):

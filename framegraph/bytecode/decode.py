@@ -17,11 +17,12 @@ from framegraph import pyver
 
 from .instruction import ExceptionTableEntry, Instruction
 
-_OPNAMES = dis.opname
-_HAVE_ARGUMENT = dis.HAVE_ARGUMENT
-_CACHES = [pyver.inline_cache_entries(name) if not name.startswith("<") else 0 for name in dis.opname]
+_OPNAMES = dis.opname[:256]  # 3.12 lists pseudo-ops above 255; co_code never holds them
+_HAS_ARG = [op in pyver.HAS_ARG for op in range(256)]
+_CACHES = [pyver.inline_cache_entries(name) if name in pyver.OPNAMES else 0 for name in _OPNAMES]
 _SIZE = [2 * (1 + n) for n in _CACHES]  # bytes from one instruction to the next
-_FORMAT_CONVERTERS = dis.FORMAT_VALUE_CONVERTERS
+# FORMAT_VALUE's conversions as dis names them (3.13 has no FORMAT_VALUE).
+_FORMAT_CONVERTERS = getattr(dis, "FORMAT_VALUE_CONVERTERS", None)
 _Positions = dis.Positions
 
 
@@ -56,7 +57,7 @@ def _read(code):
         op = raw[offset]
         here, offset = offset, offset + _SIZE[op]  # the next instruction, after this one's caches
         arg = None
-        if op >= _HAVE_ARGUMENT:
+        if _HAS_ARG[op]:
             arg = raw[here + 1] | extended
         if op == pyver.EXTENDED_ARG:
             extended = arg << 8
@@ -85,11 +86,15 @@ def _argval(opname, arg, names, consts, varname):
     if kind == pyver.ARG_NAME:
         return names[arg]
     if kind == pyver.ARG_GLOBAL:
-        return names[arg >> 1]
+        return names[pyver.name_index(opname, arg)]
     if kind in (pyver.ARG_LOCAL, pyver.ARG_LOCALSPLUS):
         return varname(arg)
+    if kind == pyver.ARG_LOCAL_PAIR:
+        return varname(arg >> 4), varname(arg & 15)
     if kind == pyver.ARG_COMPARE:
-        return dis.cmp_op[arg]
+        return pyver.compare_op(arg)
+    if opname == "CONVERT_VALUE":  # 3.13: the conversion function, as dis gives it
+        return (None, str, repr, ascii)[arg]
     if opname == "FORMAT_VALUE":  # (conversion, has a format spec), as dis gives it
         return (_FORMAT_CONVERTERS[arg & 0x3][0], bool(arg & 0x4))
     return arg

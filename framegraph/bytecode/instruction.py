@@ -97,6 +97,7 @@ def create_instruction(opname, *, arg=None, argval=_UNSET, target=None):
     ``argval`` of a counted opcode is taken as its ``arg``.
     """
     opname = pyver.JUMP_ALIASES.get(opname, opname)
+    opname = pyver.OPNAME_ALIASES.get(opname, opname)
     kind = pyver.arg_kind(opname)  # KeyError names a bad opname
     if kind == pyver.ARG_JUMP:
         if target is None and isinstance(argval, Instruction):
@@ -109,7 +110,7 @@ def create_instruction(opname, *, arg=None, argval=_UNSET, target=None):
     if kind == pyver.ARG_RAW and arg is None and isinstance(argval, int):
         arg = argval
     if kind == pyver.ARG_COMPARE and arg is None:
-        arg = dis.cmp_op.index(argval)
+        arg = pyver.compare_arg(argval)
     return Instruction(opname=opname, arg=arg, argval=argval, target=target)
 
 
@@ -135,6 +136,43 @@ def create_load_attr(name):
     return create_instruction("LOAD_ATTR", argval=name)
 
 
+def create_load_method(name):
+    """Load method ``name`` of the object on top of the stack for a call:
+    (obj -- method self) or (obj -- NULL attribute). LOAD_METHOD on 3.11,
+    LOAD_ATTR with the method bit on 3.12."""
+    opname, flags = pyver.LOAD_METHOD_FORM
+    return create_instruction(opname, arg=flags, argval=name)
+
+
+def create_for_iter(exit_code):
+    """FOR_ITER leaving the loop for ``exit_code`` (the instructions after the
+    loop). Returns ``(for_iter, prefix)``: put ``prefix`` (3.12: END_FOR, the
+    FOR_ITER's target) right before ``exit_code``."""
+    prefix = [create_instruction(name) for name in pyver.FOR_ITER_EXIT]
+    return create_jump("FOR_ITER", (prefix + exit_code)[0]), prefix
+
+
+def create_null_first_fix(nargs):
+    """The SWAPs that turn ``[NULL, fn, *args]`` into the call shape of the
+    running Python: none before 3.13; on 3.13 ``[fn, NULL, *args]``. Code
+    generators push the NULL first (PUSH_NULL, then the callable) on every
+    version and emit this before the call."""
+    if not pyver.NULL_ABOVE_CALLABLE:
+        return []
+    if nargs == 0:
+        return [create_swap(2)]
+    # exchange the slots nargs+2 (NULL) and nargs+1 (fn) through the top of stack
+    return [create_swap(nargs + 1), create_swap(nargs + 2), create_swap(nargs + 1)]
+
+
+def create_make_closure():
+    """MAKE_FUNCTION of (closure_tuple code -- function): 3.13 makes the function
+    and sets the closure with SET_FUNCTION_ATTRIBUTE."""
+    if "SET_FUNCTION_ATTRIBUTE" in pyver.OPNAMES:
+        return [create_instruction("MAKE_FUNCTION"), create_instruction("SET_FUNCTION_ATTRIBUTE", arg=0x08)]
+    return [create_instruction("MAKE_FUNCTION", arg=0x08)]
+
+
 def create_call(nargs):
     """Call with ``nargs`` positional arguments: stack [NULL|fn, fn|self, *args]."""
     return [create_instruction(name, arg=nargs) for name in pyver.CALL_OPNAMES]
@@ -142,6 +180,8 @@ def create_call(nargs):
 
 def create_call_kw(nargs, kw_names):
     """Call with ``nargs`` arguments, the last ``len(kw_names)`` by keyword."""
+    if pyver.CALL_KW_OPNAME:  # 3.13: the names are a constant on the stack
+        return [create_load_const(tuple(kw_names)), create_instruction(pyver.CALL_KW_OPNAME, arg=nargs)]
     kw = create_instruction("KW_NAMES", argval=tuple(kw_names))
     return [kw] + create_call(nargs)
 

@@ -21,8 +21,13 @@ switch versions without code changes.
 import dis
 import opcode
 
+from .tables import (  # noqa: F401  (re-exported: unchanged since 3.11)
+    CODE_FIELDS, CODE_UNIT, encode_exception_table, encode_linetable, handler_depth,
+    localsplus_names, parse_exception_table,
+)
+
 __all__ = [
-    "HAVE_ARGUMENT", "EXTENDED_ARG", "CACHE", "opcode_of", "inline_cache_entries",
+    "HAVE_ARGUMENT", "HAS_ARG", "EXTENDED_ARG", "CACHE", "opcode_of", "inline_cache_entries",
     "ARG_NONE", "ARG_RAW", "ARG_NAME", "ARG_GLOBAL", "ARG_CONST", "ARG_LOCAL",
     "ARG_LOCALSPLUS", "ARG_JUMP", "ARG_COMPARE", "arg_kind",
     "JUMPS", "BACKWARD_JUMPS", "UNCONDITIONAL_JUMPS", "TERMINATORS",
@@ -30,13 +35,21 @@ __all__ = [
     "CALL_OPNAMES", "load_global_arg", "load_global_push_null",
     "localsplus_names", "parse_exception_table", "encode_exception_table",
     "handler_depth", "encode_linetable", "stack_effect", "CODE_UNIT",
-    "CODE_FIELDS",
+    "CODE_FIELDS", "name_arg", "name_index", "compare_arg", "compare_op",
+    "attr_is_method", "VERSION_NAME", "OPNAMES", "LOAD_METHOD_FORM",
+    "FOR_ITER_EXIT", "SEND_KEEPS_RECEIVER", "ARG_LOCAL_PAIR", "OPNAME_ALIASES", "NULL_ABOVE_CALLABLE",
+    "compare_to_bool", "CALL_KW_OPNAME",
 ]
 
-CODE_UNIT = 2  # bytes per instruction word (opcode byte + arg byte)
+VERSION_NAME = "3.11"
+
 HAVE_ARGUMENT = opcode.HAVE_ARGUMENT
+# Opcode numbers whose argument byte means something.
+HAS_ARG = frozenset(range(HAVE_ARGUMENT, 256))
 EXTENDED_ARG = opcode.EXTENDED_ARG
 CACHE = opcode.opmap["CACHE"]
+# Every opcode co_code can hold.
+OPNAMES = frozenset(opcode.opmap)
 
 
 def opcode_of(opname):
@@ -61,6 +74,8 @@ ARG_CONST = "const"          # index into co_consts (LOAD_CONST, KW_NAMES)
 ARG_LOCAL = "local"          # index of a plain local in localsplus
 ARG_LOCALSPLUS = "localsplus"  # index of a cell/free var in localsplus
 ARG_JUMP = "jump"            # relative jump distance
+ARG_LOCAL_PAIR = "local_pair"  # two plain locals in one oparg (3.13 superinstructions)
+OPNAME_ALIASES = {}  # names code generators may use that this version spells otherwise
 ARG_COMPARE = "compare"      # index into dis.cmp_op
 
 
@@ -68,7 +83,7 @@ def _build_arg_kinds():
     # Table, not branches: each opcode family maps to its kind once.
     kinds = {}
     for name, num in opcode.opmap.items():
-        kinds[name] = ARG_RAW if num >= HAVE_ARGUMENT else ARG_NONE
+        kinds[name] = ARG_RAW if num in HAS_ARG else ARG_NONE
     families = [
         (opcode.hasname, ARG_NAME), (opcode.hasconst, ARG_CONST),
         (opcode.haslocal, ARG_LOCAL), (opcode.hasfree, ARG_LOCALSPLUS),
@@ -162,6 +177,23 @@ def jump_target_offset(opname, offset, arg):
 
 # --- calls and globals --------------------------------------------------
 # A call with n positional args: [NULL|callable, callable|self, *args] -> result.
+# How to load a method for a call: (opname, flag bits of the oparg). It pushes
+# [method, self] or [NULL, attribute].
+LOAD_METHOD_FORM = ("LOAD_METHOD", 0)
+# What a FOR_ITER's target must be (3.12: END_FOR, which an exhausted loop
+# jumps over); the loop's exit code follows it.
+FOR_ITER_EXIT = ()
+# SEND on return replaces the receiver with the value (3.11)
+SEND_KEEPS_RECEIVER = False
+
+# Where a call's NULL goes: below the callable ([NULL, callable, *args], 3.11
+# and 3.12) or above it ([callable, NULL, *args], 3.13).
+NULL_ABOVE_CALLABLE = False
+
+# The call that takes its keyword names from the stack (3.13), or None: KW_NAMES
+# before the CALL names them.
+CALL_KW_OPNAME = None
+
 CALL_OPNAMES = ("PRECALL", "CALL")
 
 
@@ -175,15 +207,40 @@ def load_global_push_null(arg):
     return bool(arg & 1)
 
 
-def localsplus_names(varnames, cellvars, freevars):
-    """The names of the frame's "fast" slots, in slot order.
+# Name opcodes whose oparg keeps flag bits below the co_names index.
+_NAME_FLAG_BITS = {"LOAD_GLOBAL": 1}
 
-    Plain locals first; then cells, except cells that are also arguments (they
-    share the argument's slot); then free variables. Mirrors 3.11's
-    code_new/compute_localsplus_info, so slot indexes agree with CPython.
-    """
-    cells = [c for c in cellvars if c not in varnames]
-    return tuple(varnames) + tuple(cells) + tuple(freevars)
+
+def name_index(opname, arg):
+    """The co_names index in ``opname``'s oparg (ARG_GLOBAL kinds carry flag bits)."""
+    return arg >> _NAME_FLAG_BITS.get(opname, 0)
+
+
+def name_arg(opname, index, flags):
+    """The oparg for co_names ``index``, keeping the flag bits of ``flags``
+    (an old oparg, or just the flags)."""
+    bits = _NAME_FLAG_BITS.get(opname, 0)
+    return (index << bits) | (flags & ((1 << bits) - 1))
+
+
+def attr_is_method(arg):
+    """Whether LOAD_ATTR's oparg asks for the method form (3.11 has LOAD_METHOD)."""
+    return False
+
+
+def compare_op(arg):
+    """COMPARE_OP's comparison (one of dis.cmp_op) from its oparg."""
+    return dis.cmp_op[arg]
+
+
+def compare_to_bool(arg):
+    """Whether COMPARE_OP's oparg also converts the result to bool (3.13)."""
+    return False
+
+
+def compare_arg(op):
+    """COMPARE_OP's oparg for comparison ``op`` (one of dis.cmp_op)."""
+    return dis.cmp_op.index(op)
 
 
 # Where dis.stack_effect disagrees with what the frame sees. RETURN_GENERATOR:
@@ -198,135 +255,4 @@ def stack_effect(opname, arg, jump):
     if opname in _STACK_EFFECT_FIXES:
         return _STACK_EFFECT_FIXES[opname]
     num = opcode.opmap[opname]
-    return dis.stack_effect(num, arg if num >= HAVE_ARGUMENT else None, jump=jump)
-
-
-# --- exception table ----------------------------------------------------
-# Entries are (start, length, target, depth << 1 | lasti), each a varint of
-# 6-bit groups, most significant first, 0x40 = "more follows"; the first byte
-# of an entry carries 0x80. Offsets and lengths are in code units.
-def _read_varint(raw, pos):
-    byte = raw[pos]
-    value = byte & 63
-    while byte & 64:
-        pos += 1
-        byte = raw[pos]
-        value = (value << 6) | (byte & 63)
-    return value, pos + 1
-
-
-def parse_exception_table(raw):
-    """Decode co_exceptiontable to ``(start, end, target, depth, lasti)`` tuples.
-
-    Offsets are in bytes; ``end`` is exclusive.
-    """
-    entries, pos = [], 0
-    while pos < len(raw):
-        start, pos = _read_varint(raw, pos)
-        length, pos = _read_varint(raw, pos)
-        target, pos = _read_varint(raw, pos)
-        depth_lasti, pos = _read_varint(raw, pos)
-        entries.append((start * CODE_UNIT, (start + length) * CODE_UNIT,
-                        target * CODE_UNIT, depth_lasti >> 1, bool(depth_lasti & 1)))
-    return entries
-
-
-def _write_varint(out, value, first):
-    groups = [value & 63]
-    value >>= 6
-    while value:
-        groups.append(value & 63)
-        value >>= 6
-    groups.reverse()
-    for i, group in enumerate(groups):
-        more = 64 if i < len(groups) - 1 else 0
-        out.append(group | more | (128 if first and i == 0 else 0))
-
-
-def encode_exception_table(entries):
-    """Inverse of ``parse_exception_table`` (same tuples, byte offsets)."""
-    out = bytearray()
-    for start, end, target, depth, lasti in entries:
-        _write_varint(out, start // CODE_UNIT, True)
-        _write_varint(out, (end - start) // CODE_UNIT, False)
-        _write_varint(out, target // CODE_UNIT, False)
-        _write_varint(out, (depth << 1) | int(lasti), False)
-    return bytes(out)
-
-
-def handler_depth(depth, lasti):
-    """Stack depth at an exception handler: the entry's depth, then lasti
-    (if requested), then the exception itself."""
-    return depth + int(lasti) + 1
-
-
-# --- location table -----------------------------------------------------
-# One entry per instruction (1-8 code units each): a first byte
-# 0x80 | code << 3 | (units - 1), then code-specific data. Codes 0-9 "short"
-# (same line, small columns), 10-12 "one line" (line delta 0-2, columns < 128),
-# 13 "no columns", 14 "long", 15 "no location". Same choices as compile.c's
-# write_location_info_entry, so recompiled tables match byte for byte.
-_LOC_ONE_LINE0, _LOC_NO_COLUMNS, _LOC_LONG, _LOC_NONE = 10, 13, 14, 15
-
-
-def _loc_varint(out, value):
-    while value >= 64:
-        out.append((value & 63) | 64)
-        value >>= 6
-    out.append(value)
-
-
-def _loc_svarint(out, value):
-    _loc_varint(out, ((-value) << 1) | 1 if value < 0 else value << 1)
-
-
-def _loc_entry(out, units, pos, prev_line):
-    """Append one entry for ``units`` code units at ``pos``; return the new line."""
-    head = 0x80 | (units - 1)
-    line, end_line, col, end_col = pos
-    if line is None:
-        out.append(head | _LOC_NONE << 3)
-        return prev_line
-    delta = line - prev_line
-    end_delta = max(0, (end_line if end_line is not None else line) - line)
-    if end_delta == 0 and col is None and end_col is None:
-        out.append(head | _LOC_NO_COLUMNS << 3)
-        _loc_svarint(out, delta)
-    elif end_delta == 0 and col is not None and end_col is not None and (
-            delta == 0 and col < 80 and 0 <= end_col - col < 16):
-        out.append(head | (col >> 3) << 3)
-        out.append(((col & 7) << 4) | (end_col - col))
-    elif end_delta == 0 and col is not None and end_col is not None and (
-            0 <= delta < 3 and col < 128 and end_col < 128):
-        out.extend((head | (_LOC_ONE_LINE0 + delta) << 3, col, end_col))
-    else:
-        out.append(head | _LOC_LONG << 3)
-        _loc_svarint(out, delta)
-        _loc_varint(out, end_delta)
-        _loc_varint(out, 0 if col is None else col + 1)
-        _loc_varint(out, 0 if end_col is None else end_col + 1)
-    return line
-
-
-def encode_linetable(spans, firstlineno):
-    """Encode co_linetable from ``(code_units, (line, end_line, col, end_col))``.
-
-    ``spans`` cover co_code in order; a position of all None means "no
-    location". Spans longer than 8 units are split, like the compiler does.
-    """
-    out, prev_line = bytearray(), firstlineno
-    for units, pos in spans:
-        while units > 0:
-            chunk = min(units, 8)
-            prev_line = _loc_entry(out, chunk, pos, prev_line)
-            units -= chunk
-    return bytes(out)
-
-
-# Code-object fields a caller of assemble() may set (code.replace keywords).
-CODE_FIELDS = frozenset({
-    "co_argcount", "co_posonlyargcount", "co_kwonlyargcount", "co_nlocals",
-    "co_stacksize", "co_flags", "co_firstlineno", "co_code", "co_consts",
-    "co_names", "co_varnames", "co_freevars", "co_cellvars", "co_filename",
-    "co_name", "co_qualname", "co_linetable", "co_exceptiontable",
-})
+    return dis.stack_effect(num, arg if num in HAS_ARG else None, jump=jump)

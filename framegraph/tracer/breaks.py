@@ -36,7 +36,7 @@ from typing import List, Optional
 
 import torch
 
-from .. import _C, bytecode, logs, resume, skip
+from .. import _C, bytecode, logs, pyver, resume, skip
 from ..errors import InternalError, Unsupported
 from ..graph_breaks import CATALOGUE, RETRY, Entry, unsupported
 from ..variables.base import NULL
@@ -48,8 +48,9 @@ from .rebuild import remaining_items
 _resume_names = itertools.count(1)
 _logged = set()  # (file, line, entry id, context): each break site is logged once
 
-# Stack shapes of the instructions a break can happen at (3.11 names):
-# opname -> (values popped, {jumped: values pushed}).
+# Stack shapes of the instructions a break can happen at (3.11 and 3.12
+# names; a name a version lacks never matches): opname -> (values popped,
+# {jumped: values pushed}).
 _SHAPES = {
     **{name: (2, {False: 1}) for name in ("BINARY_OP", "COMPARE_OP", "BINARY_SUBSCR",
                                           "CONTAINS_OP", "IS_OP")},
@@ -58,14 +59,23 @@ _SHAPES = {
     "LOAD_METHOD": (1, {False: 1}),  # run as LOAD_ATTR: the resume function gets NULL, attr
     "STORE_ATTR": (2, {False: 0}), "STORE_SUBSCR": (3, {False: 0}), "DELETE_SUBSCR": (2, {False: 0}),
     "JUMP_IF_TRUE_OR_POP": (1, {False: 0, True: 1}), "JUMP_IF_FALSE_OR_POP": (1, {False: 0, True: 1}),
-    **{f"POP_JUMP_{d}_IF_{c}": (1, {False: 0, True: 0})
-       for d in ("FORWARD", "BACKWARD") for c in ("TRUE", "FALSE", "NONE", "NOT_NONE")},
+    **{f"POP_JUMP_{d}IF_{c}": (1, {False: 0, True: 0})
+       for d in ("FORWARD_", "BACKWARD_", "") for c in ("TRUE", "FALSE", "NONE", "NOT_NONE")},
+    "BINARY_SLICE": (3, {False: 1}), "STORE_SLICE": (4, {False: 0}), "TO_BOOL": (1, {False: 1}),
 }
+
+
+def _is_method_load(inst) -> bool:
+    """LOAD_METHOD (3.11) or LOAD_ATTR with the method bit (3.12): run as a plain
+    LOAD_ATTR at a break, the resume function gets (NULL, attr)."""
+    return inst.opname == "LOAD_METHOD" or inst.opname == "LOAD_ATTR" and pyver.attr_is_method(inst.arg or 0)
 
 
 def _shape(inst):
     if inst.opname == "CALL":
         return inst.arg + 2, {False: 1}
+    if inst.opname == "CALL_KW":  # 3.13: the keyword names are on the stack too
+        return inst.arg + 3, {False: 1}
     if inst.opname == "CALL_FUNCTION_EX":
         return 3 + (inst.arg & 1), {False: 1}
     return _SHAPES.get(inst.opname)
@@ -187,7 +197,7 @@ class _Successor:
     pushed: int            # values the break instruction leaves on the stack for it
     depth: int             # how many of the values below the inputs it keeps
     handler: bool = False  # an exception handler: the stack holds [lasti] exc
-    null: bool = False     # a NULL goes below the pushed values (LOAD_METHOD)
+    null: bool = False     # a NULL goes with the pushed values (a method load; below them, 3.13: above)
 
 
 def emit_break(cg, tx, brk: GraphBreak, func, grad_mode: bool):
@@ -250,7 +260,7 @@ def _store_locals(cg, tx):
 
 def _successors(tx, inst, pushed, n_below):
     out = [_Successor(tx.instructions[tx.ip + 1], pushed[False], n_below,
-                      null=inst.opname == "LOAD_METHOD")]
+                      null=_is_method_load(inst))]
     if True in pushed:
         out.append(_Successor(inst.target, pushed[True], n_below))
     entry = inst.exn_entry
@@ -336,13 +346,27 @@ def _hand_over_cells(cg, lives):
 
 def _copy_of(tx, inst, jump_block_start):
     """The break instruction for CPython to run (CALL with its PRECALL and KW_NAMES)."""
+    if inst.opname == "CALL_KW":
+        return [bytecode.create_instruction("CALL_KW", arg=inst.arg)]
     if inst.opname == "CALL":
         if tx.kw_names:
             return bytecode.create_call_kw(inst.arg, tx.kw_names)
         return bytecode.create_call(inst.arg)
+    if inst.opname in _NEEDS_BOOL and "TO_BOOL" in pyver.OPNAMES:
+        # 3.13's jumps and `not` take an exact bool; the traced TO_BOOL left a
+        # tensor as it was, so CPython converts it here (a no-op on a bool)
+        return [bytecode.create_instruction("TO_BOOL")] + _copy_of_plain(tx, inst, jump_block_start)
+    return _copy_of_plain(tx, inst, jump_block_start)
+
+
+# What 3.13 runs on an exact bool only (Python/bytecodes.c asserts it).
+_NEEDS_BOOL = frozenset({"POP_JUMP_IF_TRUE", "POP_JUMP_IF_FALSE", "UNARY_NOT"})
+
+
+def _copy_of_plain(tx, inst, jump_block_start):
     if inst.target is not None:
         return [bytecode.create_jump(inst.opname, jump_block_start)]
-    if inst.opname == "LOAD_METHOD":  # always (NULL, attr) for the resume function
+    if _is_method_load(inst):  # always (NULL, attr) for the resume function
         return [bytecode.create_load_attr(inst.argval)]
     return [bytecode.create_instruction(inst.opname, arg=inst.arg, argval=inst.argval)]
 
@@ -359,7 +383,8 @@ def _resume_block(cg, tx, func, inst, succ, below_slots, live, live_temps, share
     for temp in reversed(produced):
         block.store_fast(temp)
     kept = below_slots[:succ.depth]
-    slots = kept + [(resume.NULL, None)] * succ.null + [(resume.VALUE, t) for t in produced]
+    nulls, values = [(resume.NULL, None)] * succ.null, [(resume.VALUE, t) for t in produced]
+    slots = kept + (values + nulls if pyver.NULL_ABOVE_CALLABLE else nulls + values)
     layout = [kind for kind, _ in slots]
     rcode = resume.resume_code(tx.code, succ.inst.offset, layout, list(live),
                                [name for name in live if name in shared_cells])
@@ -394,7 +419,7 @@ def _load_resume_function(cg, func, code, rcode):
         cg.emit_op("LOAD_CLOSURE", argval=name)
     cg.emit_op("BUILD_TUPLE", arg=len(code.co_freevars))
     cg.load_const(rcode)
-    cg.emit_op("MAKE_FUNCTION", arg=0x08)
+    cg.emit(bytecode.create_make_closure())
 
 
 def cannot_resume(brk: GraphBreak, error: Unsupported) -> Unsupported:

@@ -30,7 +30,7 @@ from ..graph_breaks import unsupported
 from ..side_effects import remember_cell, written_global
 from ..sources import (AttrSource, BuiltinSource, ClosureCellSource, ClosureSource, GetItemSource,
                        GlobalSource, LocalSource)
-from ..variables.base import VariableTracker
+from ..variables.base import NULL, VariableTracker
 from ..variables.builder import STABLE_MODULES, wrap_value
 from ..variables.functions import CellVariable
 from . import handlers  # noqa: F401  (registers every handler)
@@ -104,6 +104,15 @@ class TranslatorBase:
     def push(self, value: VariableTracker):
         assert isinstance(value, VariableTracker), f"pushed {value!r}"
         self.stack.append(value)
+
+    def push_callable(self, value: VariableTracker, null: bool):
+        """Push a callable, with the NULL of the call shape when ``null``, on
+        the side the running Python wants it (pyver.NULL_ABOVE_CALLABLE)."""
+        if null and not pyver.NULL_ABOVE_CALLABLE:
+            self.push(NULL)
+        self.push(value)
+        if null and pyver.NULL_ABOVE_CALLABLE:
+            self.push(NULL)
 
     def pop(self) -> VariableTracker:
         return self.stack.pop()

@@ -239,12 +239,20 @@ def _setattr(tx, obj, name, value):
     return ConstantVariable(None)
 
 
+def _empty_message(pick):
+    """CPython's own message for min()/max() of nothing (it changed in 3.12)."""
+    try:
+        pick(())
+    except ValueError as e:
+        return str(e)
+
+
 def _minmax(pick):
     def model(tx, *args, key=None, default=None):
         items = args[0].unpack(tx) if len(args) == 1 else list(args)
         if not items:
             if default is None:
-                raise_in_trace(ValueError, f"{pick.__name__}() arg is an empty sequence")
+                raise_in_trace(ValueError, _empty_message(pick))
             return default
         if any(isinstance(x, TensorVariable) for x in items):
             unsupported("data_dependent_value", f"{pick.__name__}() compares tensors")

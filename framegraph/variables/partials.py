@@ -85,7 +85,7 @@ class PartialVariable(VariableTracker):
             cg(value)
         names = [k.as_python_constant() for k, _ in pairs]
         nargs = 1 + len(self.args.items) + len(pairs)
-        cg.emit(bytecode.create_call_kw(nargs, names) if names else bytecode.create_call(nargs))
+        cg.call_kw(nargs, names) if names else cg.call(nargs)
 
     def __repr__(self):
         return f"PartialVariable({self.func!r})"

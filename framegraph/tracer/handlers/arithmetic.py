@@ -4,7 +4,10 @@ The operator semantics (tensor -> graph node, constants -> folded now,
 containers and user classes -> their slots) live in ``variables/ops.py``;
 the handlers only move operands.
 """
+from ... import pyver
 from ...variables.constant import ConstantVariable
+from ...variables.lists import SliceVariable
+from ...variables.tensor import TensorVariable
 from ...variables.ops import NB_OPS, UNARY_OPS, binary_op, compare, contains_op, is_op, unary_op
 from ..registry import family_member, handler
 
@@ -25,12 +28,31 @@ def BINARY_SUBSCR(tx, inst):
     tx.push(container.getitem(tx, key))
 
 
+@handler("BINARY_SLICE", since=(3, 12))
+def BINARY_SLICE(tx, inst):
+    # https://docs.python.org/3.12/library/dis.html#opcode-BINARY_SLICE
+    # (container start end -- container[start:end])
+    container, start, end = tx.popn(3)
+    tx.push(container.getitem(tx, SliceVariable([start, end, ConstantVariable(None)])))
+
+
+@handler("STORE_SLICE", since=(3, 12))
+def STORE_SLICE(tx, inst):
+    # https://docs.python.org/3.12/library/dis.html#opcode-STORE_SLICE
+    # (value container start end -- )   container[start:end] = value
+    value, container, start, end = tx.popn(4)
+    container.setitem(tx, SliceVariable([start, end, ConstantVariable(None)]), value)
+
+
 @handler("COMPARE_OP")
 def COMPARE_OP(tx, inst):
     # https://docs.python.org/3.11/library/dis.html#opcode-COMPARE_OP
-    # (lhs rhs -- result)   argval is one of dis.cmp_op
+    # (lhs rhs -- result)   argval is one of dis.cmp_op; 3.13's bit 16: bool(result)
     lhs, rhs = tx.popn(2)
-    tx.push(compare(tx, inst.argval, lhs, rhs))
+    result = compare(tx, inst.argval, lhs, rhs)
+    if pyver.compare_to_bool(inst.arg or 0) and not isinstance(result, TensorVariable):
+        result = ConstantVariable(result.truth(tx))  # a tensor: see TO_BOOL
+    tx.push(result)
 
 
 @handler("IS_OP")
@@ -49,17 +71,17 @@ def CONTAINS_OP(tx, inst):
     tx.push(ConstantVariable(contains_op(tx, item, container) != bool(inst.arg)))
 
 
-def unary(opname):
-    """UNARY_NEGATIVE / UNARY_POSITIVE / UNARY_INVERT: (value -- op(value))."""
+def unary(opname, until=None):
+    """UNARY_NEGATIVE / UNARY_POSITIVE (3.11) / UNARY_INVERT: (value -- op(value))."""
 
     def fn(tx, inst):
         tx.push(unary_op(tx, UNARY_OPS[opname], tx.pop()))
 
-    return family_member(opname, fn, "(value -- op(value))")
+    return family_member(opname, fn, "(value -- op(value))", until=until)
 
 
-for _name in UNARY_OPS:
-    unary(_name)
+for _name in UNARY_OPS:  # 3.12 spells +x CALL_INTRINSIC_1 INTRINSIC_UNARY_POSITIVE
+    unary(_name, until=(3, 11) if _name == "UNARY_POSITIVE" else None)
 
 
 @handler("UNARY_NOT")

@@ -6,6 +6,7 @@ tracker; the *_APPEND/_ADD/_UPDATE family used by comprehensions and
 """
 import types
 
+from ... import pyver
 from ...graph_breaks import unsupported
 from ...variables.constant import ConstantVariable
 from ...variables.dicts import ConstDictVariable, SetVariable
@@ -58,17 +59,41 @@ def BUILD_SLICE(tx, inst):
     tx.push(SliceVariable(items + [ConstantVariable(None)] * (3 - len(items))))
 
 
-@handler("FORMAT_VALUE")
+@handler("FORMAT_VALUE", until=(3, 12))
 def FORMAT_VALUE(tx, inst):
     # https://docs.python.org/3.11/library/dis.html#opcode-FORMAT_VALUE
     # (value fmt_spec? -- formatted)   flags & 3: conversion (str, repr, ascii); & 4: spec
     spec = tx.pop().as_python_constant() if inst.arg & 0x04 else ""
-    value = tx.pop()
+    tx.push(_formatted(tx.pop(), inst.arg & 0x03, spec))
+
+
+def _formatted(value, conversion, spec):
     if not value.is_python_constant():
         unsupported("unsupported_value", f"formatting {value} (only constants are formatted)")
-    constant = value.as_python_constant()
-    constant = (lambda v: v, str, repr, ascii)[inst.arg & 0x03](constant)
-    tx.push(ConstantVariable(format(constant, spec)))
+    constant = (lambda v: v, str, repr, ascii)[conversion](value.as_python_constant())
+    return ConstantVariable(format(constant, spec))
+
+
+@handler("CONVERT_VALUE", since=(3, 13))
+def CONVERT_VALUE(tx, inst):
+    # https://docs.python.org/3.13/library/dis.html#opcode-CONVERT_VALUE
+    # (value -- converted)   oparg 1 str, 2 repr, 3 ascii
+    tx.push(_formatted(tx.pop(), inst.arg, ""))
+
+
+@handler("FORMAT_SIMPLE", since=(3, 13))
+def FORMAT_SIMPLE(tx, inst):
+    # https://docs.python.org/3.13/library/dis.html#opcode-FORMAT_SIMPLE
+    # (value -- format(value))
+    tx.push(_formatted(tx.pop(), 0, ""))
+
+
+@handler("FORMAT_WITH_SPEC", since=(3, 13))
+def FORMAT_WITH_SPEC(tx, inst):
+    # https://docs.python.org/3.13/library/dis.html#opcode-FORMAT_WITH_SPEC
+    # (value spec -- format(value, spec))
+    spec = tx.pop().as_python_constant()
+    tx.push(_formatted(tx.pop(), 0, spec))
 
 
 def _updater(opname, method):
@@ -138,7 +163,8 @@ def DICT_MERGE(tx, inst):
     # is a TypeError naming fn (ceval.c, format_kwargs_error), not an overwrite
     update = tx.pop()
     target = tx.peek(inst.arg)
-    fn = tx.peek(inst.arg + 2)
+    # the call's two slots below the args: (NULL fn), or (fn NULL) on 3.13
+    fn = tx.peek(inst.arg + (3 if pyver.NULL_ABOVE_CALLABLE else 2))
     if update.hasattr(tx, "keys") is False and not isinstance(update, ConstDictVariable):
         _raise_type_error(f"{_function_str(tx, fn)} argument after ** must be a mapping, "
                           f"not {update.python_type().__name__}")
@@ -159,7 +185,7 @@ def MAP_ADD(tx, inst):
     tx.peek(inst.arg).setitem(tx, key, value)
 
 
-@handler("LIST_TO_TUPLE")
+@handler("LIST_TO_TUPLE", until=(3, 11))
 def LIST_TO_TUPLE(tx, inst):
     # https://docs.python.org/3.11/library/dis.html#opcode-LIST_TO_TUPLE
     # (list -- tuple)

@@ -7,6 +7,7 @@ pauses it, ``yield from`` delegates through SEND as CPython 3.11 does. A
 generator as the compiled frame itself, ``await`` and async iteration end the
 trace.
 """
+from ... import pyver
 from ...graph_breaks import unsupported
 from ...variables.constant import ConstantVariable
 from ...variables.generators import GeneratorVariable
@@ -50,7 +51,8 @@ def GET_YIELD_FROM_ITER(tx, inst):
 @handler("SEND")
 def SEND(tx, inst):
     # https://docs.python.org/3.11/library/dis.html#opcode-SEND
-    # (receiver value -- receiver result), or (receiver value -- return value) and jump
+    # (receiver value -- receiver result); when it returns, and jump: (-- return value) on 3.11,
+    # (-- receiver return value) from 3.12 (END_SEND pops the receiver)
     _in_generator(tx, "send")
     value = tx.pop()
     receiver = tx.peek()
@@ -62,13 +64,23 @@ def SEND(tx, inst):
             unsupported("generator", f"send() to {receiver}")
         item, result = receiver.next(tx), None
     if item is None:  # the sub-iterator returned: its value is the value of `yield from`
-        tx.pop()
+        if not pyver.SEND_KEEPS_RECEIVER:
+            tx.pop()
         tx.push(result if result is not None else ConstantVariable(None))
         tx.jump(inst)
     else:
         tx.push(item)
 
 
-for _name in ("GET_AWAITABLE", "GET_AITER", "GET_ANEXT",
-              "END_ASYNC_FOR", "ASYNC_GEN_WRAP"):
-    unsupported_opcode(_name, "generator", "await / async iteration")
+@handler("END_SEND", since=(3, 12))
+def END_SEND(tx, inst):
+    # https://docs.python.org/3.12/library/dis.html#opcode-END_SEND
+    # (receiver value -- value)   after a yield from / await finished
+    value = tx.pop()
+    tx.pop()
+    tx.push(value)
+
+
+for _name in ("GET_AWAITABLE", "GET_AITER", "GET_ANEXT", "END_ASYNC_FOR"):
+    unsupported_opcode(_name, "generator", "yield from / await / async iteration")
+unsupported_opcode("ASYNC_GEN_WRAP", "generator", "async generators", until=(3, 11))

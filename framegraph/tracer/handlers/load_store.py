@@ -10,8 +10,10 @@ ledger and is replayed after the graph (``side_effects.py``).
 """
 import sys
 
+from ... import pyver
 from ...graph_breaks import unsupported
 from ...side_effects import store_global
+from ...variables.base import NULL
 from ...variables.builder import wrap_value
 from ...variables.classes import BuildClassVariable
 from ...variables.constant import wrap_constant
@@ -26,11 +28,60 @@ def LOAD_FAST(tx, inst):
     tx.push(tx.load_local(inst.argval))
 
 
+@handler("LOAD_FAST_CHECK", since=(3, 12))
+def LOAD_FAST_CHECK(tx, inst):
+    # https://docs.python.org/3.12/library/dis.html#opcode-LOAD_FAST_CHECK
+    # ( -- value)   a local that may be unbound (load_local refuses an unbound one)
+    tx.push(tx.load_local(inst.argval))
+
+
+@handler("LOAD_FAST_AND_CLEAR", since=(3, 12))
+def LOAD_FAST_AND_CLEAR(tx, inst):
+    # https://docs.python.org/3.12/library/dis.html#opcode-LOAD_FAST_AND_CLEAR
+    # ( -- value | NULL)   an inlined comprehension (PEP 709) saves the outer
+    # binding of its variable and unbinds it; a STORE_FAST restores it after
+    tx.push(tx.load_local(inst.argval) if inst.argval in tx.symbolic_locals else NULL)
+    tx.symbolic_locals.pop(inst.argval, None)
+
+
 @handler("STORE_FAST")
 def STORE_FAST(tx, inst):
     # https://docs.python.org/3.11/library/dis.html#opcode-STORE_FAST
-    # (value -- )
-    tx.symbolic_locals[inst.argval] = tx.pop()
+    # (value -- )   storing NULL (3.12, after LOAD_FAST_AND_CLEAR) unbinds it
+    _store(tx, inst.argval, tx.pop())
+
+
+def _store(tx, name, value):
+    if value is NULL:
+        tx.symbolic_locals.pop(name, None)
+    else:
+        tx.symbolic_locals[name] = value
+
+
+@handler("LOAD_FAST_LOAD_FAST", since=(3, 13))
+def LOAD_FAST_LOAD_FAST(tx, inst):
+    # https://docs.python.org/3.13/library/dis.html#opcode-LOAD_FAST_LOAD_FAST
+    # ( -- value1 value2)   argval is (name1, name2)
+    for name in inst.argval:
+        tx.push(tx.load_local(name))
+
+
+@handler("STORE_FAST_LOAD_FAST", since=(3, 13))
+def STORE_FAST_LOAD_FAST(tx, inst):
+    # https://docs.python.org/3.13/library/dis.html#opcode-STORE_FAST_LOAD_FAST
+    # (value -- value2)   stores into name1, then loads name2
+    first, second = inst.argval
+    _store(tx, first, tx.pop())
+    tx.push(tx.load_local(second))
+
+
+@handler("STORE_FAST_STORE_FAST", since=(3, 13))
+def STORE_FAST_STORE_FAST(tx, inst):
+    # https://docs.python.org/3.13/library/dis.html#opcode-STORE_FAST_STORE_FAST
+    # (value2 value1 -- )   the top goes into name1, the next into name2
+    first, second = inst.argval
+    _store(tx, first, tx.pop())
+    _store(tx, second, tx.pop())
 
 
 @handler("DELETE_FAST")
@@ -50,13 +101,8 @@ def LOAD_CONST(tx, inst):
 @handler("LOAD_GLOBAL")
 def LOAD_GLOBAL(tx, inst):
     # https://docs.python.org/3.11/library/dis.html#opcode-LOAD_GLOBAL
-    # ( -- NULL? value)   the low bit of the argument asks for the NULL
-    from ... import pyver
-    from ...variables.base import NULL
-
-    if pyver.load_global_push_null(inst.arg):
-        tx.push(NULL)
-    tx.push(tx.load_global(inst.argval))
+    # ( -- NULL? value) or, 3.13, ( -- value NULL?)   the low bit of the argument asks for the NULL
+    tx.push_callable(tx.load_global(inst.argval), pyver.load_global_push_null(inst.arg))
 
 
 @handler("STORE_GLOBAL")
@@ -90,7 +136,7 @@ def COPY_FREE_VARS(tx, inst):
     pass
 
 
-@handler("LOAD_CLOSURE")
+@handler("LOAD_CLOSURE", until=(3, 12))  # 3.13: a LOAD_FAST of the cell
 def LOAD_CLOSURE(tx, inst):
     # https://docs.python.org/3.11/library/dis.html#opcode-LOAD_CLOSURE
     # ( -- cell)
@@ -104,7 +150,7 @@ def LOAD_DEREF(tx, inst):
     tx.push(tx.cell(inst.argval).load(inst.argval))
 
 
-@handler("LOAD_CLASSDEREF")
+@handler("LOAD_CLASSDEREF", until=(3, 11))
 def LOAD_CLASSDEREF(tx, inst):
     # https://docs.python.org/3.11/library/dis.html#opcode-LOAD_CLASSDEREF
     # ( -- value)   only in class bodies, which are never traced
@@ -154,7 +200,9 @@ def IMPORT_FROM(tx, inst):
     tx.push(tx.peek().getattr(tx, inst.argval))
 
 
-unsupported_opcode("IMPORT_STAR", "dynamic_import")
+unsupported_opcode("IMPORT_STAR", "dynamic_import", until=(3, 11))  # 3.12: an intrinsic
+
+
 @handler("LOAD_BUILD_CLASS")
 def LOAD_BUILD_CLASS(tx, inst):
     # https://docs.python.org/3.11/library/dis.html#opcode-LOAD_BUILD_CLASS
@@ -162,5 +210,9 @@ def LOAD_BUILD_CLASS(tx, inst):
     tx.push(BuildClassVariable())
 
 
-for _name in ("LOAD_NAME", "STORE_NAME", "DELETE_NAME", "SETUP_ANNOTATIONS", "PRINT_EXPR"):
-    unsupported_opcode(_name, why="module-level, class-body or interactive code is not traced")
+_NOT_TRACED = "module-level, class-body or interactive code is not traced"
+for _name in ("LOAD_NAME", "STORE_NAME", "DELETE_NAME", "SETUP_ANNOTATIONS"):
+    unsupported_opcode(_name, why=_NOT_TRACED)
+unsupported_opcode("PRINT_EXPR", why=_NOT_TRACED, until=(3, 11))
+for _name in ("LOAD_LOCALS", "LOAD_FROM_DICT_OR_DEREF", "LOAD_FROM_DICT_OR_GLOBALS"):
+    unsupported_opcode(_name, why=_NOT_TRACED, since=(3, 12))

@@ -105,6 +105,10 @@ def WITH_EXCEPT_START(tx, inst):
     tx.push(tx.peek(4).call(tx, args, {}))
 
 
-for _name in ("PREP_RERAISE_STAR", "CHECK_EG_MATCH"):
-    unsupported_opcode(_name, "exception", "exception handlers of with blocks and except* are not traced")
+_HANDLERS_NOT_TRACED = "except* handlers are not traced"
+unsupported_opcode("CHECK_EG_MATCH", "exception", _HANDLERS_NOT_TRACED)
+unsupported_opcode("PREP_RERAISE_STAR", "exception", _HANDLERS_NOT_TRACED, until=(3, 11))
+unsupported_opcode("CLEANUP_THROW", "generator", "generator.throw() cleanup", since=(3, 12))
+for _name in ("INTERPRETER_EXIT", "RESERVED"):  # never in a function's code
+    unsupported_opcode(_name, why="not in user functions", since=(3, 12))
 unsupported_opcode("BEFORE_ASYNC_WITH", "generator", "async with")
