@@ -188,10 +188,12 @@ def _wrap_dict(tx, value, source):
 
 
 def _wrap_set(tx, value, source):
-    if not all(isinstance(k, CONSTANT_TYPES) for k in value):
+    # constants, and classes (dataclasses' _ATOMIC_TYPES): the set guard compares them by identity
+    if not all(isinstance(k, CONSTANT_TYPES) or isinstance(k, type) for k in value):
         unsupported("unsupported_value", "set of values that are not constants")
     _guard(tx, "SET_MATCH", source, (type(value), frozenset(value)))  # a set is not hashable
-    return SetVariable([ConstantVariable(v) for v in value], py_type=type(value), source=source)
+    members = [ConstantVariable(v) if isinstance(v, CONSTANT_TYPES) else wrap_value(tx, v, None) for v in value]
+    return SetVariable(members, py_type=type(value), source=source)
 
 
 def _wrap_function(tx, value, source):

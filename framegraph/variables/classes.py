@@ -29,6 +29,7 @@ import dis
 import types
 import weakref
 
+from .. import pyver
 from ..graph_breaks import unsupported
 from .base import CallableVariable
 from .exceptions import python_operation
@@ -111,7 +112,8 @@ def check_body(code, name):
             stack.append("tuple")
         elif op in ("LOAD_ATTR", "LOAD_METHOD") and stack[-1] == "property" and arg in _PROPERTY_METHODS:
             stack.pop()
-            stack.extend(["null", "property method"] if op == "LOAD_METHOD" else ["property method"])
+            method_form = op == "LOAD_METHOD" or pyver.attr_is_method(inst.arg)  # 3.12: LOAD_ATTR's bit
+            stack.extend(["null", "property method"] if method_form else ["property method"])
         elif op == "PUSH_NULL":
             stack.append("null")
         elif op == "CALL":
@@ -120,7 +122,7 @@ def check_body(code, name):
             stack.append(stack[-inst.arg])
         elif op == "POP_TOP":
             stack.pop()
-        elif op == "RETURN_VALUE":
+        elif op in ("RETURN_VALUE", "RETURN_CONST"):  # RETURN_CONST: 3.12's `return None`
             return used
         else:
             _reject(name, f"its body runs {op}")

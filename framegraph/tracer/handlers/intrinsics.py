@@ -19,14 +19,31 @@ _INTRINSIC_1 = ("INVALID", "PRINT", "IMPORT_STAR", "STOPITERATION_ERROR", "ASYNC
 _INTRINSIC_2 = ("INVALID", "PREP_RERAISE_STAR", "TYPEVAR_WITH_BOUND", "TYPEVAR_WITH_CONSTRAINTS",
                 "SET_FUNCTION_TYPE_PARAMS")
 
+def _stopiteration_error(tx, exc):
+    """PEP 479 in a generator's own handler: a StopIteration leaving the body becomes
+    ``RuntimeError('generator raised StopIteration')`` from it; anything else is unchanged."""
+    from ...variables.constant import ConstantVariable
+    from ...variables.exceptions import ExceptionVariable
+
+    if not getattr(tx, "is_generator", False):
+        unsupported("generator", "CALL_INTRINSIC_1 STOPITERATION_ERROR in the compiled frame")
+    if not (isinstance(exc, ExceptionVariable) and issubclass(exc.cls, StopIteration)):
+        return exc
+    error = ExceptionVariable(RuntimeError, [ConstantVariable("generator raised StopIteration")])
+    error.cause = error.context = exc  # _PyErr_FormatFromCause
+    error.suppress_context = True
+    return error
+
+
 _MODELLED_1 = {
+    "STOPITERATION_ERROR": _stopiteration_error,
     "UNARY_POSITIVE": lambda tx, value: unary_op(tx, UNARY_OPS["UNARY_POSITIVE"], value),
     "LIST_TO_TUPLE": lambda tx, value: TupleVariable(value.unpack(tx)),
 }
 
 
 # The catalogue entry of a refused intrinsic (the 3.11 opcode's entry).
-_REFUSALS = {"STOPITERATION_ERROR": "generator", "ASYNC_GEN_WRAP": "generator",
+_REFUSALS = {"ASYNC_GEN_WRAP": "generator",
              "IMPORT_STAR": "dynamic_import"}
 
 
