@@ -260,3 +260,30 @@ def cell_assigned_after_the_break(x):
 def test_cell_assigned_after_a_break_is_the_closures_cell(strict_trace, capsys):
     same_as_eager(cell_assigned_after_the_break, torch.ones(2))
     assert strict_trace.graphs == 1  # nothing to capture before the break
+
+
+# ---- test_itertools.test_zip: zip() of nothing is empty (the trace looped forever)
+def zip_of_nothing(x):
+    return x + 1, list(zip()), [p for p in zip()]
+
+
+def test_zip_of_nothing_is_empty(strict_trace):
+    same_as_eager(zip_of_nothing, torch.ones(2))
+    assert strict_trace.graphs == 1
+
+
+# ---- test_itertools.test_combinations: a loop that breaks at every iteration
+def breaks_every_iteration(x):
+    out = []
+    for i in range(40):
+        print("a graph break")
+        out.append(i)
+    return x + 1, out
+
+
+@pytest.mark.expect_fallback("cannot_resume")
+def test_a_chain_of_resume_functions_is_bounded(strict_trace, capsys):
+    # each break makes a resume function of the last one; past resume.MAX_DEPTH
+    # the rest of the loop runs unmodified instead of being traced and built anew
+    same_as_eager(breaks_every_iteration, torch.ones(2))
+    assert strict_trace.graphs <= 1
