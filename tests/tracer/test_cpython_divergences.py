@@ -287,3 +287,14 @@ def test_a_chain_of_resume_functions_is_bounded(strict_trace, capsys):
     # the rest of the loop runs unmodified instead of being traced and built anew
     same_as_eager(breaks_every_iteration, torch.ones(2))
     assert strict_trace.graphs <= 1
+
+
+# ---- test_tuple.test_repeat, test_constructors: an exact tuple times 1, and tuple(t), are t
+def tuple_identity(x):
+    u = (1, x)
+    return x + 1, u * 1 is u, tuple(u) is u, () * 3 is (), [1] * 1 is not [1]
+
+
+def test_tuple_repeat_and_tuple_of_a_tuple_keep_the_object(strict_trace):
+    same_as_eager(tuple_identity, torch.ones(2))
+    assert strict_trace.graphs == 1
