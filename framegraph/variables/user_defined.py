@@ -246,6 +246,11 @@ class UserDefinedClassVariable(VariableTracker):
             return new_user_dict(tx, cls, args, kwargs)
         if cls.__new__ is not object.__new__ or "__slots__" in cls.__dict__:
             unsupported("unsupported_call", f"creating a {cls.__name__} (custom __new__/metaclass/slots)")
+        if getattr(cls, "__abstractmethods__", None):  # object.__new__ refuses: its TypeError
+            from .exceptions import python_operation
+
+            with python_operation(f"creating a {cls.__name__}"):
+                object.__new__(cls)
         obj = UserDefinedObjectVariable(None, cls)
         obj.class_var = self  # type(obj) is this tracker, with its source
         found, init = _static(cls, "__init__")

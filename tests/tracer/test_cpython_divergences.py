@@ -298,3 +298,38 @@ def tuple_identity(x):
 def test_tuple_repeat_and_tuple_of_a_tuple_keep_the_object(strict_trace):
     same_as_eager(tuple_identity, torch.ones(2))
     assert strict_trace.graphs == 1
+
+
+# ---- test_contextlib.test_exit_is_abstract: an abstract class cannot be instantiated
+def make_abstract(x):
+    import contextlib
+
+    class MissingExit(contextlib.AbstractContextManager):
+        pass
+
+    try:
+        MissingExit()
+    except TypeError as e:
+        return x + 1, str(e)
+    return x, ""
+
+
+def test_abstract_class_instantiation_raises(strict_trace):
+    same_as_eager(make_abstract, torch.ones(2))
+
+
+# ---- test_ordered_dict.test_copying: an OrderedDict with attributes of its own
+def copy_with_attributes(x, od):
+    import copy
+
+    dup = copy.copy(od)
+    return x + 1, dup.x is od.x, list(dup.items())
+
+
+@pytest.mark.expect_fallback("unsupported_value")
+def test_dict_with_instance_attributes_is_not_read_as_items_only():
+    import collections
+
+    od = collections.OrderedDict([("a", 1)])
+    od.x = ["x"]
+    same_as_eager(copy_with_attributes, torch.ones(2), od)
