@@ -333,3 +333,19 @@ def test_dict_with_instance_attributes_is_not_read_as_items_only():
     od = collections.OrderedDict([("a", 1)])
     od.x = ["x"]
     same_as_eager(copy_with_attributes, torch.ones(2), od)
+
+
+# ---- test_dict.test_dict_copy_order: dict(d) of a subclass with its own __iter__
+def copy_reversed_dict(x):
+    class Reversed(dict):
+        def keys(self):
+            return reversed(list(dict.keys(self)))
+
+        __iter__ = keys
+
+    return x + 1, list(dict(Reversed([("a", 1), ("b", 2)])).items())
+
+
+@pytest.mark.expect_fallback("unsupported_call", "cannot_resume")
+def test_dict_of_a_subclass_with_its_own_iter():
+    same_as_eager(copy_reversed_dict, torch.ones(2))
