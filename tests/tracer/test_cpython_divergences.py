@@ -349,3 +349,20 @@ def copy_reversed_dict(x):
 @pytest.mark.expect_fallback("unsupported_call", "cannot_resume")
 def test_dict_of_a_subclass_with_its_own_iter():
     same_as_eager(copy_reversed_dict, torch.ones(2))
+
+
+# ---- test_functools.test_callable_register: a descriptor read through the class runs __get__
+class Dispatching:
+    import functools as _functools
+
+    @_functools.singledispatchmethod
+    def t(self, arg):
+        return "base"
+
+
+def read_descriptor_through_class(x):
+    return x + 1, hasattr(Dispatching.t, "register"), Dispatching.t.__name__
+
+
+def test_class_attribute_descriptor_is_not_read_raw(strict_trace):
+    same_as_eager(read_descriptor_through_class, torch.ones(2))
