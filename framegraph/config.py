@@ -15,6 +15,10 @@ class _Config:
         "strict": (bool, False),
         # Traces per code object before the frame only runs unmodified.
         "recompile_limit": (int, 8),
+        # Instructions one trace of a frame may step (its inlined calls included)
+        # before the frame runs unmodified: a loop of thousands of iterations is
+        # unrolled, and tracing it would cost far more than running it.
+        "max_trace_steps": (int, 200_000),
         # Check every opcode handler's stack effect against dis.stack_effect.
         "debug_stack_effect": (bool, False),
         # Run each op that meta_ops propagates directly also through FakeTensorMode,

@@ -81,6 +81,12 @@ _entry("unsupported_ctx_manager", "Unsupported context manager",
 _entry("inline_limit", "Inlining too deep",
        "User functions are inlined into the caller's graph; this call chain is too deep.",
        "Reduce the recursion depth, or compile the inner function separately.")
+_entry("trace_too_long", "Trace too long",
+       "The trace stepped more instructions than `framegraph.config.max_trace_steps` (a long "
+       "loop is unrolled into the graph); the frame runs unmodified from then on, which is "
+       "cheaper than tracing it.",
+       "Raise `framegraph.config.max_trace_steps`, or move the long Python loop out of the "
+       "compiled function.")
 _entry("graph_output", "Unsupported graph output",
        "The frame returns a value that cannot be rebuilt after the graph runs.",
        "Return tensors, constants, or containers of them.")
@@ -129,6 +135,9 @@ _entry("cannot_resume", "Graph break that cannot resume",
 # code (optimizers of every class share the code of their step wrapper),
 # instead of being marked to run unmodified for good.
 RETRY = frozenset({"missing_dict_key"})
+# Entries that end the whole trace instead of breaking the graph there: a resume
+# function would only meet the same problem again.
+NO_BREAK = frozenset({"trace_too_long"})
 
 
 def unsupported(entry_id: str, context: str = "") -> "Unsupported":

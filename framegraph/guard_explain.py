@@ -16,6 +16,7 @@ import types
 
 import torch
 
+from .guard_kinds import sources_of
 from .sources import FUNC, GLOBALS, LocalSource, held_objects
 
 _SIZE_HINT = ("unless compiled with dynamic=False, this recompile makes the dimension dynamic, so "
@@ -26,9 +27,7 @@ _SMALL_SIZE_HINT = "sizes 0 and 1 are specialised: each gets its own graph"
 
 def explain(g, argnames, fn, slots) -> str:
     """One sentence on why guard ``g`` rejects ``slots`` (the frame's argument values)."""
-    from .guards import _sources_of
-
-    scope = dict(zip(argnames, slots), **{GLOBALS: fn.__globals__, FUNC: fn}, **held_objects(_sources_of(g)))
+    scope = dict(zip(argnames, slots), **{GLOBALS: fn.__globals__, FUNC: fn}, **held_objects(sources_of(g)))
     if g.kind == "SHAPE_ENV":
         return g.value.explain(scope)
     if g.source is None:

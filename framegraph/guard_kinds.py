@@ -31,6 +31,16 @@ class Guard:
     value: Any = None
 
 
+def sources_of(g: Guard):
+    """The sources a guard's check reads."""
+    if g.source is not None:
+        yield g.source
+    if g.kind == "IS_SAME":
+        yield g.value
+    elif g.kind == "SHAPE_ENV":
+        yield from (src for _, src, _ in g.value.symbols)
+
+
 @dataclasses.dataclass(frozen=True)
 class TensorSpec:
     """What TENSOR_MATCH checks of a tensor (the real tensor is not kept).

@@ -55,7 +55,7 @@ try:
     from ._tensor_check import TensorCheck
 except ImportError:  # built without torch's headers: tensor_check() uses torch's TensorGuards
     TensorCheck = None
-from .guard_kinds import KINDS, Guard, _Consts, _depth
+from .guard_kinds import KINDS, Guard, _Consts, _depth, sources_of
 from .guard_skips import (_leaf_order, _ReaderCall, _ReaderGroup, _readers, _star_leaves,
                           _version_groups, _VersionGroup)
 from .sources import FUNC, GLOBALS, Source, held_objects
@@ -192,7 +192,7 @@ class CompiledGuard:
 
     def _compile(self):
         ns = self.consts.namespace
-        ns.update(held_objects(s for g in self.guards for s in _sources_of(g)))
+        ns.update(held_objects(s for g in self.guards for s in sources_of(g)))
         exec(compile(self.source_code, "<framegraph guard>", "exec"), ns)  # noqa: S102
         fn = ns["__guard"]
         fn.compiled_guard = self  # lines and failure() for diagnostics, from the bare function
@@ -212,16 +212,6 @@ class CompiledGuard:
 
     def __repr__(self):
         return "CompiledGuard(\n  " + "\n  ".join(self.lines) + "\n)"
-
-
-def _sources_of(g: Guard):
-    """The sources a guard's check reads."""
-    if g.source is not None:
-        yield g.source
-    if g.kind == "IS_SAME":
-        yield g.value
-    elif g.kind == "SHAPE_ENV":
-        yield from (src for _, src, _ in g.value.symbols)
 
 
 def _line(g: Guard) -> str:

@@ -121,6 +121,7 @@ def _placeholder_name(source) -> str:
 class OutputGraph:
     def __init__(self, options):
         self.options = options
+        self.steps = 0  # instructions stepped by the root and inlined translators (config.max_trace_steps)
         self.graph = torch.fx.Graph()
         self.shapes = ShapeContext(options)  # ShapeEnv + FakeTensorMode; static unless dynamic.py says
         self.fake_mode = self.shapes.fake_mode

@@ -32,6 +32,8 @@ VALUE = "value"
 ITER = "iter"
 
 _cache = weakref.WeakKeyDictionary()  # code -> {key: resume code}
+_depth = weakref.WeakKeyDictionary()  # resume code -> how many resume functions deep it is
+MAX_DEPTH = 16
 _PROLOGUE = frozenset({"COPY_FREE_VARS", "MAKE_CELL", "RESUME"})
 
 
@@ -69,7 +71,15 @@ def resume_code(code, offset, layout, live_locals, cell_args=()):
     key = (offset, tuple(layout), tuple(live_locals), tuple(cell_args))
     per_code = _cache.setdefault(code, {})
     if key not in per_code:
-        per_code[key] = _build(code, offset, tuple(layout), tuple(live_locals), frozenset(cell_args))
+        depth = _depth.get(code, 0) + 1
+        if depth > MAX_DEPTH:
+            # a loop that breaks at every iteration makes a resume function of a resume
+            # function each time, each traced and built anew: the rest runs unmodified
+            from .graph_breaks import unsupported
+
+            unsupported("trace_too_long", f"a chain of {MAX_DEPTH} resume functions")
+        built = per_code[key] = _build(code, offset, tuple(layout), tuple(live_locals), frozenset(cell_args))
+        _depth[built] = depth
     return per_code[key]
 
 

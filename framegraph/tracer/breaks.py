@@ -38,7 +38,7 @@ import torch
 
 from .. import _C, bytecode, logs, pyver, resume, skip
 from ..errors import InternalError, Unsupported
-from ..graph_breaks import CATALOGUE, RETRY, Entry, unsupported
+from ..graph_breaks import CATALOGUE, NO_BREAK, RETRY, Entry, unsupported
 from ..variables.base import NULL
 from ..variables.functions import CellVariable
 from ..variables.iterators import IteratorVariable
@@ -163,6 +163,8 @@ def _run(tx, stop: Optional[int], options):
         try:
             tx.step()
         except Unsupported as e:
+            if e.entry is not None and e.entry.id in NO_BREAK:
+                raise
             brk = _describe(tx, e)
             if options.fullgraph:
                 raise Unsupported(brk.render(), entry=brk.entry, context=brk.context) from e

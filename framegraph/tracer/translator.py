@@ -136,6 +136,10 @@ class TranslatorBase:
         self.current_instruction = inst
         self.ip += 1
         self.steps += 1
+        output = self.output
+        output.steps += 1
+        if output.steps > config.max_trace_steps:
+            unsupported("trace_too_long", f"{config.max_trace_steps} instructions")
         fn = DISPATCH[inst.opcode]
         if fn is None:
             unsupported("unsupported_opcode", inst.opname)

@@ -175,6 +175,8 @@ def _wrap_sequence(tx, value, source):
 def _wrap_dict(tx, value, source):
     if is_user_dict_class(type(value)):
         return wrap_user_dict(tx, value, source)
+    if getattr(value, "__dict__", None):  # `od.x = [...]` on an OrderedDict: the trackers hold items only
+        unsupported("unsupported_value", f"a {type(value).__name__} with attributes of its own")
     if not all(isinstance(k, (str, int, float, bool, type(None), enum.Enum)) for k in value):
         if is_object_keyed(value):  # optimizer.state: read lazily, one key at a time
             return wrap_object_keyed_dict(tx, value, source)

@@ -285,6 +285,8 @@ def _collection(kind):
             if kind is frozenset is iterable.py_type:
                 return iterable  # CPython: frozenset(fs) is fs
             return SetVariable(members=set(iterable.members), py_type=kind)
+        if kind is tuple and type(iterable) is TupleVariable and iterable.py_type is tuple:
+            return iterable  # CPython: tuple(t) is t for an exact tuple
         items = iterable.unpack(tx) if iterable is not None else []
         if kind is tuple:
             return TupleVariable(items)

@@ -10,6 +10,7 @@ ledger (``side_effects.py``), which replays their final contents after the graph
 """
 import collections
 import operator
+import types
 
 import torch
 
@@ -184,6 +185,10 @@ def _pop(d, tx, key, default=None):
 
 def _update(d, tx, other=None, **kwargs):
     if other is not None:
+        if isinstance(other, ConstDictVariable) and isinstance(other.py_type.__iter__, types.FunctionType):
+            # dict_merge reads a dict's own table only while its type keeps a C
+            # iterator; a subclass's __iter__ makes it go through keys() and [key]
+            unsupported("unsupported_call", f"dict.update from a {other.py_type.__name__} with its own __iter__")
         pairs = other.items.values() if isinstance(other, ConstDictVariable) else (
             p.unpack(tx) for p in other.unpack(tx))
         for k, v in pairs:

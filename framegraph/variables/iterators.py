@@ -274,6 +274,8 @@ class ZipVariable(IteratorVariable):
         self.inners, self.strict = inners, strict
 
     def next(self, tx):
+        if not self.inners:  # zip() is empty
+            return None
         items = []
         for it in self.inners:  # CPython stops at the first exhausted one: the rest are not advanced
             item = it.next(tx)

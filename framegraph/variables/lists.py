@@ -106,6 +106,9 @@ class BaseListVariable(VariableTracker):
                 self.check_mutable("*=", tx)
                 self.items *= other.as_python_constant()
                 return self
+            if type(self) is TupleVariable and self.py_type is tuple and (
+                    other.as_python_constant() == 1 or not self.items):
+                return self  # tuple_repeat: an exact tuple times 1 (or an empty one) is itself
             return self.similar(self.items * other.as_python_constant())
         return NotImplemented
 

@@ -13,8 +13,8 @@ attributes live in ``attrs``). ``SuperVariable`` models ``super()``.
 Namedtuple classes build ``NamedTupleVariable``s; dataclasses are ordinary
 classes whose generated ``__init__`` is inlined like any other.
 """
-import inspect
 import functools
+import inspect
 import operator
 import types
 
@@ -170,6 +170,12 @@ def lookup_attribute(tx, obj, name, instance_dict_lookup):
     unsupported("unsupported_attribute", f"{cls.__name__!s} object has no attribute {name!r}")
 
 
+# Descriptors whose __get__(None, cls) is the descriptor itself (a function, a
+# property, a slot wrapper or method of a builtin base).
+_GET_IS_ITSELF = (types.FunctionType, property, types.MethodDescriptorType, types.WrapperDescriptorType,
+                  types.MemberDescriptorType, types.GetSetDescriptorType, functools._lru_cache_wrapper)
+
+
 class UserDefinedClassVariable(VariableTracker):
     def __init__(self, cls, **kwargs):
         super().__init__(**kwargs)
@@ -199,6 +205,11 @@ class UserDefinedClassVariable(VariableTracker):
             return UserMethodVariable(UserFunctionVariable(attr.__func__), self)
         if isinstance(attr, staticmethod):
             attr = attr.__func__
+        elif hasattr(type(attr), "__get__") and not isinstance(attr, _GET_IS_ITSELF):
+            # type.__getattribute__ calls attr.__get__(None, cls): a singledispatchmethod
+            # makes a new function there, a classmethod_descriptor binds the class
+            unsupported("unsupported_attribute", f"{self.cls.__name__}.{name}: a {type(attr).__name__} "
+                                                 "read through the class")
         source = AttrSource(self.source, name) if self.source is not None else None
         return wrap_value(tx, attr, source, guard=_user_class(self.cls))  # `Cfg.scale = 3.0` recompiles
 
@@ -250,6 +261,11 @@ class UserDefinedClassVariable(VariableTracker):
             return new_user_container(tx, cls, args, kwargs)
         if cls.__new__ is not object.__new__ or "__slots__" in cls.__dict__:
             unsupported("unsupported_call", f"creating a {cls.__name__} (custom __new__/metaclass/slots)")
+        if getattr(cls, "__abstractmethods__", None):  # object.__new__ refuses: its TypeError
+            from .exceptions import python_operation
+
+            with python_operation(f"creating a {cls.__name__}"):
+                object.__new__(cls)
         obj = UserDefinedObjectVariable(None, cls)
         obj.class_var = self  # type(obj) is this tracker, with its source
         found, init = _static(cls, "__init__")

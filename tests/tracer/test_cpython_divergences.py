@@ -260,3 +260,109 @@ def cell_assigned_after_the_break(x):
 def test_cell_assigned_after_a_break_is_the_closures_cell(strict_trace, capsys):
     same_as_eager(cell_assigned_after_the_break, torch.ones(2))
     assert strict_trace.graphs == 1  # nothing to capture before the break
+
+
+# ---- test_itertools.test_zip: zip() of nothing is empty (the trace looped forever)
+def zip_of_nothing(x):
+    return x + 1, list(zip()), [p for p in zip()]
+
+
+def test_zip_of_nothing_is_empty(strict_trace):
+    same_as_eager(zip_of_nothing, torch.ones(2))
+    assert strict_trace.graphs == 1
+
+
+# ---- test_itertools.test_combinations: a loop that breaks at every iteration
+def breaks_every_iteration(x):
+    out = []
+    for i in range(40):
+        print("a graph break")
+        out.append(i)
+    return x + 1, out
+
+
+@pytest.mark.expect_fallback("cannot_resume")
+def test_a_chain_of_resume_functions_is_bounded(strict_trace, capsys):
+    # each break makes a resume function of the last one; past resume.MAX_DEPTH
+    # the rest of the loop runs unmodified instead of being traced and built anew
+    same_as_eager(breaks_every_iteration, torch.ones(2))
+    assert strict_trace.graphs <= 1
+
+
+# ---- test_tuple.test_repeat, test_constructors: an exact tuple times 1, and tuple(t), are t
+def tuple_identity(x):
+    u = (1, x)
+    return x + 1, u * 1 is u, tuple(u) is u, () * 3 is (), [1] * 1 is not [1]
+
+
+def test_tuple_repeat_and_tuple_of_a_tuple_keep_the_object(strict_trace):
+    same_as_eager(tuple_identity, torch.ones(2))
+    assert strict_trace.graphs == 1
+
+
+# ---- test_contextlib.test_exit_is_abstract: an abstract class cannot be instantiated
+def make_abstract(x):
+    import contextlib
+
+    class MissingExit(contextlib.AbstractContextManager):
+        pass
+
+    try:
+        MissingExit()
+    except TypeError as e:
+        return x + 1, str(e)
+    return x, ""
+
+
+def test_abstract_class_instantiation_raises(strict_trace):
+    same_as_eager(make_abstract, torch.ones(2))
+
+
+# ---- test_ordered_dict.test_copying: an OrderedDict with attributes of its own
+def copy_with_attributes(x, od):
+    import copy
+
+    dup = copy.copy(od)
+    return x + 1, dup.x is od.x, list(dup.items())
+
+
+@pytest.mark.expect_fallback("unsupported_value")
+def test_dict_with_instance_attributes_is_not_read_as_items_only():
+    import collections
+
+    od = collections.OrderedDict([("a", 1)])
+    od.x = ["x"]
+    same_as_eager(copy_with_attributes, torch.ones(2), od)
+
+
+# ---- test_dict.test_dict_copy_order: dict(d) of a subclass with its own __iter__
+def copy_reversed_dict(x):
+    class Reversed(dict):
+        def keys(self):
+            return reversed(list(dict.keys(self)))
+
+        __iter__ = keys
+
+    return x + 1, list(dict(Reversed([("a", 1), ("b", 2)])).items())
+
+
+@pytest.mark.expect_fallback("unsupported_call", "cannot_resume")
+def test_dict_of_a_subclass_with_its_own_iter():
+    same_as_eager(copy_reversed_dict, torch.ones(2))
+
+
+# ---- test_functools.test_callable_register: a descriptor read through the class runs __get__
+class Dispatching:
+    import functools as _functools
+
+    @_functools.singledispatchmethod
+    def t(self, arg):
+        return "base"
+
+
+def read_descriptor_through_class(x):
+    return x + 1, hasattr(Dispatching.t, "register"), Dispatching.t.__name__
+
+
+def test_class_attribute_descriptor_is_not_read_raw(strict_trace):
+    same_as_eager(read_descriptor_through_class, torch.ones(2))
