@@ -11,6 +11,8 @@ today. A new divergence fails the test; a known one that passes now is
 printed, to be taken off the list. The fallbacks to eager these tests cause
 are allowed below by catalogue id; an internal error still fails.
 """
+import sys
+
 import pytest
 
 from framegraph.testing import cpython
@@ -44,6 +46,8 @@ CORRECT = {"test_bool": 30, "test_list": 55, "test_sort": 20, "test_set": 449}
 # tests captured whole (no break, no frame run unmodified), today (2026-12-01, issue 18):
 # they must not drop either
 CAPTURED = {"test_bool": 17, "test_list": 17, "test_sort": 2, "test_set": 177}
+# each Python ships its own test files: 3.12's and 3.13's test_bool differ from 3.11's
+CAPTURED_ON = {(3, 12): {"test_bool": 16}, (3, 13): {"test_bool": 16}}
 KNOWN_DIVERGENCES = {
     "test.test_list.ListTest.test_repeat":
         "identity: `id(s) == id(s * 1)` for a tuple constant: the traced `s * 1` is a new constant",
@@ -77,6 +81,7 @@ def test_cpython_slice(name, strict_trace):
     new = {tid: f"{r['outcome']}: {r['detail']}" for tid, r in diverged.items() if tid not in KNOWN_DIVERGENCES}
     assert not new, f"new divergences from CPython: {new}"
     assert len(counted) - len(diverged) >= CORRECT[name]
-    assert captured >= CAPTURED[name], f"{name}: {captured} captured, was {CAPTURED[name]}"
+    floor = CAPTURED_ON.get(sys.version_info[:2], {}).get(name, CAPTURED[name])
+    assert captured >= floor, f"{name}: {captured} captured, was {floor}"
     # every captured test compiled at least its own method's frame
     assert strict_trace.frames >= captured

@@ -102,9 +102,12 @@ def check_body(code, name):
                 _reject(name, f"its body reads {arg}")
         elif op == "STORE_NAME":
             bound[arg] = stack.pop()
-        elif op == "MAKE_FUNCTION":
-            del stack[-1 - bin(inst.arg & 0x0F).count("1"):]
+        elif op == "MAKE_FUNCTION":  # 3.13 has no flags: SET_FUNCTION_ATTRIBUTE adds each
+            del stack[-1 - bin((inst.arg or 0) & 0x0F).count("1"):]
             stack.append("function")
+        elif op == "SET_FUNCTION_ATTRIBUTE":  # (attribute function -- function)
+            function = stack.pop()
+            stack[-1] = function
         elif op == "LOAD_CLOSURE":
             stack.append("cell")
         elif op == "BUILD_TUPLE":
