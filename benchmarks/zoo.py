@@ -262,7 +262,7 @@ ARCHS = {
     "mobilebert": Arch("encoder", "MobileBertConfig", embedding_size=32, intra_bottleneck_size=32,
                        num_feedforward_networks=1, **dict(ENC, hidden_size=64, intermediate_size=64)),
     "data2vec_text": Arch("encoder", "Data2VecTextConfig", **dict(ENC, pad_token_id=1)),
-    "nystromformer": Arch("encoder", "NystromformerConfig", num_landmarks=8, segment_means_seq_len=16,
+    "nystromformer": Arch("encoder", "NystromformerConfig", num_landmarks=16, segment_means_seq_len=16,
                           **dict(ENC, max_position_embeddings=66, pad_token_id=1)),
     # encoder-decoders
     "t5": Arch("seq2seq", "T5Config", "seq2seq", num_layers=2, num_decoder_layers=2, num_heads=2, d_model=64,
