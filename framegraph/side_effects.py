@@ -29,7 +29,7 @@ import dataclasses
 from typing import Any, Dict, List, Optional
 
 from .graph_breaks import unsupported
-from .sources import AttrSource, ClosureCellSource, ClosureSource
+from .guards.sources import AttrSource, ClosureCellSource, ClosureSource
 
 
 @dataclasses.dataclass(eq=False)

@@ -12,7 +12,8 @@ import pytest
 import torch
 
 import framegraph
-from framegraph import _C, skip
+from framegraph import _C
+from framegraph.runtime import skip
 from framegraph.errors import InternalError, Unsupported
 
 

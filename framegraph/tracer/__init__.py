@@ -21,8 +21,8 @@ from typing import Any, List, Optional
 
 import torch
 
-from ..guards import CompiledGuard
-from ..output_graph import OutputGraph
+from ..guards.compile import CompiledGuard
+from ..graph.output_graph import OutputGraph
 from .translator import InstructionTranslator
 
 
@@ -54,8 +54,8 @@ class CompiledFrame:
 def trace_frame(func, code, f_locals, options) -> CompiledFrame:
     """Trace one frame to its return, or to its first graph break (see breaks.py)."""
     from ..side_effects import SideEffects
-    from .breaks import run_root
-    from .finish import finish_frame
+    from ..breaks.split import run_root
+    from ..codegen.finish import finish_frame
 
     def make_translator():
         output = OutputGraph(options)

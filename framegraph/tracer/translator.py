@@ -23,12 +23,13 @@ import types
 import weakref
 from typing import Dict, List, Optional
 
-from .. import bytecode, logs, pyver
+from .. import bytecode, pyver
+from ..diagnostics import logs
 from ..config import config
 from ..errors import InternalError, Unsupported
 from ..graph_breaks import unsupported
 from ..side_effects import remember_cell, written_global
-from ..sources import (AttrSource, BuiltinSource, ClosureCellSource, ClosureSource, GetItemSource,
+from ..guards.sources import (AttrSource, BuiltinSource, ClosureCellSource, ClosureSource, GetItemSource,
                        GlobalSource, LocalSource)
 from ..variables.base import NULL, VariableTracker
 from ..variables.builder import STABLE_MODULES, wrap_value
@@ -206,7 +207,7 @@ class TranslatorBase:
         fn_source = getattr(self.fn_var, "source", None)
         if module.split(".")[0] in STABLE_MODULES or fn_source is None:
             return None
-        from ..sources import AttrSource
+        from ..guards.sources import AttrSource
 
         return GetItemSource(AttrSource(fn_source, "__globals__"), name)
 

@@ -103,7 +103,7 @@ def _mark(output):
 
 
 def _check_pure(output, before, cls):
-    from ..output_graph import _is_impure
+    from ..graph.output_graph import _is_impure
 
     last, mutations, local = before
     if (output.side_effects.mutations, output.side_effects.local_mutations) != (mutations, local):

@@ -31,9 +31,9 @@ from torch import nn
 
 from .. import _C
 from ..graph_breaks import unsupported
-from ..guard_kinds import function_guard_values
+from ..guards.kinds import function_guard_values
 from ..side_effects import remember_object, same_object
-from ..sources import AttrSource, GetItemSource, ListItemSource, Source, TupleItemSource
+from ..guards.sources import AttrSource, GetItemSource, ListItemSource, Source, TupleItemSource
 from .base import VariableTracker
 from .builtins import BUILTINS, PURE, BuiltinVariable
 from .constant import CONSTANT_TYPES, ConstantVariable, wrap_constant
@@ -87,7 +87,7 @@ class PythonModuleVariable(VariableTracker):
         return found[1] if found is not None and found[0] is self.module.__dict__ else None
 
     def getattr(self, tx, name):
-        from ..sources import AttrSource
+        from ..guards.sources import AttrSource
 
         tracked = self._tracked_dict(tx)
         if tracked is not None and name != "__dict__":
@@ -249,7 +249,7 @@ def _wrap_nested_function(tx, fn, source):
 
 
 def _wrap_method(tx, value, source):
-    from ..sources import AttrSource
+    from ..guards.sources import AttrSource
 
     if is_grad_mode_exit(value):  # left on the stack by a graph break in a `with`
         return grad_mode_exit(tx, value, source)

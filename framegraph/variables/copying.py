@@ -19,7 +19,7 @@ graph break. The memo keeps shared references shared, as ``deepcopy`` does.
 import copy
 
 from ..graph_breaks import unsupported
-from ..sources import DictItemSource, GenericAttrSource
+from ..guards.sources import DictItemSource, GenericAttrSource
 from .base import VariableTracker
 from .dicts import ConstDictVariable
 from .lazy_dict import LazyDictVariable

@@ -19,7 +19,7 @@ import types
 from typing import Dict, List, Optional
 
 from ..graph_breaks import unsupported
-from ..sources import AttrSource, closure_cell_source
+from ..guards.sources import AttrSource, closure_cell_source
 from .base import VariableTracker
 from .constant import ConstantVariable
 
@@ -267,7 +267,7 @@ _FUNCTION_CONSTANTS = frozenset({"__name__", "__qualname__", "__module__", "__do
 def _item(base, key):
     if base is None:
         return None
-    from ..sources import GetItemSource
+    from ..guards.sources import GetItemSource
 
     return GetItemSource(base, key)
 

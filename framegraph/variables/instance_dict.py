@@ -19,7 +19,7 @@ by ``obj.k`` later in the trace; for an object from outside it is replayed as
 own ``__setattr__`` or a descriptor at ``k``).
 """
 from ..graph_breaks import unsupported
-from ..sources import GetItemSource
+from ..guards.sources import GetItemSource
 from .base import BoundMethodVariable, VariableTracker
 from .constant import ConstantVariable
 

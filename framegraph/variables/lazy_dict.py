@@ -19,7 +19,7 @@ DICT_KEYS guard and every value wrapped, exactly what ``ConstDictVariable``
 would have done up front. Only exact ``dict`` and ``OrderedDict`` are read
 lazily: a subclass's ``__getitem__``/``__contains__`` could run code.
 """
-from ..sources import GetItemSource
+from ..guards.sources import GetItemSource
 from .constant import ConstantVariable
 from .dicts import ConstDictVariable, _key_error
 

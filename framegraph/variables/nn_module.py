@@ -17,7 +17,7 @@ import torch
 from torch import nn
 
 from ..graph_breaks import unsupported
-from ..sources import AttrSource, module_member_source
+from ..guards.sources import AttrSource, module_member_source
 from .base import BoundMethodVariable, VariableTracker
 from .constant import ConstantVariable
 from .lists import ListVariable, TupleVariable

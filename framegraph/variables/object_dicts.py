@@ -26,7 +26,7 @@ and the other methods are unsupported (graph breaks) for now.
 import collections
 
 from ..graph_breaks import unsupported
-from ..sources import ConstSource, DictContainsSource, DictGetSource
+from ..guards.sources import ConstSource, DictContainsSource, DictGetSource
 from .base import VariableTracker
 from .constant import ConstantVariable, is_constant_value
 

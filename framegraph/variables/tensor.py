@@ -79,7 +79,7 @@ class TensorVariable(VariableTracker):
             return self.attrs[name]
         if name == "grad" and self.source is not None and self in tx.output.inputs:
             # an input's .grad (an optimizer reading parameters): re-read and guarded on every call
-            from ..sources import AttrSource
+            from ..guards.sources import AttrSource
             from .builder import wrap_value
 
             real = tx.output.example_inputs[tx.output.inputs.index(self)]

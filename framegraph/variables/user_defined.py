@@ -22,7 +22,7 @@ from torch import nn
 
 from .autograd_function import AutogradFunctionApplyVariable, is_modelled_apply
 from ..graph_breaks import unsupported
-from ..sources import AttrSource, GenericAttrSource, TypeSource
+from ..guards.sources import AttrSource, GenericAttrSource, TypeSource
 from .base import VariableTracker
 from .constant import ConstantVariable
 from .ops import dunder_name
@@ -396,7 +396,7 @@ class UserDefinedObjectVariable(VariableTracker):
         PyObject_GenericGetAttr's AttributeError in the trace, guarded on the name staying
         absent from the instance's ``__dict__`` and from the ``__dict__`` of each user class
         of the MRO (``obj.name = 1`` or ``Class.name = 1`` later make a new trace)."""
-        from ..sources import GetItemSource
+        from ..guards.sources import GetItemSource
         from .exceptions import raise_in_trace
 
         if self.value is not None:

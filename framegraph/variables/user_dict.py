@@ -25,7 +25,7 @@ import collections
 import types
 
 from ..graph_breaks import unsupported
-from ..sources import AttrSource
+from ..guards.sources import AttrSource
 from .base import VariableTracker
 from .builtin_subclass import BuiltinSubclassMixin
 from .constant import ConstantVariable
@@ -195,7 +195,7 @@ def _dict_item_source(source, key):
     """The item read without the subclass's ``__getitem__`` (``dict.__getitem__(obj, k)``)."""
     if source is None:
         return None
-    from ..sources import DictItemSource
+    from ..guards.sources import DictItemSource
 
     return DictItemSource(source, key)
 

@@ -21,7 +21,7 @@ bound ``__exit__`` of a ``torch.set_grad_enabled(mode)`` object (see
 import torch
 
 from ..graph_breaks import unsupported
-from ..sources import AttrSource
+from ..guards.sources import AttrSource
 from .base import VariableTracker
 from .ctx_managers import GradModeVariable, WithExitVariable
 
@@ -51,7 +51,7 @@ class BreakingCallVariable(VariableTracker):
 
 def wrap_framegraph_wrapper(tx, wrapper, source):
     """builder rule for ``_C.Wrapper``: guard by identity, then inline or break."""
-    from ..graph_break_api import graph_break
+    from ..breaks.api import graph_break
     from .builder import _id_guard, wrap_value
 
     _id_guard(tx, wrapper, source)

@@ -7,8 +7,9 @@ import pytest
 import torch
 
 import framegraph
-from framegraph import pyver, resume
-from framegraph.tracer.breaks import _logged
+from framegraph import pyver
+from framegraph.breaks import resume
+from framegraph.breaks.split import _logged
 from helpers import assert_same, check_breaks, opcodes_of, run_counted
 
 

@@ -22,12 +22,12 @@ the closure readable through LOAD_DEREF).
 """
 from typing import Dict, List
 
-from . import bytecode, pyver
-from .bytecode import create_instruction
-from .graph_breaks import unsupported
-from .variables.base import VariableTracker
-from .variables.classes import is_prototype
-from .variables.tensor import TensorVariable
+from .. import bytecode, pyver
+from ..bytecode import create_instruction
+from ..graph_breaks import unsupported
+from ..variables.base import VariableTracker
+from ..variables.classes import is_prototype
+from ..variables.tensor import TensorVariable
 
 GRAPH_OUT = "graph_out_0"
 

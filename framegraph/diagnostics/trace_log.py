@@ -12,7 +12,7 @@ import json
 import os
 import time
 
-from .convert_frame import CompileRecord, observers
+from ..runtime.convert_frame import CompileRecord, observers
 
 _writer = None
 

@@ -12,9 +12,10 @@ import warnings
 
 import torch
 
-from . import _C, skip
-from .backends import lookup_backend
-from .config import MODES, CompileOptions
+from .. import _C
+from . import skip
+from ..backends import lookup_backend
+from ..config import MODES, CompileOptions
 from .convert_frame import ConvertFrame, retries, touched_codes
 
 # hook.md pitfall 9: with the hook, each Python call nests C frames, and deep
@@ -212,7 +213,7 @@ def reset():
     touched_codes.clear()
     retries.clear()
     skip._path_cache.clear()
-    from .dynamic import forget
+    from ..graph.dynamic import forget
 
     forget()  # sizes recorded for automatic dynamic shapes
 

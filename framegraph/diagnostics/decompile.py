@@ -19,7 +19,7 @@ import ast
 import dis
 import types
 
-from . import bytecode, pyver
+from .. import bytecode, pyver
 
 _UNARY = {"UNARY_NEGATIVE": "-", "UNARY_POSITIVE": "+", "UNARY_NOT": "not ", "UNARY_INVERT": "~"}
 _NULL = object()

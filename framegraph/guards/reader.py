@@ -20,7 +20,7 @@ from one.
 """
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from . import _C
+from .. import _C
 from .sources import AttrSource, DictItemSource, GenericAttrSource, GetItemSource, Source, TypeSource
 
 ATTR, ITEM, TYPE, INDEX, GENERIC_ATTR, DICT_ITEM = range(6)  # step kinds, as in source_reader.c

@@ -44,7 +44,7 @@ from torch.fx.experimental.symbolic_shapes import DimDynamic, ShapeEnv
 from torch.utils._sympy.numbers import int_oo
 from torch.utils._sympy.printers import PythonPrinter
 
-from .sources import Source
+from ..guards.sources import Source
 
 _MARK = "_framegraph_dynamic_dims"
 

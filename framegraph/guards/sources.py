@@ -144,7 +144,7 @@ class ClosureCellSource(Source):
         return f"{FUNC}.__closure__[{self.index}]"
 
     def reconstruct(self, cg):
-        from .bytecode import create_instruction
+        from ..bytecode import create_instruction
 
         cg.emit(create_instruction("LOAD_CLOSURE", argval=self.var_name))
 
@@ -206,7 +206,7 @@ class DictItemSource(Source):
         return f"{self.owner.__name__}.__getitem__({self.base.expr()}, {self.index!r})"
 
     def reconstruct(self, cg):
-        from .bytecode import create_instruction
+        from ..bytecode import create_instruction
 
         cg.emit(create_instruction("PUSH_NULL"))
         cg.load_const(self.owner.__getitem__)
@@ -246,7 +246,7 @@ class GenericAttrSource(Source):
         return f"object.__getattribute__({self.base.expr()}, {self.member!r})"
 
     def reconstruct(self, cg):
-        from .bytecode import create_instruction
+        from ..bytecode import create_instruction
 
         cg.emit(create_instruction("PUSH_NULL"))
         cg.load_const(object.__getattribute__)
@@ -345,7 +345,7 @@ class DictGetSource(Source):
         return self.base.uses_globals() or self.key.uses_globals()
 
     def reconstruct(self, cg):
-        from .bytecode import create_instruction
+        from ..bytecode import create_instruction
 
         cg.emit(create_instruction("PUSH_NULL"))
         cg.load_const(dict.get)
@@ -372,7 +372,7 @@ class DictContainsSource(Source):
         return self.base.uses_globals() or self.key.uses_globals()
 
     def reconstruct(self, cg):
-        from .bytecode import create_instruction
+        from ..bytecode import create_instruction
 
         cg.emit(create_instruction("PUSH_NULL"))
         cg.load_const(dict.__contains__)

@@ -18,11 +18,11 @@ import time
 
 import torch
 
-from .. import codegen
-from ..codegen import PyCodegen, graph_call
+from . import pycodegen as codegen
+from .pycodegen import PyCodegen, graph_call
 from ..errors import Unsupported
-from ..guards import CompiledGuard
-from .breaks import cannot_resume, emit_break
+from ..guards.compile import CompiledGuard
+from ..breaks.split import cannot_resume, emit_break
 from .rebuild import FrameCodegen
 
 _compiled_names = itertools.count(1)  # process-wide, so global names never collide
@@ -30,7 +30,7 @@ _compiled_names = itertools.count(1)  # process-wide, so global names never coll
 
 def finish_frame(func, code, tx, brk):
     """The CompiledFrame of a trace that returned (``brk`` None) or stopped at ``brk``."""
-    from . import CompiledFrame
+    from ..tracer import CompiledFrame
 
     output = tx.output
     if brk is None:
@@ -99,7 +99,7 @@ def _run_untraced(compiled):
 
 def _line(tx, code):
     """The line the replacement code reports: the break's, or the return's."""
-    from .translator import _line_of
+    from ..tracer.translator import _line_of
 
     index = tx.ip if not tx.done else tx.ip - 1
     line = _line_of(tx.instructions, index)

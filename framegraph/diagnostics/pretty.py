@@ -7,7 +7,7 @@ import linecache
 
 import torch
 
-from .bytecode import format_bytecode
+from ..bytecode import format_bytecode
 from .decompile import decompile
 
 

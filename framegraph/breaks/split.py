@@ -36,14 +36,17 @@ from typing import List, Optional
 
 import torch
 
-from .. import _C, bytecode, logs, pyver, resume, skip
+from .. import _C, bytecode, pyver
+from ..diagnostics import logs
+from ..runtime import skip
+from . import resume
 from ..errors import InternalError, Unsupported
 from ..graph_breaks import CATALOGUE, NO_BREAK, RETRY, Entry, unsupported
 from ..variables.base import NULL
 from ..variables.functions import CellVariable
 from ..variables.iterators import IteratorVariable
 from ..variables.lists import TupleVariable
-from .rebuild import remaining_items
+from ..codegen.rebuild import remaining_items
 
 _resume_names = itertools.count(1)
 _logged = set()  # (file, line, entry id, context): each break site is logged once
@@ -119,7 +122,7 @@ class GraphBreak:
 
 
 def _describe(tx, error: Unsupported) -> GraphBreak:
-    from .translator import _line_of
+    from ..tracer.translator import _line_of
 
     entry = error.entry or CATALOGUE["unsupported_opcode"]
     root = (tx.code, _line_of(tx.instructions, tx.ip - 1))

@@ -16,7 +16,7 @@ import types
 
 import torch
 
-from .guard_kinds import sources_of
+from .kinds import sources_of
 from .sources import FUNC, GLOBALS, LocalSource, held_objects
 
 _SIZE_HINT = ("unless compiled with dynamic=False, this recompile makes the dimension dynamic, so "
@@ -40,7 +40,7 @@ def explain(g, argnames, fn, slots) -> str:
 
 
 def _generic(g, fn=None):
-    from .guards import _line
+    from .compile import _line
 
     return f"guard failed: {_line(g)}"
 
@@ -66,7 +66,7 @@ def _tensor(g, value) -> str:
 
 
 def _tensor_layout(name, spec, value) -> str:
-    from .guard_kinds import _stride_parts
+    from .kinds import _stride_parts
 
     for code, _ in _stride_parts(spec, "v"):
         if not eval(code, {"v": value}):  # noqa: S307
@@ -151,7 +151,7 @@ def _grad_mode(g, fn) -> str:
 
 
 def _global_state(g, fn) -> str:
-    from .guard_kinds import GLOBAL_STATE_LABELS, global_state
+    from .kinds import GLOBAL_STATE_LABELS, global_state
 
     for label, old, new in zip(GLOBAL_STATE_LABELS, g.value, global_state()):
         if old is not new:

@@ -52,11 +52,11 @@ from typing import Dict, List, Optional, Tuple
 import torch
 
 try:
-    from ._tensor_check import TensorCheck
+    from .._tensor_check import TensorCheck
 except ImportError:  # built without torch's headers: tensor_check() uses torch's TensorGuards
     TensorCheck = None
-from .guard_kinds import KINDS, Guard, _Consts, _depth, sources_of
-from .guard_skips import (_leaf_order, _ReaderCall, _ReaderGroup, _readers, _star_leaves,
+from .kinds import KINDS, Guard, _Consts, _depth, sources_of
+from .skips import (_leaf_order, _ReaderCall, _ReaderGroup, _readers, _star_leaves,
                           _version_groups, _VersionGroup)
 from .sources import FUNC, GLOBALS, Source, held_objects
 
@@ -203,7 +203,7 @@ class CompiledGuard:
 
     def failure(self, fn, *slots) -> Optional[str]:
         """Why the first guard that rejects this call does so, in words; None if all pass."""
-        from .guard_explain import explain
+        from .explain import explain
 
         for g in self.guards:
             if not CompiledGuard([g], self.argnames).fn(fn, *slots):

@@ -20,10 +20,12 @@ from typing import Any, Callable, List, Optional
 
 import torch
 
-from . import _C, logs, skip
+from .. import _C
+from ..diagnostics import logs
+from . import skip
 from .cache import arg_names, recompile_reasons, remember_guard
-from .config import config
-from .errors import InternalError, Unsupported
+from ..config import config
+from ..errors import InternalError, Unsupported
 
 log = logging.getLogger("framegraph")
 
@@ -197,7 +199,7 @@ class ConvertFrame:
     def _trace(self, func, code, f_locals, record):
         strict = self.options.fullgraph or config.strict
         try:
-            from .tracer import trace_frame  # loads torch.fx machinery: only when first needed
+            from ..tracer import trace_frame  # loads torch.fx machinery: only when first needed
 
             compiled = trace_frame(func, code, f_locals, self.options)
         except Unsupported as e:
@@ -265,7 +267,7 @@ _builtins = _Builtins()
 
 def _run_with_replaced_builtins(code):
     """Run the frame unmodified this time, and tell the observers why."""
-    from .graph_breaks import unsupported
+    from ..graph_breaks import unsupported
 
     record = CompileRecord(code, entries_before=0)
     try:
@@ -282,7 +284,7 @@ def _run_with_replaced_builtins(code):
 
 def _retry_later(code, error) -> bool:
     """Should a frame that failed with ``error`` be traced again on its next call?"""
-    from .graph_breaks import RETRY
+    from ..graph_breaks import RETRY
 
     entry = getattr(error, "break_entry", None) or error.entry
     if entry is None or entry.id not in RETRY:
@@ -296,7 +298,7 @@ def _retry_later(code, error) -> bool:
 
 def _log_compiled(code, compiled):
     """The bytecode, graph and guards channels, for one newly compiled frame."""
-    from . import pretty
+    from ..diagnostics import pretty
 
     if logs.enabled("bytecode"):
         logs.getLogger("bytecode").info("%s", pretty.format_code_change(code, compiled.code))

@@ -10,7 +10,7 @@ It is a ``framegraph.disable()``-style wrapper (``_C.Wrapper`` with no
 callback), so the tracer recognises it the way it recognises every disabled
 function (``variables/wrappers.py``), by identity.
 """
-from . import _C
+from .. import _C
 
 
 def _graph_break():

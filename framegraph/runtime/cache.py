@@ -11,7 +11,7 @@ import inspect
 import types
 from typing import List
 
-from . import _C
+from .. import _C
 
 def remember_guard(guard):
     """The bare check function for the C cache; the structured guard stays reachable from it.

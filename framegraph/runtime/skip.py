@@ -23,7 +23,7 @@ def _package_dir(module):
     return os.path.realpath(os.path.dirname(module.__file__)) + os.sep
 
 
-_FRAMEGRAPH_DIR = os.path.realpath(os.path.dirname(__file__)) + os.sep
+_FRAMEGRAPH_DIR = os.path.realpath(os.path.dirname(os.path.dirname(__file__))) + os.sep
 
 # (directory prefix, reason). Checked in order; each reason says why.
 _SKIP_DIRS = (

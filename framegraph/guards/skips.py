@@ -15,9 +15,9 @@ objects it passed on before.
 import dataclasses
 from typing import Dict, List, Optional, Tuple
 
-from . import _C
-from .guard_kinds import _IMMUTABLE, KINDS, Guard
-from .source_reader import Reader, chain, group
+from .. import _C
+from .kinds import _IMMUTABLE, KINDS, Guard
+from .reader import Reader, chain, group
 from .sources import GLOBALS, GetItemSource, GlobalSource, Source
 
 

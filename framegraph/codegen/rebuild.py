@@ -29,7 +29,7 @@ from typing import Dict, List
 import torch
 
 from .. import bytecode
-from ..codegen import GRAPH_OUT, PyCodegen
+from .pycodegen import GRAPH_OUT, PyCodegen
 from ..graph_breaks import unsupported
 from ..variables.base import BoundMethodVariable, VariableTracker
 from ..variables.constant import ConstantVariable

@@ -12,7 +12,7 @@ location, the guards of each new cache entry and the time each trace took.
 import dataclasses
 from typing import Any, List, Optional
 
-from .convert_frame import CompileRecord, observing
+from ..runtime.convert_frame import CompileRecord, observing
 
 
 @dataclasses.dataclass
@@ -79,7 +79,7 @@ def explain(fn, *extra_args, **extra_kwargs):
         return explain(fn)(*extra_args, **extra_kwargs)
 
     def run(*args, **kwargs):
-        from .hook import compile, reset
+        from ..runtime.hook import compile, reset
 
         graphs, records = [], []
 
@@ -174,10 +174,10 @@ def explain_script(path, function=None, argv=()):
     import runpy
     import sys
 
-    from . import _C
-    from .backends import lookup_backend
-    from .config import CompileOptions
-    from .hook import reset
+    from .. import _C
+    from ..backends import lookup_backend
+    from ..config import CompileOptions
+    from ..runtime.hook import reset
 
     path = os.path.abspath(path)
     if not os.path.isfile(path):
@@ -207,13 +207,13 @@ class _ScriptCallback:
     """ConvertFrame restricted to one script's functions (SKIP for everything else)."""
 
     def __init__(self, options, path, function):
-        from .convert_frame import ConvertFrame
+        from ..runtime.convert_frame import ConvertFrame
 
         self.convert = ConvertFrame(options)
         self.path, self.function = path, function
 
     def __call__(self, func, code, f_locals):
-        from . import _C
+        from .. import _C
 
         if code.co_filename != self.path:
             return _C.SKIP
