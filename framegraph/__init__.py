@@ -7,7 +7,8 @@ from .backends import list_backends, register_backend
 from .config import config
 from .graph.dynamic import mark_dynamic
 from .errors import BackendError, FramegraphError, InternalError, Unsupported
-from .diagnostics.explain import ExplainOutput, explain
+from .diagnostics.explain import ExplainOutput
+from .runtime.explain import explain
 from .breaks.api import graph_break
 from .runtime.hook import OptimizedModule, compile, disable, is_compiling, reset
 from .diagnostics.logs import configure_from_env as _configure_logs

@@ -44,7 +44,7 @@ from typing import List, Optional
 
 import pytest
 
-from framegraph.runtime.convert_frame import CompileRecord, observing
+from framegraph.diagnostics.records import CompileRecord, observing
 from framegraph.errors import Unsupported
 from framegraph.graph_breaks import CATALOGUE
 

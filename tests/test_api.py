@@ -204,7 +204,7 @@ def test_is_compiling_is_false_at_run_time():
 
 
 def test_cli_prints_version_and_backends():
-    out = subprocess.run([sys.executable, "-m", "framegraph.diagnostics.cli"], capture_output=True, text=True,
+    out = subprocess.run([sys.executable, "-m", "framegraph.cli"], capture_output=True, text=True,
                          check=True).stdout
     assert out.startswith("framegraph 0.1.0") and "eager, inductor" in out
 

@@ -19,8 +19,8 @@ from framegraph.errors import InternalError, Unsupported
 
 @pytest.fixture
 def fake_tracer(monkeypatch):
-    """Install a stand-in `framegraph.tracer` whose trace_frame the test sets."""
-    module = types.ModuleType("framegraph.tracer")
+    """Install a stand-in `framegraph.runtime.pipeline` whose trace_frame the test sets."""
+    module = types.ModuleType("framegraph.runtime.pipeline")
     calls = []
 
     def trace_frame(func, code, f_locals, options):
@@ -29,7 +29,7 @@ def fake_tracer(monkeypatch):
 
     module.trace_frame = trace_frame
     module.calls = calls
-    monkeypatch.setitem(sys.modules, "framegraph.tracer", module)
+    monkeypatch.setitem(sys.modules, "framegraph.runtime.pipeline", module)
     yield module
     framegraph.reset()
 

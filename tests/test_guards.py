@@ -10,7 +10,7 @@ from framegraph.config import CompileOptions
 from framegraph.guards.kinds import Guard, TensorSpec
 from framegraph.guards.compile import CompiledGuard
 from framegraph.guards.sources import AttrSource, GlobalSource, LocalSource
-from framegraph.tracer import trace_frame
+from framegraph.runtime.pipeline import trace_frame
 from helpers import CountingBackend
 
 THRESHOLD = 2

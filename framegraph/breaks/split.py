@@ -38,7 +38,6 @@ import torch
 
 from .. import _C, bytecode, pyver
 from ..diagnostics import logs
-from ..runtime import skip
 from . import resume
 from ..errors import InternalError, Unsupported
 from ..graph_breaks import CATALOGUE, NO_BREAK, RETRY, Entry, unsupported
@@ -46,7 +45,7 @@ from ..variables.base import NULL
 from ..variables.functions import CellVariable
 from ..variables.iterators import IteratorVariable
 from ..variables.lists import TupleVariable
-from ..codegen.rebuild import remaining_items
+from ..codegen.rebuild import FrameCodegen, remaining_items
 
 _resume_names = itertools.count(1)
 _logged = set()  # (file, line, entry id, context): each break site is logged once
@@ -95,6 +94,8 @@ class GraphBreak:
     # guards the failed step added, kept for a break that running the frame in
     # CPython makes go away (graph_breaks.RETRY: a missing key the step creates)
     guards: list = dataclasses.field(default_factory=list)
+    # the resume functions' codes the hook traces (runtime keeps them past its quick filter)
+    resume_codes: list = dataclasses.field(default_factory=list)
 
     @property
     def user_stack(self) -> List[str]:
@@ -122,10 +123,8 @@ class GraphBreak:
 
 
 def _describe(tx, error: Unsupported) -> GraphBreak:
-    from ..tracer.translator import _line_of
-
     entry = error.entry or CATALOGUE["unsupported_opcode"]
-    root = (tx.code, _line_of(tx.instructions, tx.ip - 1))
+    root = (tx.code, bytecode.line_of(tx.instructions, tx.ip - 1))
     frames = [root] + list(getattr(error, "user_frames", []))
     return GraphBreak(entry, error.context or str(error), frames)
 
@@ -205,6 +204,23 @@ class _Successor:
     null: bool = False     # a NULL goes with the pushed values (a method load; below them, 3.13: above)
 
 
+def break_code(func, tx, brk):
+    """The code after the graph at a break (``emit_break``), for ``codegen.finish``.
+
+    The graph ends in the grad mode the frame started in; the break site sets
+    the mode the instruction must run in (see rebuild._with_exit)."""
+    output = tx.output
+    mode = output.grad_mode
+    output.set_grad_mode(output.initial_grad_mode)
+    torch._C._set_grad_enabled(output.initial_grad_mode)
+    cg = FrameCodegen(output.initial_grad_mode)
+    try:
+        emit_break(cg, tx, brk, func, mode)
+    except Unsupported as e:
+        raise cannot_resume(brk, e) from e
+    return cg
+
+
 def emit_break(cg, tx, brk: GraphBreak, func, grad_mode: bool):
     """Everything after the graph call: rebuild, replay, the instruction, resume calls."""
     inst = tx.instructions[tx.ip]
@@ -231,7 +247,7 @@ def emit_break(cg, tx, brk: GraphBreak, func, grad_mode: bool):
         _store_locals(cg, tx)
     for kind, temp in consumed_slots:
         cg.emit_op("PUSH_NULL") if kind == resume.NULL else cg.load_fast(temp)
-    blocks = [_resume_block(cg, tx, func, inst, succ, below_slots, live, live_temps, shared_cells)
+    blocks = [_resume_block(cg, tx, func, brk, succ, below_slots, live, live_temps, shared_cells)
               for succ, live in zip(successors, lives)]
     jump_block = next((b for s, b in zip(successors, blocks) if s.inst is inst.target), None)
     copy = _copy_of(tx, inst, jump_block[0] if jump_block else None)
@@ -376,7 +392,7 @@ def _copy_of_plain(tx, inst, jump_block_start):
     return [bytecode.create_instruction(inst.opname, arg=inst.arg, argval=inst.argval)]
 
 
-def _resume_block(cg, tx, func, inst, succ, below_slots, live, live_temps, shared_cells):
+def _resume_block(cg, tx, func, brk, succ, below_slots, live, live_temps, shared_cells):
     """Store what the instruction left, call the resume function, return its result.
 
     At a handler the stack holds ``[lasti] exc``; ``lasti`` (where the frame
@@ -396,7 +412,7 @@ def _resume_block(cg, tx, func, inst, succ, below_slots, live, live_temps, share
     if succ.handler:  # starts with PUSH_EXC_INFO: never traced, so never tried
         _C.mark_skip(rcode)
     else:
-        skip.add_user_root(rcode)
+        brk.resume_codes.append(rcode)
     _load_resume_function(block, func, tx.code, rcode)
     temps = dict(live_temps)
     temps.update(zip(resume.stack_arg_names(layout), [t for kind, t in slots if kind != resume.NULL]))
@@ -404,7 +420,7 @@ def _resume_block(cg, tx, func, inst, succ, below_slots, live, live_temps, share
     names = resume.argument_names(tx.code, layout, list(live))
     for name in names:
         if temps[name] == lasti and lasti is not None:
-            block.load_const((inst.offset + len(rcode.co_code) - len(tx.code.co_code)) // 2)
+            block.load_const((brk.instruction.offset + len(rcode.co_code) - len(tx.code.co_code)) // 2)
         else:
             block.load_fast(temps[name])
     block.call(len(names))

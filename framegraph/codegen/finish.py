@@ -3,40 +3,63 @@
 ``finish_frame`` turns a stopped translator into a ``CompiledFrame``. The
 replacement code is, in order:
 
-    COPY_FREE_VARS / RESUME                 (codegen.assemble_frame_code)
+    COPY_FREE_VARS / RESUME                 (pycodegen.assemble_frame_code)
     graph_out_0 = __compiled_fn_N(*inputs)  (if the graph did any work)
     rebuild values into temporaries         (rebuild.FrameCodegen)
     replay side effects                     (side_effects.py)
-    return the rebuilt return value  -- or, at a graph break --
-    the break instruction and the resume calls (breaks.emit_break)
+    return the rebuilt return value         (``return_code``) -- or, at a graph break --
+    the break instruction and the resume calls (``breaks.split.break_code``)
 
 The rebuilding code is generated first: it decides which tensors the graph
 must output, and only then is the graph finished and compiled.
 """
+import dataclasses
 import itertools
 import time
+import types
+from typing import Any, List, Optional
 
 import torch
 
+from .. import bytecode
+from ..guards.compile import CompiledGuard
 from . import pycodegen as codegen
 from .pycodegen import PyCodegen, graph_call
-from ..errors import Unsupported
-from ..guards.compile import CompiledGuard
-from ..breaks.split import cannot_resume, emit_break
 from .rebuild import FrameCodegen
 
 _compiled_names = itertools.count(1)  # process-wide, so global names never collide
 
 
-def finish_frame(func, code, tx, brk):
-    """The CompiledFrame of a trace that returned (``brk`` None) or stopped at ``brk``."""
-    from ..tracer import CompiledFrame
+@dataclasses.dataclass
+class CompiledFrame:
+    """What the cache stores for one trace (``guard``, ``code``) plus diagnostics.
 
+    ``guard`` is the bare check function the C hook calls; ``guards`` the
+    CompiledGuard it came from (readable lines, ``failure()``).
+    """
+
+    guard: Any
+    guards: CompiledGuard
+    code: types.CodeType
+    original_code: types.CodeType
+    graph_module: Optional[torch.fx.GraphModule]
+    compiled_fn_name: Optional[str]
+    op_count: int
+    guard_lines: List[str]
+    compiled_fn: Any = None
+    breaks: List[Any] = dataclasses.field(default_factory=list)  # breaks.split.GraphBreak
+    times: dict = dataclasses.field(default_factory=dict)  # seconds per phase, for reports
+
+    @property
+    def graph_count(self) -> int:
+        return int(self.graph_module is not None)
+
+
+def finish_frame(func, code, tx, cg, brk):
+    """The CompiledFrame of a trace that returned (``brk`` None) or stopped at ``brk``;
+    ``cg`` holds the code that runs after the graph (``return_code``, or the break
+    site's code from ``breaks.split.break_code``)."""
     output = tx.output
-    if brk is None:
-        cg = _return_code(tx)
-    else:
-        cg = _break_code(func, tx, brk)
     name = f"__compiled_fn_{next(_compiled_names)}"
     start = time.perf_counter()
     compiled, gm = output.compile(cg.outputs, name)
@@ -59,7 +82,7 @@ def finish_frame(func, code, tx, brk):
     return frame
 
 
-def _return_code(tx):
+def return_code(tx):
     """Rebuild the return value, replay side effects, return."""
     cg = FrameCodegen(tx.output.grad_mode)
     if not tx.output.side_effects:  # the brief's shape: ``return graph_out_0[0]``
@@ -75,21 +98,6 @@ def _return_code(tx):
     return cg
 
 
-def _break_code(func, tx, brk):
-    """The graph ends in the grad mode the frame started in; the break site sets
-    the mode the instruction must run in (see rebuild._with_exit)."""
-    output = tx.output
-    mode = output.grad_mode
-    output.set_grad_mode(output.initial_grad_mode)
-    torch._C._set_grad_enabled(output.initial_grad_mode)
-    cg = FrameCodegen(output.initial_grad_mode)
-    try:
-        emit_break(cg, tx, brk, func, mode)
-    except Unsupported as e:
-        raise cannot_resume(brk, e) from e
-    return cg
-
-
 def _run_untraced(compiled):
     """The compiled graph runs with the frame hook off (its frames are not user code)."""
     from .. import _C
@@ -99,8 +107,6 @@ def _run_untraced(compiled):
 
 def _line(tx, code):
     """The line the replacement code reports: the break's, or the return's."""
-    from ..tracer.translator import _line_of
-
     index = tx.ip if not tx.done else tx.ip - 1
-    line = _line_of(tx.instructions, index)
+    line = bytecode.line_of(tx.instructions, index)
     return line if isinstance(line, int) else code.co_firstlineno

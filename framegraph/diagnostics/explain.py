@@ -1,18 +1,18 @@
-"""explain(): run a function compiled and report graphs, breaks, ops and guards.
+"""The explain report: graphs, breaks, ops and guards of one compiled run.
 
     out = framegraph.explain(g)(x)
     print(out)          # Graph Count: 2 / Graph Break Count: 1 / Break Reasons / ...
 
-The function runs once under `compile()` with a recording backend (graphs run
-as captured, eagerly); every trace attempt is observed through
-`convert_frame.observing`, so the report holds exactly what the compiler did:
-the captured graphs, each graph break with its catalogue entry and user
-location, the guards of each new cache entry and the time each trace took.
+``runtime/explain.py`` runs the function compiled with a recording backend
+and collects the ``CompileRecord`` of every trace attempt (``records.py``);
+``summarise`` turns them into an ``ExplainOutput``: the captured graphs, each
+graph break with its catalogue entry and user location, the guards of each
+new cache entry and the time each trace took. Nothing here compiles.
 """
 import dataclasses
 from typing import Any, List, Optional
 
-from ..runtime.convert_frame import CompileRecord, observing
+from .records import CompileRecord
 
 
 @dataclasses.dataclass
@@ -71,31 +71,9 @@ class ExplainOutput:
         return "\n".join(out)
 
 
-def explain(fn, *extra_args, **extra_kwargs):
-    """`explain(fn)(*args, **kwargs) -> ExplainOutput`: compile, run once, report."""
-    if not callable(fn):
-        raise TypeError(f"framegraph.explain() expects a callable, got {type(fn).__name__}")
-    if extra_args or extra_kwargs:  # torch's old form: explain(fn, *args)
-        return explain(fn)(*extra_args, **extra_kwargs)
-
-    def run(*args, **kwargs):
-        from ..runtime.hook import compile, reset
-
-        graphs, records = [], []
-
-        def recording_backend(gm, example_inputs):
-            graphs.append(gm)
-            return gm.forward
-
-        reset()  # explain what a first run compiles, not what earlier runs cached
-        with observing(records.append):
-            result = compile(fn, backend=recording_backend)(*args, **kwargs)
-        return _summarise(graphs, records, result)
-
-    return run
-
-
-def _summarise(graphs, records: List[CompileRecord], result):
+def summarise(graphs, records: List[CompileRecord], result) -> "ExplainOutput":
+    """The report of one explained run: the graphs the backend got, the records
+    of every trace attempt, and what the run returned."""
     ops = [[_op_name(n) for n in gm.graph.nodes if n.op in ("call_function", "call_method", "call_module")]
            for gm in graphs]
     reasons, guards = [], []
@@ -161,63 +139,3 @@ def _guard_lines(compiled) -> Optional[List[str]]:
     if lines is None:
         lines = getattr(compiled.guard, "lines", [])
     return lines
-
-
-def explain_script(path, function=None, argv=()):
-    """Run the script at `path` as __main__ with its functions compiled; explain what happened.
-
-    Every function defined in the script's own file is traced (or only the
-    one named `function`, and the resume functions of its graph breaks);
-    library frames follow the usual quick filter.
-    """
-    import os
-    import runpy
-    import sys
-
-    from .. import _C
-    from ..backends import lookup_backend
-    from ..config import CompileOptions
-    from ..runtime.hook import reset
-
-    path = os.path.abspath(path)
-    if not os.path.isfile(path):
-        raise FileNotFoundError(f"no such script: {path}")
-    graphs, records = [], []
-
-    def recording_backend(gm, example_inputs):
-        graphs.append(gm)
-        return gm.forward
-
-    backend, name = lookup_backend(recording_backend)
-    callback = _ScriptCallback(CompileOptions(backend=backend, backend_name=name), path, function)
-    reset()
-    saved_argv = sys.argv
-    sys.argv = [path] + list(argv)
-    prior = _C.set_callback(callback)
-    try:
-        with observing(records.append):
-            runpy.run_path(path, run_name="__main__")
-    finally:
-        _C.set_callback(prior)
-        sys.argv = saved_argv
-    return _summarise(graphs, records, None)
-
-
-class _ScriptCallback:
-    """ConvertFrame restricted to one script's functions (SKIP for everything else)."""
-
-    def __init__(self, options, path, function):
-        from ..runtime.convert_frame import ConvertFrame
-
-        self.convert = ConvertFrame(options)
-        self.path, self.function = path, function
-
-    def __call__(self, func, code, f_locals):
-        from .. import _C
-
-        if code.co_filename != self.path:
-            return _C.SKIP
-        base = code.co_name.split("_resume_at_")[0]
-        if self.function is not None and base != self.function:
-            return _C.SKIP
-        return self.convert(func, code, f_locals)

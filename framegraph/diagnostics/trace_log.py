@@ -12,7 +12,7 @@ import json
 import os
 import time
 
-from ..runtime.convert_frame import CompileRecord, observers
+from .records import CompileRecord, observers
 
 _writer = None
 

@@ -2,26 +2,24 @@
 
 For each frame the hook cannot answer from its cache, `ConvertFrame` decides:
   1. the quick filter (`skip.py`): SKIP, read in C from then on;
-  2. otherwise trace it (`tracer.trace_frame`), returning (guard, code) for
+  2. otherwise trace it (`pipeline.trace_frame`), returning (guard, code) for
      the C cache, the code made all-positional for re-call (hook.md s. 3);
   3. if tracing cannot capture the frame (`Unsupported`) or the compiler
      fails, log why and let the frame run unmodified: the user gets eager's
      result. `fullgraph=True` or `config.strict` raise instead.
 A per-code lock keeps two threads from tracing one code at the same time.
 """
-import dataclasses
 import inspect
 import logging
 import threading
 import time
-import types
 import weakref
-from typing import Any, Callable, List, Optional
 
 import torch
 
 from .. import _C
-from ..diagnostics import logs
+from ..diagnostics import logs, records
+from ..diagnostics.records import CompileRecord
 from . import skip
 from .cache import arg_names, recompile_reasons, remember_guard
 from ..config import config
@@ -40,54 +38,6 @@ _warned = set()
 _last_reasons = weakref.WeakKeyDictionary()
 # How often a frame was run unmodified after a break graph_breaks.RETRY names.
 retries = weakref.WeakKeyDictionary()
-
-# Functions called with a CompileRecord after every trace attempt (explain(),
-# reports). Runtime state, documented here; added and removed by `observing`.
-observers: List[Callable[["CompileRecord"], None]] = []
-# Functions called with a code object when it reaches config.recompile_limit
-# (from then on it runs unmodified for inputs no entry matches); `observing(on_limit=)`.
-limit_observers: List[Callable[[types.CodeType], None]] = []
-
-
-@dataclasses.dataclass
-class CompileRecord:
-    """One trace attempt of one frame: what came out, or why nothing did."""
-
-    code: types.CodeType
-    compiled: Any = None          # the tracer's CompiledFrame, or None
-    error: Optional[BaseException] = None  # Unsupported or an internal error
-    seconds: float = 0.0
-    entries_before: int = 0       # cache entries the code had: >0 means a recompile
-    reasons: List[str] = dataclasses.field(default_factory=list)  # why each entry was rejected
-    # Set when the frame then runs unmodified: "retry" (this call; traced again
-    # on the next), "entries" (this call; the code's other entries stay),
-    # "skip" (every call from now on). None: compiled, or the error was raised.
-    fallback: Optional[str] = None
-
-
-class observing:
-    """Context manager: call `fn(record)` for every trace attempt inside the block,
-    and `on_limit(code)` for every code that reaches the recompile limit."""
-
-    def __init__(self, fn, on_limit=None):
-        self.fn, self.on_limit = fn, on_limit
-
-    def __enter__(self):
-        observers.append(self.fn)
-        if self.on_limit is not None:
-            limit_observers.append(self.on_limit)
-        return self
-
-    def __exit__(self, *exc):
-        observers.remove(self.fn)
-        if self.on_limit is not None:
-            limit_observers.remove(self.on_limit)
-
-
-def _notify(record):
-    for fn in list(observers):
-        fn(record)
-
 
 def as_positional(code):
     """`code` with every argument slot made positional, as re-call needs it."""
@@ -193,13 +143,13 @@ class ConvertFrame:
             return self._trace(func, code, f_locals, record)
         finally:
             record.seconds = time.perf_counter() - start
-            if observers:
-                _notify(record)
+            if records.observers:
+                records.notify(record)
 
     def _trace(self, func, code, f_locals, record):
         strict = self.options.fullgraph or config.strict
         try:
-            from ..tracer import trace_frame  # loads torch.fx machinery: only when first needed
+            from .pipeline import trace_frame  # loads torch.fx machinery: only when first needed
 
             compiled = trace_frame(func, code, f_locals, self.options)
         except Unsupported as e:
@@ -274,7 +224,7 @@ def _run_with_replaced_builtins(code):
         unsupported("builtins_replaced", code.co_name)
     except Unsupported as e:
         record.error, record.fallback = e, "retry"
-    for fn in list(observers):
+    for fn in list(records.observers):
         try:
             fn(record)
         except Exception:  # an observer's own Python may call the replaced builtin
@@ -325,8 +275,7 @@ def on_cache_limit(code):
         "framegraph: %s was recompiled %d times (framegraph.config.recompile_limit); "
         "it now runs unmodified for inputs that match no cached entry. Last reasons:\n%s",
         _where(code), config.recompile_limit, "\n".join(f"  - {r}" for r in reasons) or "  (none)")
-    for fn in list(limit_observers):
-        fn(code)
+    records.notify_limit(code)
 
 
 _C.set_limit_hook(on_cache_limit)

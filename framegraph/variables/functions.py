@@ -1,7 +1,7 @@
 """User functions, methods, closures and the cells they share.
 
 Calling a user function inlines it: a nested translator runs its bytecode
-over the caller's graph (``tracer/inliner.py``). These trackers only know
+over the caller's graph (``tracer/translator.py``). These trackers only know
 what is needed for that: the code object, the globals it reads, the bound
 arguments (``bind_args`` applies defaults, ``*args`` and ``**kwargs`` exactly
 like CPython, by binding on a stand-in function whose defaults are trackers),

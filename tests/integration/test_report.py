@@ -66,7 +66,7 @@ def _chromium():
 
 
 def test_report_renders_in_a_headless_browser(traced, tmp_path):
-    from framegraph.diagnostics.cli import main
+    from framegraph.cli import main
 
     _, logs = traced
     assert main(["report", str(logs), "-o", str(tmp_path / "html")]) == 0
@@ -88,7 +88,7 @@ def test_report_renders_in_a_headless_browser(traced, tmp_path):
 
 
 def test_cli_explain_runs_a_script(traced, capsys):
-    from framegraph.diagnostics.cli import main
+    from framegraph.cli import main
 
     script, _ = traced
     assert main(["explain", str(script), "--function", "g"]) == 0
@@ -97,9 +97,9 @@ def test_cli_explain_runs_a_script(traced, capsys):
 
 
 def test_cli_version_and_backends():
-    out = subprocess.run([sys.executable, "-m", "framegraph.diagnostics.cli", "backends"], capture_output=True,
+    out = subprocess.run([sys.executable, "-m", "framegraph.cli", "backends"], capture_output=True,
                          text=True, check=True).stdout
     assert out.split() == ["aot_eager", "eager", "inductor"]
-    out = subprocess.run([sys.executable, "-m", "framegraph.diagnostics.cli", "--version"], capture_output=True,
+    out = subprocess.run([sys.executable, "-m", "framegraph.cli", "--version"], capture_output=True,
                          text=True, check=True).stdout
     assert out.startswith("framegraph 0.1.0")
