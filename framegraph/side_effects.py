@@ -28,7 +28,7 @@ such as ``L['lst'][0]`` mean the state before the frame's mutations.
 import dataclasses
 from typing import Any, Dict, List, Optional
 
-from .graph_breaks import unsupported
+from .errors import unsupported
 from .guards.sources import AttrSource, ClosureCellSource, ClosureSource
 
 
@@ -68,7 +68,7 @@ class SideEffects:
     # ---- recording
     def track_object(self, var, what: str):
         self.mutations += 1
-        kind = _object_kind(var)
+        kind = var.replay_kind
         if kind is None:
             unsupported("side_effect", f"{what} on {var.source.name()}")
         self._add(("object", id(var)), Mutation(kind, var))
@@ -124,30 +124,6 @@ def _contents_source(cell):
 
 def _is_cell_contents(source) -> bool:
     return isinstance(source, AttrSource) and source.member == "cell_contents"
-
-
-def _object_kind(var) -> Optional[str]:
-    from .variables.dicts import ConstDictVariable, SetVariable
-    from .variables.lists import ListVariable
-    from .variables.user_defined import UserDefinedObjectVariable
-
-    if isinstance(var, ListVariable):
-        return "list"
-    if isinstance(var, ConstDictVariable):
-        return "dict"
-    if isinstance(var, SetVariable) and var.py_type is set:
-        return "set"
-    if isinstance(var, UserDefinedObjectVariable) and var.value is not None:
-        return "object"
-    from .variables.tensor import TensorVariable
-
-    if isinstance(var, TensorVariable) and var.source is not None:
-        return "object"  # t.grad = ..., written back as an attribute
-    from .variables.nn_module import NNModuleVariable
-
-    if isinstance(var, NNModuleVariable) and var.source is not None:
-        return "object"  # attribute writes, replayed through nn.Module.__setattr__
-    return None
 
 
 # ---- prepare: kind -> fn(ledger, cg, mutation) -> temporaries
@@ -232,7 +208,7 @@ _REPLAY = {"list": _replay_list, "dict": _replay_clear_update, "set": _replay_cl
 # tracker, or a mutation through one would be invisible through the other,
 # and the replays would overwrite each other. The aliasing is guarded.
 def _identity_matters(var) -> bool:
-    return _object_kind(var) is not None
+    return var.replay_kind is not None
 
 
 def same_object(tx, value, source):

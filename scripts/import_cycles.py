@@ -38,17 +38,30 @@ def _imported(tree, modname, is_package):
                 target = ".".join(base + ([node.module] if node.module else []))
             else:
                 target = node.module or ""
-            yield target, node.lineno
-            for alias in node.names:   # `from pkg import submodule`
+            for alias in node.names:   # `from pkg import submodule` imports the submodule
                 yield target + "." + alias.name, node.lineno
+            yield target, node.lineno
 
 
 def unit_of(modname):
-    """The package (or root module) a framegraph module belongs to, or None."""
+    """The package (or root module) a framegraph module belongs to, or None.
+
+    ``framegraph`` itself (its ``__init__.py``, the public API) is a unit too:
+    code that calls ``framegraph.compile`` depends on everything the API
+    imports."""
     parts = modname.split(".")
-    if parts[0] != "framegraph" or len(parts) < 2:
+    if parts[0] != "framegraph":
         return None
-    return parts[1]
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def _only_submodules(tree, line, modules):
+    """Whether the `from framegraph import ...` on ``line`` names submodules only."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.lineno == line:
+            return all("framegraph." + a.name in modules or a.name in ("_C", "_tensor_check")
+                       for a in node.names)
+    return False
 
 
 def edges():
@@ -67,6 +80,8 @@ def edges():
         for target, line in _imported(tree, name, path.endswith("__init__.py")):
             if target not in modules:
                 continue
+            if target == "framegraph" and _only_submodules(tree, line, modules):
+                continue  # `from framegraph import pyver`: the submodule, counted above
             dst = unit_of(target)
             if src and dst and src != dst:
                 found[(src, dst)].append((os.path.relpath(path, os.path.dirname(ROOT)), line, target))

@@ -75,7 +75,7 @@ def resume_code(code, offset, layout, live_locals, cell_args=()):
         if depth > MAX_DEPTH:
             # a loop that breaks at every iteration makes a resume function of a resume
             # function each time, each traced and built anew: the rest runs unmodified
-            from ..graph_breaks import unsupported
+            from ..errors import unsupported
 
             unsupported("trace_too_long", f"a chain of {MAX_DEPTH} resume functions")
         built = per_code[key] = _build(code, offset, tuple(layout), tuple(live_locals), frozenset(cell_args))

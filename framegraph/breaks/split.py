@@ -39,8 +39,7 @@ import torch
 from .. import _C, bytecode, pyver
 from ..diagnostics import logs
 from . import resume
-from ..errors import InternalError, Unsupported
-from ..graph_breaks import CATALOGUE, NO_BREAK, RETRY, Entry, unsupported
+from ..errors import CATALOGUE, Entry, InternalError, NO_BREAK, RETRY, Unsupported, unsupported
 from ..variables.base import NULL
 from ..variables.functions import CellVariable
 from ..variables.iterators import IteratorVariable
@@ -92,7 +91,7 @@ class GraphBreak:
     frames: list                 # [(code, line)] from the traced frame to the innermost call
     instruction: object = None   # the root instruction the frame breaks at
     # guards the failed step added, kept for a break that running the frame in
-    # CPython makes go away (graph_breaks.RETRY: a missing key the step creates)
+    # CPython makes go away (errors.RETRY: a missing key the step creates)
     guards: list = dataclasses.field(default_factory=list)
     # the resume functions' codes the hook traces (runtime keeps them past its quick filter)
     resume_codes: list = dataclasses.field(default_factory=list)
@@ -452,5 +451,5 @@ def cannot_resume(brk: GraphBreak, error: Unsupported) -> Unsupported:
         unsupported("cannot_resume", context)
     except Unsupported as e:
         e.where = f"{code.co_filename}:{line} in {code.co_name}"
-        e.break_entry = brk.entry  # the break itself (convert_frame retries some: graph_breaks.RETRY)
+        e.break_entry = brk.entry  # the break itself (convert_frame retries some: errors.RETRY)
         return e

@@ -24,7 +24,7 @@ from typing import Dict, List
 
 from .. import bytecode, pyver
 from ..bytecode import create_instruction
-from ..graph_breaks import unsupported
+from ..errors import unsupported
 from ..variables.base import VariableTracker
 from ..variables.classes import is_prototype
 from ..variables.tensor import TensorVariable

@@ -30,7 +30,7 @@ import torch
 
 from .. import bytecode
 from .pycodegen import GRAPH_OUT, PyCodegen
-from ..graph_breaks import unsupported
+from ..errors import unsupported
 from ..variables.base import BoundMethodVariable, VariableTracker
 from ..variables.constant import ConstantVariable
 from ..variables.ctx_managers import GradModeVariable, WithExitVariable

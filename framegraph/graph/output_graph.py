@@ -36,8 +36,7 @@ from torch._subclasses.fake_tensor import (
 
 from . import meta_ops
 from ..config import config
-from ..errors import BackendError
-from ..graph_breaks import unsupported
+from ..errors import BackendError, unsupported
 from .dynamic import ShapeContext
 from ..guards.kinds import Guard, HookDicts, TensorSpec, global_state
 from ..guards.reader import plan_inputs
@@ -140,6 +139,9 @@ class OutputGraph:
         self.add_guard("GLOBAL_STATE", None, global_state())  # default dtype, determinism, autocast
 
     # ---- guards and inputs
+    # whether a node must stay although nothing uses its result (trackers ask through the instance)
+    is_impure = staticmethod(_is_impure)
+
     def add_guard(self, kind: str, source, value=None) -> None:
         self.guards[Guard(kind, source, value)] = None
 

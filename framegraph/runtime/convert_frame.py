@@ -36,7 +36,7 @@ _locks_guard = threading.Lock()
 _warned = set()
 # The last recompile reasons per code, for the recompile-limit warning.
 _last_reasons = weakref.WeakKeyDictionary()
-# How often a frame was run unmodified after a break graph_breaks.RETRY names.
+# How often a frame was run unmodified after a break errors.RETRY names.
 retries = weakref.WeakKeyDictionary()
 
 def as_positional(code):
@@ -217,7 +217,7 @@ _builtins = _Builtins()
 
 def _run_with_replaced_builtins(code):
     """Run the frame unmodified this time, and tell the observers why."""
-    from ..graph_breaks import unsupported
+    from ..errors import unsupported
 
     record = CompileRecord(code, entries_before=0)
     try:
@@ -234,7 +234,7 @@ def _run_with_replaced_builtins(code):
 
 def _retry_later(code, error) -> bool:
     """Should a frame that failed with ``error`` be traced again on its next call?"""
-    from ..graph_breaks import RETRY
+    from ..errors import RETRY
 
     entry = getattr(error, "break_entry", None) or error.entry
     if entry is None or entry.id not in RETRY:

@@ -23,7 +23,12 @@ from ..codegen.finish import CompiledFrame, finish_frame, return_code
 from ..graph.output_graph import OutputGraph
 from ..side_effects import SideEffects
 from ..tracer.translator import InstructionTranslator
+from ..variables.torch_fn import TRACE_TIME
 from . import skip
+from .hook import is_compiling
+
+# framegraph.is_compiling() is the constant True in a trace, like torch.compiler's
+TRACE_TIME[is_compiling] = lambda tx: True
 
 
 def trace_frame(func, code, f_locals, options) -> CompiledFrame:

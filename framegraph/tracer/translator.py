@@ -28,8 +28,7 @@ from typing import Dict, List, Optional
 from .. import bytecode, pyver
 from ..config import config
 from ..diagnostics import logs
-from ..errors import InternalError, Unsupported
-from ..graph_breaks import unsupported
+from ..errors import InternalError, Unsupported, unsupported
 from ..guards.sources import AttrSource, BuiltinSource, GetItemSource, GlobalSource
 from ..side_effects import remember_cell, written_global
 from ..variables.base import NULL, VariableTracker

@@ -22,7 +22,7 @@ the caller's object: ``check_mutable`` records it in the side-effect ledger
 import collections
 from typing import Any, Dict, List, Optional
 
-from ..graph_breaks import unsupported
+from ..errors import unsupported
 
 
 class VariableTracker:
@@ -44,6 +44,10 @@ class VariableTracker:
             return True
         except Exception:
             return False
+
+    # How the side-effect ledger replays this object's mutations after the graph
+    # (side_effects.py: "list", "dict", "set", "object"); None: it cannot.
+    replay_kind = None
 
     @property
     def mutable(self) -> bool:

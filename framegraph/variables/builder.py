@@ -30,7 +30,7 @@ import torch
 from torch import nn
 
 from .. import _C
-from ..graph_breaks import unsupported
+from ..errors import unsupported
 from ..guards.kinds import function_guard_values
 from ..side_effects import remember_object, same_object
 from ..guards.sources import AttrSource, GetItemSource, ListItemSource, Source, TupleItemSource

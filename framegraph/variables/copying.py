@@ -18,7 +18,7 @@ graph break. The memo keeps shared references shared, as ``deepcopy`` does.
 """
 import copy
 
-from ..graph_breaks import unsupported
+from ..errors import unsupported
 from ..guards.sources import DictItemSource, GenericAttrSource
 from .base import VariableTracker
 from .dicts import ConstDictVariable

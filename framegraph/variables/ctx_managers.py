@@ -28,7 +28,7 @@ import torch
 from torch.amp.autocast_mode import _enter_autocast, _exit_autocast
 from torch.autograd.grad_mode import _enter_inference_mode, _exit_inference_mode
 
-from ..graph_breaks import unsupported
+from ..errors import unsupported
 from .base import CallableVariable, VariableTracker
 from .constant import ConstantVariable
 

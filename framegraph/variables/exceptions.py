@@ -28,8 +28,7 @@ tracer's own stack.
 """
 import types
 
-from ..errors import FramegraphError
-from ..graph_breaks import unsupported
+from ..errors import FramegraphError, unsupported
 from .base import VariableTracker
 from .constant import ConstantVariable, wrap_constant
 

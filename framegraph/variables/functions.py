@@ -18,7 +18,7 @@ import inspect
 import types
 from typing import Dict, List, Optional
 
-from ..graph_breaks import unsupported
+from ..errors import unsupported
 from ..guards.sources import AttrSource, closure_cell_source
 from .base import VariableTracker
 from .constant import ConstantVariable

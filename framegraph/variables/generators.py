@@ -19,7 +19,7 @@ catalogued ``generator`` break.
 """
 import types
 
-from ..graph_breaks import unsupported
+from ..errors import unsupported
 from .constant import ConstantVariable
 from .exceptions import ExceptionVariable, TracedException, raise_in_trace
 from .iterators import IteratorVariable

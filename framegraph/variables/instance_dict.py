@@ -18,7 +18,7 @@ by ``obj.k`` later in the trace; for an object from outside it is replayed as
 ``obj.k = v``, so it is a graph break where that would differ (a class with its
 own ``__setattr__`` or a descriptor at ``k``).
 """
-from ..graph_breaks import unsupported
+from ..errors import unsupported
 from ..guards.sources import GetItemSource
 from .base import BoundMethodVariable, VariableTracker
 from .constant import ConstantVariable

@@ -19,7 +19,7 @@ import types
 from typing import List, Optional
 
 from .. import bytecode
-from ..graph_breaks import unsupported
+from ..errors import unsupported
 from .base import VariableTracker
 from .constant import ConstantVariable
 from .lists import TupleVariable

@@ -12,7 +12,7 @@ import operator
 
 import torch
 
-from ..graph_breaks import unsupported
+from ..errors import unsupported
 from .base import VariableTracker
 from .constant import ConstantVariable, wrap_constant
 from .exceptions import python_operation, raise_in_trace
@@ -331,6 +331,7 @@ class NamedTupleVariable(TupleVariable):
 
 class ListVariable(BaseListVariable):
     py_type = list
+    replay_kind = "list"
 
     def as_python_constant(self):
         unsupported("unsupported_value", "a list is not a trace-time constant")

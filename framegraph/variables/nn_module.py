@@ -16,7 +16,7 @@ and friends return lists of trackers.
 import torch
 from torch import nn
 
-from ..graph_breaks import unsupported
+from ..errors import unsupported
 from ..guards.sources import AttrSource, module_member_source
 from .base import BoundMethodVariable, VariableTracker
 from .constant import ConstantVariable
@@ -43,6 +43,11 @@ def _has_hooks(module) -> bool:
 
 
 class NNModuleVariable(VariableTracker):
+    @property
+    def replay_kind(self):
+        # attribute writes, replayed through nn.Module.__setattr__
+        return "object" if self.source is not None else None
+
     def __init__(self, module: nn.Module, **kwargs):
         super().__init__(**kwargs)
         self.module = module

@@ -25,7 +25,7 @@ and the other methods are unsupported (graph breaks) for now.
 """
 import collections
 
-from ..graph_breaks import unsupported
+from ..errors import unsupported
 from ..guards.sources import ConstSource, DictContainsSource, DictGetSource
 from .base import VariableTracker
 from .constant import ConstantVariable, is_constant_value

@@ -28,7 +28,7 @@ source when it has one, else as ``functools.partial(func, *args, **keywords)``.
 """
 import functools
 
-from ..graph_breaks import unsupported
+from ..errors import unsupported
 from ..guards.sources import AttrSource
 from .base import VariableTracker
 from .constant import ConstantVariable

@@ -14,7 +14,7 @@ import operator
 
 import torch
 
-from ..graph_breaks import unsupported
+from ..errors import unsupported
 from .base import METHOD_NAME_ATTRS, VariableTracker
 from .constant import ConstantVariable, wrap_constant
 from .symint import symbolic_meta
@@ -40,6 +40,10 @@ DATA_METHODS = frozenset({
 
 
 class TensorVariable(VariableTracker):
+    @property
+    def replay_kind(self):
+        return "object" if self.source is not None else None  # t.grad = ..., written back
+
     def __init__(self, node, fake, *, cls=torch.Tensor, source=None):
         super().__init__(source=source)
         self.node = node

@@ -32,7 +32,7 @@ import typing
 
 import torch
 
-from ..graph_breaks import unsupported
+from ..errors import unsupported
 from .base import CallableVariable, VariableTracker
 from .constant import ConstantVariable, is_constant_value, wrap_constant
 from .ctx_managers import ContextManagerVariable

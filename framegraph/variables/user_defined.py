@@ -21,7 +21,7 @@ import types
 from torch import nn
 
 from .autograd_function import AutogradFunctionApplyVariable, is_modelled_apply
-from ..graph_breaks import unsupported
+from ..errors import unsupported
 from ..guards.sources import AttrSource, GenericAttrSource, TypeSource
 from .base import VariableTracker
 from .constant import ConstantVariable
@@ -322,6 +322,10 @@ def _checked_len(result):
 
 
 class UserDefinedObjectVariable(VariableTracker):
+    @property
+    def replay_kind(self):
+        return "object" if self.value is not None else None  # attribute writes, replayed
+
     def __init__(self, value, cls=None, **kwargs):
         super().__init__(**kwargs)
         self.value = value

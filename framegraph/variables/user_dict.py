@@ -24,7 +24,7 @@ state, without re-running user code: ``cls.__new__(cls)``, the builtin base's
 import collections
 import types
 
-from ..graph_breaks import unsupported
+from ..errors import unsupported
 from ..guards.sources import AttrSource
 from .base import VariableTracker
 from .builtin_subclass import BuiltinSubclassMixin

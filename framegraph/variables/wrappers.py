@@ -20,7 +20,7 @@ bound ``__exit__`` of a ``torch.set_grad_enabled(mode)`` object (see
 """
 import torch
 
-from ..graph_breaks import unsupported
+from ..errors import unsupported
 from ..guards.sources import AttrSource
 from .base import VariableTracker
 from .ctx_managers import GradModeVariable, WithExitVariable
@@ -51,12 +51,12 @@ class BreakingCallVariable(VariableTracker):
 
 def wrap_framegraph_wrapper(tx, wrapper, source):
     """builder rule for ``_C.Wrapper``: guard by identity, then inline or break."""
-    from ..breaks.api import graph_break
     from .builder import _id_guard, wrap_value
 
     _id_guard(tx, wrapper, source)
-    if wrapper is graph_break:
-        return BreakingCallVariable(wrapper, "explicit_graph_break")
+    entry = getattr(wrapper._framegraph_fn, "framegraph_break_entry", None)
+    if entry is not None:  # framegraph.graph_break() (breaks/api.py)
+        return BreakingCallVariable(wrapper, entry)
     if wrapper._framegraph_callback is None:
         return BreakingCallVariable(wrapper, "disabled_function")
     # the wrapper's identity (guarded) fixes the function it wraps

@@ -7,7 +7,7 @@ tracker; the *_APPEND/_ADD/_UPDATE family used by comprehensions and
 import types
 
 from ... import pyver
-from ...graph_breaks import unsupported
+from ...errors import unsupported
 from ...variables.constant import ConstantVariable
 from ...variables.dicts import ConstDictVariable, SetVariable
 from ...variables.lists import ListVariable, SliceVariable, TupleVariable
