@@ -12,18 +12,17 @@ code generator extends ``codegen.PyCodegen`` with what that needs:
 * **Identity.** A container or object made during the trace is rebuilt once
   and kept in a temporary; every later reference loads that temporary, so a
   list that is both on the stack and in a local is one list, as in CPython.
-* **More trackers.** Iterators (as ``iter(tuple(rest))``), bound methods,
-  objects created in the trace, grad-mode ``__exit__``s and trace-time
-  constants, each by a small rule in ``RULES``, without touching the
-  trackers themselves.
+* **One way to rebuild.** Everything but a graph output is rebuilt by its
+  tracker's own ``reconstruct(cg)`` (variables/): read again from its source,
+  loaded as a constant, or built anew (iterators at their position, bound
+  methods, objects created in the trace, grad-mode ``__exit__``s), with this
+  code generator's emitters.
 
 ``materialize(value)`` stores a value in a temporary and returns its name;
 the break and return code (``breaks.py``, ``finish.py``) materialize
 everything before side effects are replayed (see ``side_effects.py``).
 """
-import functools
 import itertools
-import types
 from typing import Dict, List
 
 import torch
@@ -31,16 +30,12 @@ import torch
 from .. import bytecode
 from .pycodegen import GRAPH_OUT, PyCodegen
 from ..errors import unsupported
-from ..variables.base import BoundMethodVariable, VariableTracker
+from ..variables.base import VariableTracker
 from ..variables.constant import ConstantVariable
-from ..variables.ctx_managers import GradModeVariable, WithExitVariable
-from ..variables.functions import UserMethodVariable
-from ..variables.iterators import EnumerateVariable, IteratorVariable, ListIteratorVariable, ZipVariable
+from ..variables.iterators import EnumerateVariable, ListIteratorVariable, ZipVariable
 from ..variables.lists import TupleVariable
-from ..variables.nn_module import ModuleMadeInTraceVariable
 from ..variables.symint import SymNodeVariable, is_symbolic
-from ..variables.tensor import TensorMethodVariable, TensorVariable
-from ..variables.user_defined import UserDefinedObjectVariable
+from ..variables.tensor import TensorVariable
 
 _names = itertools.count()  # temporaries get process-unique names (readable in listings)
 
@@ -173,8 +168,7 @@ class FrameCodegen(PyCodegen):
             unsupported("graph_output", f"{value} contains itself")
         self._building.add(id(value))
         try:
-            rule = next((fn for kind, fn in RULES if isinstance(value, kind)), None)
-            (rule or _default)(self, value)
+            value.reconstruct(self)
         finally:
             self._building.discard(id(value))
         if _keeps_identity(value):
@@ -217,17 +211,6 @@ def _keeps_identity(value) -> bool:
     return value.source is None and not isinstance(value, (ConstantVariable, TensorVariable))
 
 
-def _default(cg, value):
-    """The tracker's own ``reconstruct``; a source-less constant as LOAD_CONST."""
-    if value.source is None and type(value).reconstruct is VariableTracker.reconstruct:
-        if value.is_python_constant():
-            constant = value.as_python_constant()
-            if type(constant) not in (list, dict, set):
-                cg.load_const(constant)
-                return
-    value.reconstruct(cg)
-
-
 def remaining_items(it) -> List[VariableTracker]:
     """What iterating ``it`` to the end would produce, without advancing it."""
     if isinstance(it, ListIteratorVariable):  # a live list iterator continues as a snapshot
@@ -238,73 +221,3 @@ def remaining_items(it) -> List[VariableTracker]:
     if type(it) is ZipVariable and not it.strict:
         return [TupleVariable(list(t)) for t in zip(*(remaining_items(i) for i in it.inners))]
     unsupported("cannot_resume", f"the iterator {it} cannot be rebuilt")
-
-
-def _iterator(cg, it):
-    if getattr(it, "from_generator", False):
-        unsupported("generator", "a generator object outlives the graph (it would be a tuple iterator)")
-    it.reconstruct(cg)  # its own type and position (variables/iterators.py)
-
-
-def _user_method(cg, method):
-    """``types.MethodType(function, self)``; a function that cannot be rebuilt says so itself."""
-    cg.emit_op("PUSH_NULL")
-    cg.load_const(types.MethodType)
-    cg(method.fn_var)
-    cg(method.obj)
-    cg.call(2)
-
-
-def _attribute_of(owner_attr):
-    def rule(cg, value):
-        cg(getattr(value, owner_attr))
-        cg.load_attr(value.name)
-    return rule
-
-
-def _new_object(cg, obj):
-    """An object created in the trace: ``object.__new__(cls)``, then its attributes."""
-    if obj.source is not None or obj.value is not None:
-        return obj.reconstruct(cg)
-    temp = cg.new_temp()
-    cg.call_constant(object.__new__, obj.cls)
-    cg.store_fast(temp)
-    cg.temps[id(obj)] = temp  # attributes may refer back to the object
-    cg._alive.append(obj)
-    for name, value in obj.attrs.items():
-        cg(value)
-        cg.store_attr_of(temp, name, obj.overrides_setattr)
-    cg.load_fast(temp)
-
-
-def _with_exit(cg, exit_var):
-    """A grad-mode ``__exit__`` on the stack, as a real context's ``__exit__``.
-
-    ``torch.set_grad_enabled(mode)`` switches the mode when built and records
-    the mode it found, which its ``__exit__`` restores: so set the mode found
-    on entry to the ``with`` first, then build it.
-    """
-    ctx = exit_var.ctx
-    if not isinstance(ctx, GradModeVariable) or ctx.previous is None or exit_var.name != "__exit__":
-        unsupported("cannot_resume", f"the context manager {ctx} is active")
-    cg.set_grad_mode(ctx.previous)
-    cg.call_constant(torch.set_grad_enabled, ctx.mode)
-    cg.grad_mode = ctx.mode
-    cg.load_attr("__exit__")
-
-
-def _module_made_in_trace(cg, var):
-    """A module built in the trace, built again: ``cls(*args, **kwargs)``."""
-    cls = type(var.module)
-    cg.call_constant(functools.partial(cls, **var.ctor_kwargs) if var.ctor_kwargs else cls, *var.ctor_args)
-
-
-RULES = (
-    (ModuleMadeInTraceVariable, _module_made_in_trace),
-    (IteratorVariable, _iterator),
-    (UserMethodVariable, _user_method),
-    (TensorMethodVariable, _attribute_of("tensor")),
-    (UserDefinedObjectVariable, _new_object),
-    (WithExitVariable, _with_exit),
-    (BoundMethodVariable, _attribute_of("obj")),
-)

@@ -128,9 +128,19 @@ class VariableTracker:
 
     # ---- rebuilding the value after the graph ran
     def reconstruct(self, cg):
+        """Push the real value after the graph ran (``cg``: codegen.rebuild.FrameCodegen).
+
+        The one way values are rebuilt: a value from outside is read again from
+        its source; a constant made in the trace is loaded as itself; trackers of
+        other values made in the trace override this and build them."""
         if self.source is not None:
             cg.load_source(self.source)
             return
+        if self.is_python_constant():
+            constant = self.as_python_constant()
+            if type(constant) not in (list, dict, set):
+                cg.load_const(constant)
+                return
         unsupported("graph_output", f"cannot rebuild {self}")
 
     def __repr__(self):
@@ -184,6 +194,10 @@ class BoundMethodVariable(VariableTracker):
             if real is not None and hasattr(real, name):
                 return _constant(getattr(real, name))
         return super().getattr(tx, name)
+
+    def reconstruct(self, cg):
+        cg(self.obj)
+        cg.load_attr(self.name)
 
     def __repr__(self):
         return f"BoundMethodVariable({self.obj!r}.{self.name})"

@@ -231,6 +231,21 @@ class WithExitVariable(VariableTracker):
     def call(self, tx, args, kwargs):
         return self.ctx.call_method(tx, self.name, args, kwargs)
 
+    def reconstruct(self, cg):
+        """A grad-mode ``__exit__`` on the stack, as a real context's ``__exit__``.
+
+        ``torch.set_grad_enabled(mode)`` switches the mode when built and records
+        the mode it found, which its ``__exit__`` restores: so set the mode found
+        on entry to the ``with`` first, then build it.
+        """
+        ctx = self.ctx
+        if not isinstance(ctx, GradModeVariable) or ctx.previous is None or self.name != "__exit__":
+            unsupported("cannot_resume", f"the context manager {ctx} is active")
+        cg.set_grad_mode(ctx.previous)
+        cg.call_constant(torch.set_grad_enabled, ctx.mode)
+        cg.grad_mode = ctx.mode
+        cg.load_attr("__exit__")
+
     def __repr__(self):
         return f"WithExitVariable({self.ctx!r})"
 

@@ -369,5 +369,13 @@ class UserMethodVariable(VariableTracker):
             return self.fn_var
         return self.fn_var.getattr(tx, name)
 
+    def reconstruct(self, cg):
+        """``types.MethodType(function, self)``; a function that cannot be rebuilt says so itself."""
+        cg.emit_op("PUSH_NULL")
+        cg.load_const(types.MethodType)
+        cg(self.fn_var)
+        cg(self.obj)
+        cg.call(2)
+
     def __repr__(self):
         return f"UserMethodVariable({self.fn_var!r})"

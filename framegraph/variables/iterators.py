@@ -140,6 +140,8 @@ class ListIteratorVariable(IteratorVariable):
         """The iterator eager would hold: ``iter(container)`` (or ``reversed``) advanced
         to this position, of the container's own iterator type; the items left, as a
         tuple iterator, where the container is not a builtin one."""
+        if self.from_generator:
+            unsupported("generator", "a generator object outlives the graph (it would be a tuple iterator)")
         if self.container is None and self.kind is not None:
             unsupported("cannot_resume", f"a {self.kind.__name__} iterator cannot be rebuilt")
         if self.done and self.container is not None:

@@ -13,6 +13,8 @@ supported: a module with hooks is refused). ``ModuleList``, ``Sequential``
 and ``ModuleDict`` support ``len``, indexing and iteration; ``parameters()``
 and friends return lists of trackers.
 """
+import functools
+
 import torch
 from torch import nn
 
@@ -302,6 +304,11 @@ class ModuleMadeInTraceVariable(NNModuleVariable):
 
     def setattr(self, tx, name, value):
         unsupported("side_effect", f"setting {name} on a {type(self.module).__name__} made in the trace")
+
+    def reconstruct(self, cg):
+        """Built again, a new object as eager makes one per call: ``cls(*args, **kwargs)``."""
+        cls = type(self.module)
+        cg.call_constant(functools.partial(cls, **self.ctor_kwargs) if self.ctor_kwargs else cls, *self.ctor_args)
 
 
 def new_module(tx, cls, args, kwargs):

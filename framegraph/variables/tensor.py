@@ -186,5 +186,9 @@ class TensorMethodVariable(VariableTracker):
             return ConstantVariable(getattr(getattr(self.tensor.fake, self.name), name))
         return super().getattr(tx, name)
 
+    def reconstruct(self, cg):
+        cg(self.tensor)
+        cg.load_attr(self.name)
+
     def __repr__(self):
         return f"TensorMethodVariable({self.name})"

@@ -506,9 +506,17 @@ class UserDefinedObjectVariable(VariableTracker):
         unsupported("unsupported_value", f"more than {limit} items from a {self.cls.__name__} iterator")
 
     def reconstruct(self, cg):
+        """From outside: its source. Made in the trace: ``object.__new__(cls)``, then its attributes."""
         if self.source is not None:
             return super().reconstruct(cg)
-        unsupported("graph_output", f"returning a {self.cls.__name__} created inside compiled code")
+        if self.value is not None:
+            unsupported("graph_output", f"returning a {self.cls.__name__} created inside compiled code")
+        cg.call_constant(object.__new__, self.cls)
+        temp = cg.remember(self)  # attributes may refer back to the object
+        for name, value in self.attrs.items():
+            cg(value)
+            cg.store_attr_of(temp, name, self.overrides_setattr)
+        cg.load_fast(temp)
 
     def __repr__(self):
         return f"UserDefinedObjectVariable({self.cls.__name__})"
