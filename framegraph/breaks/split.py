@@ -42,9 +42,9 @@ from . import resume
 from ..errors import CATALOGUE, Entry, InternalError, NO_BREAK, RETRY, Unsupported, unsupported
 from ..variables.base import NULL
 from ..variables.functions import CellVariable
-from ..variables.iterators import IteratorVariable
+from ..variables.iterators import IteratorVariable, remaining_items
 from ..variables.lists import TupleVariable
-from ..codegen.rebuild import FrameCodegen, remaining_items
+from ..codegen.rebuild import FrameCodegen
 
 _resume_names = itertools.count(1)
 _logged = set()  # (file, line, entry id, context): each break site is logged once

@@ -32,8 +32,6 @@ from .pycodegen import GRAPH_OUT, PyCodegen
 from ..errors import unsupported
 from ..variables.base import VariableTracker
 from ..variables.constant import ConstantVariable
-from ..variables.iterators import EnumerateVariable, ListIteratorVariable, ZipVariable
-from ..variables.lists import TupleVariable
 from ..variables.symint import SymNodeVariable, is_symbolic
 from ..variables.tensor import TensorVariable
 
@@ -209,15 +207,3 @@ class FrameCodegen(PyCodegen):
 def _keeps_identity(value) -> bool:
     """Made in the trace and not a constant: rebuild once, share by temporary."""
     return value.source is None and not isinstance(value, (ConstantVariable, TensorVariable))
-
-
-def remaining_items(it) -> List[VariableTracker]:
-    """What iterating ``it`` to the end would produce, without advancing it."""
-    if isinstance(it, ListIteratorVariable):  # a live list iterator continues as a snapshot
-        return list(it.items[it.index:])
-    if type(it) is EnumerateVariable:
-        rest = remaining_items(it.inner)
-        return [TupleVariable([ConstantVariable(it.count + i), x]) for i, x in enumerate(rest)]
-    if type(it) is ZipVariable and not it.strict:
-        return [TupleVariable(list(t)) for t in zip(*(remaining_items(i) for i in it.inners))]
-    unsupported("cannot_resume", f"the iterator {it} cannot be rebuilt")
