@@ -31,8 +31,8 @@ from ..diagnostics import logs
 from ..errors import InternalError, Unsupported, unsupported
 from ..guards.sources import AttrSource, BuiltinSource, GetItemSource, GlobalSource
 from ..side_effects import remember_cell, written_global
-from ..variables.base import NULL, VariableTracker
-from ..variables.builder import STABLE_MODULES, wrap_value
+from ..variables.base import NULL, STABLE_MODULES, VariableTracker
+from ..variables.builder import wrap_value
 from ..variables.exceptions import TracedException
 from ..variables.functions import CellVariable
 from ..variables.generators import GeneratorVariable
@@ -232,6 +232,11 @@ class TranslatorBase:
         if isinstance(cell.contents, LazyVariable):
             cell.contents = cell.contents.realize(self)
         return cell
+
+    def wrap(self, value, source=None, guard: bool = True) -> VariableTracker:
+        """The tracker of ``value`` read from ``source`` (None: made in the trace); how
+        trackers reach the builder (variables/builder.py) without importing it."""
+        return wrap_value(self, value, source, guard=guard)
 
     # ---- calls
     def inline_call(self, fn_var, args, kwargs) -> VariableTracker:

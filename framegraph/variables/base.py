@@ -23,6 +23,20 @@ import collections
 from typing import Any, Dict, List, Optional
 
 from ..errors import unsupported
+from ..guards.kinds import function_guard_values
+
+
+# Modules whose functions and globals are taken as they are: reading them adds no
+# guard (the tracer knows their contents), and their frames are not user code.
+STABLE_MODULES = ("torch", "math", "operator", "functools", "itertools", "collections", "builtins",
+                  "typing", "dataclasses", "enum", "abc", "inspect", "warnings", "numbers", "types",
+                  "framegraph", "numpy", "contextlib", "copy", "re")
+
+
+def guard_identity(tx, value, source):
+    """Guard that ``source`` still holds this very object (ID_MATCH), when it has a source."""
+    if source is not None:
+        tx.output.add_guard("ID_MATCH", source, function_guard_values(value))
 
 
 class VariableTracker:

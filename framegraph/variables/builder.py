@@ -31,10 +31,9 @@ from torch import nn
 
 from .. import _C
 from ..errors import unsupported
-from ..guards.kinds import function_guard_values
 from ..side_effects import remember_object, same_object
 from ..guards.sources import AttrSource, GetItemSource, ListItemSource, Source, TupleItemSource
-from .base import VariableTracker
+from .base import STABLE_MODULES, VariableTracker, guard_identity
 from .builtins import BUILTINS, PURE, BuiltinVariable
 from .constant import CONSTANT_TYPES, ConstantVariable, wrap_constant
 from .ctx_managers import GRAD_MODE_CLASSES, STATE_SWITCHES, GradModeClassVariable, StateSwitchClassVariable
@@ -57,9 +56,6 @@ from .wrappers import (BreakingCallVariable, LruCacheVariable, grad_mode_exit, i
                        wrap_framegraph_wrapper)
 
 # Modules whose attributes are assumed stable (not guarded).
-STABLE_MODULES = ("torch", "math", "operator", "functools", "itertools", "collections", "builtins",
-                  "typing", "dataclasses", "enum", "abc", "inspect", "warnings", "numbers", "types",
-                  "framegraph", "numpy", "contextlib", "copy", "re")
 
 
 class PythonModuleVariable(VariableTracker):
@@ -120,10 +116,6 @@ class EnumVariable(ConstantVariable):
 def _guard(tx, kind, source, value=None):
     if source is not None:
         tx.output.add_guard(kind, source, value)
-
-
-def _id_guard(tx, value, source):
-    _guard(tx, "ID_MATCH", source, function_guard_values(value))
 
 
 # ---- one function per kind of value: (tx, value, source) -> tracker
@@ -201,7 +193,7 @@ def _wrap_set(tx, value, source):
 def _wrap_function(tx, value, source):
     if _made_per_call(value):
         return _wrap_nested_function(tx, value, source)
-    _id_guard(tx, value, source)
+    guard_identity(tx, value, source)
     if value in PURE_CALLS:
         return PureCallVariable(value, source=source)
     if value in COPY_MODELS:
@@ -262,17 +254,17 @@ def _wrap_method(tx, value, source):
 
 
 def _wrap_module(tx, value, source):
-    _id_guard(tx, value, source)
+    guard_identity(tx, value, source)
     return NNModuleVariable(value, source=source)
 
 
 def _wrap_pymodule(tx, value, source):
-    _id_guard(tx, value, source)
+    guard_identity(tx, value, source)
     return PythonModuleVariable(value, source=source)
 
 
 def _wrap_class(tx, value, source):
-    _id_guard(tx, value, source)
+    guard_identity(tx, value, source)
     if value in PURE_CALLS:
         return PureCallVariable(value, source=source)
     if value in NULL_CONTEXTS:
@@ -289,7 +281,7 @@ def _wrap_class(tx, value, source):
 
 
 def _wrap_builtin(tx, value, source):
-    _id_guard(tx, value, source)  # a global rebound to another builtin must not reuse the graph
+    guard_identity(tx, value, source)  # a global rebound to another builtin must not reuse the graph
     if value in PURE_CALLS:
         return PureCallVariable(value, source=source)
     if value in OBJECT_SLOTS:
@@ -307,12 +299,12 @@ def _wrap_builtin(tx, value, source):
 
 
 def _wrap_lru_cache(tx, value, source):
-    _id_guard(tx, value, source)
+    guard_identity(tx, value, source)
     return LruCacheVariable(value, source=source)
 
 
 def _wrap_enum(tx, value, source):
-    _id_guard(tx, value, source)
+    guard_identity(tx, value, source)
     return EnumVariable(value, source=source)
 
 
@@ -320,7 +312,7 @@ def _wrap_annotation(tx, value, source):
     """A type annotation object: ``list[Tensor]`` stored in a global, or a ``typing``
     form (``Optional``, ``List[int]``, a TypeVar). These are immutable, and
     subscripting them is a pure (cached) computation, so every use runs now."""
-    _id_guard(tx, value, source)
+    guard_identity(tx, value, source)
     return OpaqueConstantVariable(value, source=source)
 
 
@@ -395,11 +387,3 @@ _BASE_ITEM_SOURCES = {
     tuple: lambda source, i: TupleItemSource(source, i) if source is not None else None,
     list: lambda source, i: ListItemSource(source, i) if source is not None else None,
 }
-
-
-def wrap_class_attribute(tx, obj, name):
-    """Class-level attribute ``name`` of ``obj`` (methods, properties, constants)."""
-    from .user_defined import lookup_attribute
-
-    return lookup_attribute(tx, obj, name, lambda n: None)
-

@@ -79,9 +79,8 @@ class ExceptionVariable(VariableTracker):
 
             return BoundMethodVariable(self, name)
         if name == "__class__":
-            from .builder import wrap_value
 
-            return wrap_value(tx, self.cls)
+            return tx.wrap(self.cls)
         unsupported("unsupported_attribute", f"{self.cls.__name__}.{name}")
 
     def hasattr(self, tx, name):

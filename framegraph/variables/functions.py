@@ -206,7 +206,6 @@ class UserFunctionVariable(BaseUserFunctionVariable):
         return self.fn.__qualname__
 
     def closure_cells(self, tx):
-        from .builder import wrap_value
 
         from ..side_effects import known_cell, remember_cell
 
@@ -217,7 +216,7 @@ class UserFunctionVariable(BaseUserFunctionVariable):
             var = known_cell(tx, cell, cell_source)
             if var is None:
                 try:
-                    contents = wrap_value(tx, cell.cell_contents, source)
+                    contents = tx.wrap(cell.cell_contents, source)
                 except ValueError:
                     contents = None
                 var = CellVariable(contents, pre_existing=True, cell_source=cell_source)
@@ -226,25 +225,23 @@ class UserFunctionVariable(BaseUserFunctionVariable):
         return cells
 
     def bind(self, tx, args, kwargs):
-        from .builder import wrap_value
 
         def default_source(attr, key):
             return None if self.source is None else _item(AttrSource(self.source, attr), key)
 
-        defaults = [wrap_value(tx, v, default_source("__defaults__", i))
+        defaults = [tx.wrap(v, default_source("__defaults__", i))
                     for i, v in enumerate(self.fn.__defaults__ or ())]
-        kwdefaults = {k: wrap_value(tx, v, default_source("__kwdefaults__", k))
+        kwdefaults = {k: tx.wrap(v, default_source("__kwdefaults__", k))
                       for k, v in (self.fn.__kwdefaults__ or {}).items()}
         return bind_args(self.get_code(), self.fn.__name__, defaults, kwdefaults, args, kwargs)
 
     def getattr(self, tx, name):
-        from .builder import wrap_value
 
         source = AttrSource(self.source, name) if self.source is not None else None
         if name in _FUNCTION_CONSTANTS:  # fixed by the function's identity (ID_MATCH), else guarded
-            return wrap_value(tx, getattr(self.fn, name), None if self.by_identity else source)
+            return tx.wrap(getattr(self.fn, name), None if self.by_identity else source)
         if name in self.fn.__dict__:  # __wrapped__, attributes set by decorators
-            return wrap_value(tx, self.fn.__dict__[name], source)
+            return tx.wrap(self.fn.__dict__[name], source)
         return super().getattr(tx, name)
 
     def hasattr(self, tx, name):

@@ -59,12 +59,11 @@ class InstanceDictVariable(VariableTracker):
         return present
 
     def _read(self, tx, name):
-        from .builder import wrap_value
 
         written = self._written()
         if name in written:
             return written[name]
-        return wrap_value(tx, self.real[name], GetItemSource(self.source, name))
+        return tx.wrap(self.real[name], GetItemSource(self.source, name))
 
     def _keys(self, tx) -> list:
         keys = []

@@ -289,9 +289,9 @@ class NamedTupleVariable(TupleVariable):
             from .base import BoundMethodVariable
 
             return BoundMethodVariable(self, name)
-        from .builder import wrap_class_attribute
+        from .user_defined import class_attribute
 
-        return wrap_class_attribute(tx, self, name)
+        return class_attribute(tx, self, name)
 
     def hasattr(self, tx, name):
         """A field or a class attribute; nothing else, unless instances have a ``__dict__``."""

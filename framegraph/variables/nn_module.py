@@ -64,14 +64,13 @@ class NNModuleVariable(VariableTracker):
         return False
 
     def _member(self, tx, table: str, name: str):
-        from .builder import wrap_value
 
         value = self.module.__dict__[table][name]
         source = module_member_source(self.source, table, name) if self.source else None
-        return wrap_value(tx, value, source)
+        return tx.wrap(value, source)
 
     def getattr(self, tx, name):
-        from .builder import wrap_class_attribute, wrap_value
+        from .user_defined import class_attribute
 
         if name in self.attrs:
             return self.attrs[name]
@@ -80,12 +79,12 @@ class NNModuleVariable(VariableTracker):
             if name in d.get(table, ()):
                 return self._member(tx, table, name)
         if name in d:
-            return wrap_value(tx, d[name], AttrSource(self.source, name) if self.source else None)
+            return tx.wrap(d[name], AttrSource(self.source, name) if self.source else None)
         if name == "__class__":
-            return wrap_value(tx, type(self.module))
+            return tx.wrap(type(self.module))
         if name in _ITERATORS or name in _CONTAINER_METHODS and self._is_container():
             return BoundMethodVariable(self, name)
-        return wrap_class_attribute(tx, self, name)
+        return class_attribute(tx, self, name)
 
     def hasattr(self, tx, name):
         """Where ``nn.Module`` looks: the class, the instance dict, then parameters,

@@ -76,18 +76,16 @@ class TensorVariable(VariableTracker):
         if name == "data":
             return tx.output.call_method(tx, "detach", [self], {})
         if name == "__class__":
-            from .builder import wrap_value
 
-            return wrap_value(tx, self.cls)
+            return tx.wrap(self.cls)
         if name == "grad" and name in self.attrs:  # written earlier in this trace
             return self.attrs[name]
         if name == "grad" and self.source is not None and self in tx.output.inputs:
             # an input's .grad (an optimizer reading parameters): re-read and guarded on every call
             from ..guards.sources import AttrSource
-            from .builder import wrap_value
 
             real = tx.output.example_inputs[tx.output.inputs.index(self)]
-            return wrap_value(tx, real.grad, AttrSource(self.source, "grad"))
+            return tx.wrap(real.grad, AttrSource(self.source, "grad"))
         if name in ("grad", "grad_fn", "_version", "_base"):
             unsupported("unsupported_attribute", f"tensor.{name} is run-time autograd state")
         if callable(getattr(torch.Tensor, name, None)):

@@ -84,9 +84,8 @@ class UserDictVariable(BuiltinSubclassMixin, ConstDictVariable):
         d = getattr(self.value, "__dict__", {})
         if name not in d:
             return None
-        from .builder import wrap_value
 
-        return wrap_value(tx, d[name], AttrSource(self.source, name) if self.source else None)
+        return tx.wrap(d[name], AttrSource(self.source, name) if self.source else None)
 
     def hasattr(self, tx, name):
         if self.value is not None and name not in self.attrs:
@@ -173,7 +172,6 @@ def wrap_user_dict(tx, value, source):
     """builder rule: a dict-subclass instance from outside the frame."""
     import enum
 
-    from .builder import wrap_value
 
     # the items in the order of the builtin base: an OrderedDict keeps its own order
     # (move_to_end), which dict.keys() on it does not see
@@ -187,7 +185,7 @@ def wrap_user_dict(tx, value, source):
     pairs = []
     for k, v in base.items(value):
         item_source = _dict_item_source(source, k)
-        pairs.append((ConstantVariable(k), wrap_value(tx, v, item_source)))
+        pairs.append((ConstantVariable(k), tx.wrap(v, item_source)))
     return UserDictVariable(pairs, type(value), value, source=source)
 
 
