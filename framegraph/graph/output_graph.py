@@ -40,6 +40,7 @@ from ..errors import BackendError, unsupported
 from .dynamic import ShapeContext
 from ..guards.kinds import Guard, HookDicts, TensorSpec, global_state
 from ..guards.reader import plan_inputs
+from ..variables.aliases import Aliases
 from ..variables.base import VariableTracker
 from ..variables.constant import ConstantVariable, is_constant_value, wrap_constant
 from ..variables.lists import BaseListVariable, NamedTupleVariable, SizeVariable, TupleVariable
@@ -130,6 +131,7 @@ class OutputGraph:
         self.example_inputs: List[torch.Tensor] = []
         self.input_guards: Dict[int, Guard] = {}
         self.by_source: Dict[Any, VariableTracker] = {}
+        self.aliases = Aliases()  # one tracker per outside object (variables/aliases.py)
         self._by_id: Dict[int, TensorVariable] = {}
         self._last_placeholder: Optional[torch.fx.Node] = None
         self.root_globals: dict = {}

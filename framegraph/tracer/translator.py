@@ -30,7 +30,8 @@ from ..config import config
 from ..diagnostics import logs
 from ..errors import InternalError, Unsupported, unsupported
 from ..guards.sources import AttrSource, BuiltinSource, GetItemSource, GlobalSource
-from ..side_effects import remember_cell, written_global
+from ..side_effects import written_global
+from ..variables.aliases import remember_cell
 from ..variables.base import NULL, STABLE_MODULES, VariableTracker
 from ..variables.builder import wrap_value
 from ..variables.exceptions import TracedException

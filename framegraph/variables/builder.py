@@ -31,8 +31,8 @@ from torch import nn
 
 from .. import _C
 from ..errors import unsupported
-from ..side_effects import remember_object, same_object
 from ..guards.sources import AttrSource, GetItemSource, ListItemSource, Source, TupleItemSource
+from .aliases import remember_object, same_object
 from .base import STABLE_MODULES, VariableTracker, guard_identity
 from .builtins import BUILTINS, PURE, BuiltinVariable
 from .constant import CONSTANT_TYPES, ConstantVariable, wrap_constant
@@ -76,11 +76,7 @@ class PythonModuleVariable(VariableTracker):
         """The tracker of this module's ``__dict__`` if the trace reached it (and may
         have changed it: ``mod.__dict__.update(k=v)``); the module's attributes are
         that dict's items, so reads must see its writes before they are replayed."""
-        from ..side_effects import ledger
-
-        se = ledger(tx)
-        found = se.objects.get(id(self.module.__dict__)) if se is not None else None
-        return found[1] if found is not None and found[0] is self.module.__dict__ else None
+        return tx.output.aliases.tracker_of(self.module.__dict__)
 
     def getattr(self, tx, name):
         from ..guards.sources import AttrSource

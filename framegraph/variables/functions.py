@@ -206,8 +206,7 @@ class UserFunctionVariable(BaseUserFunctionVariable):
         return self.fn.__qualname__
 
     def closure_cells(self, tx):
-
-        from ..side_effects import known_cell, remember_cell
+        from .aliases import known_cell, remember_cell
 
         cells = []
         for i, cell in enumerate(self.fn.__closure__ or ()):
