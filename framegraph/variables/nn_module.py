@@ -40,10 +40,6 @@ def _hook_dicts(module) -> list:
     return [d for d in own + [getattr(module_mod, name, None) for name in _GLOBAL_HOOKS] if isinstance(d, dict)]
 
 
-def _has_hooks(module) -> bool:
-    return any(_hook_dicts(module))
-
-
 class NNModuleVariable(VariableTracker):
     @property
     def replay_kind(self):

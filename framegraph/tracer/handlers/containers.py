@@ -239,6 +239,5 @@ def GET_LEN(tx, inst):
     tx.push(ConstantVariable(tx.peek().length(tx)))
 
 
-for _name in ("MATCH_CLASS", "MATCH_KEYS", "MATCH_MAPPING", "MATCH_SEQUENCE", "COPY_DICT_WITHOUT_KEYS"):
-    if _name != "COPY_DICT_WITHOUT_KEYS":
-        unsupported_opcode(_name, why="structural pattern matching is not traced yet")
+for _name in ("MATCH_CLASS", "MATCH_KEYS", "MATCH_MAPPING", "MATCH_SEQUENCE"):
+    unsupported_opcode(_name, why="structural pattern matching is not traced yet")
