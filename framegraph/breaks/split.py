@@ -47,7 +47,7 @@ from ..variables.lists import TupleVariable
 from ..codegen.rebuild import FrameCodegen
 
 _resume_names = itertools.count(1)
-_logged = set()  # (file, line, entry id, context): each break site is logged once
+_logged = set()  # (file, line, entry id, context): each break site is logged once per process
 
 # Stack shapes of the instructions a break can happen at (3.11 and 3.12
 # names; a name a version lacks never matches): opname -> (values popped,

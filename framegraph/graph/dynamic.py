@@ -44,6 +44,7 @@ from torch.fx.experimental.symbolic_shapes import DimDynamic, ShapeEnv
 from torch.utils._sympy.numbers import int_oo
 from torch.utils._sympy.printers import PythonPrinter
 
+from ..config import on_reset
 from ..guards.sources import Source
 
 _MARK = "_framegraph_dynamic_dims"
@@ -65,6 +66,7 @@ def mark_dynamic(t: torch.Tensor, dim) -> None:
     setattr(t, _MARK, marked)
 
 
+@on_reset
 def forget(code=None) -> None:
     """Drop the recorded sizes of ``code`` (all codes when None): part of reset()."""
     if code is None:

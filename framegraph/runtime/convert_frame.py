@@ -22,7 +22,7 @@ from ..diagnostics import logs, records
 from ..diagnostics.records import CompileRecord
 from . import skip
 from .cache import arg_names, recompile_reasons, remember_guard
-from ..config import config
+from ..config import config, on_reset
 from ..errors import InternalError, Unsupported
 
 log = logging.getLogger("framegraph")
@@ -38,6 +38,13 @@ _warned = set()
 _last_reasons = weakref.WeakKeyDictionary()
 # How often a frame was run unmodified after a break errors.RETRY names.
 retries = weakref.WeakKeyDictionary()
+
+@on_reset
+def _forget():
+    touched_codes.clear()  # their entries and marks were dropped by reset() first
+    retries.clear()
+    _last_reasons.clear()
+
 
 def as_positional(code):
     """`code` with every argument slot made positional, as re-call needs it."""

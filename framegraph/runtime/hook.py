@@ -15,8 +15,8 @@ import torch
 from .. import _C
 from . import skip
 from ..backends import lookup_backend
-from ..config import MODES, CompileOptions
-from .convert_frame import ConvertFrame, retries, touched_codes
+from ..config import MODES, CompileOptions, reset_state
+from .convert_frame import ConvertFrame, touched_codes
 
 # hook.md pitfall 9: with the hook, each Python call nests C frames, and deep
 # recursion past ~20000 frames can overflow the C stack instead of raising.
@@ -210,12 +210,7 @@ def reset():
     for code in list(touched_codes):
         if code not in _disabled_codes:
             _C.reset(code)
-    touched_codes.clear()
-    retries.clear()
-    skip._path_cache.clear()
-    from ..graph.dynamic import forget
-
-    forget()  # sizes recorded for automatic dynamic shapes
+    reset_state()  # what every module keeps (config.py lists it)
 
 
 def is_compiling():

@@ -13,6 +13,8 @@ import weakref
 
 import torch
 
+from ..config import on_reset
+
 _STDLIB_DIRS = tuple(
     os.path.realpath(sysconfig.get_paths()[key]) + os.sep for key in ("stdlib", "platstdlib")
 )
@@ -62,6 +64,7 @@ def _third_party_package(path):
 
 
 _path_cache = {}
+on_reset(_path_cache.clear)
 
 _untraced = None
 
