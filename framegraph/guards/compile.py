@@ -19,9 +19,16 @@ the cheap checks run first, a source read by several guards is evaluated once
 (walrus), and constants live in the function's own globals, so it holds no
 reference to any argument value (identity is checked by ``id``).
 
-Each guard also renders one readable line (``L['x'].dtype == torch.float32``
+The function is built as data and written once: ``_plan`` lists its parts
+in the order they run (each guard's check as its kind builds it, kinds.py;
+the reader calls, groups and tensor batch below), each an expression node
+whose reads are Source objects (expr.py), and ``_render`` writes them all
+through one ``expr.Render``, which decides how each read is written. No text
+is filled in or parsed back.
+
+Each guard also has one readable line (``L['x'].dtype == torch.float32``
 style) for logs and for ``CompiledGuard.failure``, which names the first
-guard that rejects a given call in words (guard_explain.py): the reason of a
+guard that rejects a given call in words (explain.py): the reason of a
 recompile.
 
 Tensor checks are the per-call cost users notice, so all TENSOR_MATCH guards
@@ -37,13 +44,13 @@ relations the trace relied on are one SHAPE_ENV guard checked last.
 Three more savings, none of which drops a fact: values under one root
 (``L['self']._modules['0']._parameters['weight']`` and its siblings) are read
 by one C ``SourceReader`` call that skips its walk while every dict on the way
-is unchanged (source_reader.py), and the identity/constant checks of those
-values run only when it walked (``_ReaderGroup``); a source prefix several
-guards read is bound once (``_ExprCache``); and the identity/constant checks
-of items of one dict (module globals) sit behind the dict's version tag
+is unchanged (reader.py), and the identity/constant checks of those values
+run only when it walked (``_ReaderGroup``); a source prefix several guards
+read is bound once (``expr.Render``); and the identity/constant checks of
+items of one dict (module globals) sit behind the dict's version tag
 (``_VersionGroup``): skipped while the dict is unchanged, run again when it
-changed. The guard kinds and their renderers are in guard_kinds.py, the
-groups in guard_skips.py.
+changed. The groups are in skips.py; which guards may join one, each kind's
+record says.
 """
 from typing import Dict, List, Optional, Tuple
 

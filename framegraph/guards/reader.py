@@ -14,7 +14,7 @@ replaces: reads the C side cannot prove cacheable (properties,
 
 ``chain(source)`` splits a source into its root and the attribute/str-key
 steps above it; ``group(sources)`` gathers sources worth a reader, by root;
-``Reader`` builds the C program for one root. guards.py reads guarded
+``Reader`` builds the C program for one root. Guard functions read guarded
 values through readers (skips.py); codegen passes parameters to the graph
 from one.
 """

@@ -7,10 +7,12 @@ Two kinds of group, each rendered as one part of the check function:
 * ``_ReaderCall`` / ``_ReaderGroup``: the values under one root (a module's
   parameters, submodules, closure cells) read by one ``_C.SourceReader``
   call, and their identity/constant checks, run only when the reader saw a
-  change (source_reader.py).
+  change (reader.py).
 
 Neither drops a fact: a skipped check is one whose inputs are provably the
-objects it passed on before.
+objects it passed on before. Which guards may join a group, their kind's
+record says (``GuardKind.versioned``, ``same_object``); each group is an
+expression node (expr.py) that writes itself, members after an ``or``.
 """
 import dataclasses
 from typing import Dict, List, Optional, Tuple
@@ -84,7 +86,7 @@ class _VersionGroup(Node):
 
 # ---- source readers: the values under one root read in C, walk skipped while unchanged
 class _ReaderCall(Node):
-    """``(___rK := reader(root))``: binds the values a SourceReader (source_reader.py)
+    """``(___rK := reader(root))``: binds the values a SourceReader (reader.py)
     returns on every call; ``all_name`` (``___aK``) is bound to all its values only
     where its group's checks run."""
 
