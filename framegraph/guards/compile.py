@@ -61,10 +61,10 @@ try:
 except ImportError:  # built without torch's headers: tensor_check() uses torch's TensorGuards
     TensorCheck = None
 from .explain import explain
-from .expr import Consts, Node, Py, Read, Render
-from .kinds import KINDS, Guard, _depth, sources_of
-from .skips import _leaf_order, _readers, _star_leaves, _version_groups
-from .sources import FUNC, GLOBALS, held_objects
+from .expr import Consts, Leaf, Node, Py, Read, Render, Star
+from .kinds import KINDS, Guard, sources_of
+from .skips import reader_calls, version_groups
+from .sources import FUNC, GLOBALS, Source, held_objects
 
 READS_VALUES = 2  # kinds from this cost on read guarded values: the reader calls go before the first
 
@@ -80,9 +80,9 @@ class CompiledGuard:
         self.consts = Consts()
         batch = _TensorBatch()
         batched = {g for g in self.guards if KINDS[g.kind].batched and batch.accepts(g)}
-        readers, leaves, groups = _readers(self.guards, batched)
+        readers, leaves, groups = reader_calls(self.guards, batched)
         self.readers = [call.reader for call in readers]
-        groups.update(_version_groups([g for g in self.guards if g not in batched and g not in groups]))
+        groups.update(version_groups([g for g in self.guards if g not in batched and g not in groups]))
         if batched:
             batch.seal(sorted((g for g in self.guards if g in batched), key=lambda g: _leaf_order(g, leaves)),
                        leaves, readers)
@@ -203,6 +203,36 @@ class _TensorBatch(Node):
     def render(self, r: Render) -> str:
         args = ", ".join(a.render(r) for a in self.args)
         return f"{r.consts(self.check)}({args})"
+
+
+def _leaf_order(g: Guard, leaves) -> Tuple[int, int, int]:
+    """Batch order: tensors read directly first, then each reader's, by index."""
+    leaf = leaves.get(g.source)
+    if leaf is None:
+        return (0, 0, 0)
+    return (1, leaf.call.k, leaf.index)
+
+
+def _star_leaves(args: List[Node], readers) -> List[Node]:
+    """``___r0[0], ___r0[1], ...`` -> ``*___r0`` (or ``*___r0[:n]``)."""
+    out = list(args)
+    for call in readers:
+        run = [Leaf(call, i) for i in range(call.reader.nhot)]
+        n = 0
+        while n < len(run) and run[n] in out:
+            n += 1
+        if n >= 2 and out[out.index(run[0]):out.index(run[0]) + n] == run[:n]:
+            at = out.index(run[0])
+            out[at:at + n] = [Star(call, n)]
+    return out
+
+
+def _depth(source: Optional[Source]) -> int:
+    depth = 0
+    while source is not None:
+        depth += 1
+        source = getattr(source, "base", None)
+    return depth
 
 
 def tensor_check(templates, sizes, strides):

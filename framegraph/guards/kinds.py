@@ -425,14 +425,6 @@ _KINDS = [
 KINDS: Dict[str, GuardKind] = {kind.name: kind for kind in _KINDS}
 
 
-def _depth(source: Optional[Source]) -> int:
-    depth = 0
-    while source is not None:
-        depth += 1
-        source = getattr(source, "base", None)
-    return depth
-
-
 def function_guard_values(obj) -> Tuple[int, str]:
     """The (id, label) pair of an ID_MATCH guard on ``obj``."""
     label = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None) or type(obj).__name__

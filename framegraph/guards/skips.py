@@ -15,10 +15,10 @@ record says (``GuardKind.versioned``, ``same_object``); each group is an
 expression node (expr.py) that writes itself, members after an ``or``.
 """
 import dataclasses
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional
 
 from .. import _C
-from .expr import Leaf, Node, Plain, Py, Read, Render, Star
+from .expr import Leaf, Node, Plain, Py, Read, Render
 from .kinds import KINDS, Guard
 from .reader import Reader, chain, group
 from .sources import GLOBALS, GetItemSource, GlobalSource, Source
@@ -127,8 +127,8 @@ class _ReaderGroup(Node):
         return f"({seen}[0] == {walks} or ({' and '.join(checks)} and {seen}.__setitem__(0, {walks}) is None))"
 
 
-def _readers(guards: List[Guard], batched):
-    """The reader calls of a guard, the ``Leaf`` of each value they return, and
+def reader_calls(guards: List[Guard], batched):
+    """The reader calls of the guards, the ``Leaf`` of each value they return, and
     the reader group of each guard that needs checking only after a walk.
 
     A guarded source that is a chain of reads (source_reader.chain) is read by
@@ -217,29 +217,7 @@ def _parts(source) -> List[Source]:
     return out
 
 
-def _leaf_order(g: Guard, leaves) -> Tuple[int, int, int]:
-    """Batch order: tensors read directly first, then each reader's, by index."""
-    leaf = leaves.get(g.source)
-    if leaf is None:
-        return (0, 0, 0)
-    return (1, leaf.call.k, leaf.index)
-
-
-def _star_leaves(args: List[Node], readers: List[_ReaderCall]) -> List[Node]:
-    """``___r0[0], ___r0[1], ...`` -> ``*___r0`` (or ``*___r0[:n]``)."""
-    out = list(args)
-    for call in readers:
-        run = [Leaf(call, i) for i in range(call.reader.nhot)]
-        n = 0
-        while n < len(run) and run[n] in out:
-            n += 1
-        if n >= 2 and out[out.index(run[0]):out.index(run[0]) + n] == run[:n]:
-            at = out.index(run[0])
-            out[at:at + n] = [Star(call, n)]
-    return out
-
-
-def _version_groups(guards: List[Guard]) -> Dict[Guard, _VersionGroup]:
+def version_groups(guards: List[Guard]) -> Dict[Guard, _VersionGroup]:
     """Guard -> its group, for dicts with at least MIN_GROUP versioned checks."""
     if getattr(_C, "dict_version", None) is None:
         return {}
