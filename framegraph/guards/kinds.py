@@ -1,22 +1,23 @@
-"""Guard kinds: what one assumption is, and how it is checked and read aloud.
+"""Guard kinds: what one assumption is, and everything about how it is checked.
 
-``Guard(kind, source, value)`` is one fact a trace relied on; ``KINDS`` maps
-each kind to its cost rank and to a function rendering it as Python code (over
-an expression that reads the value) plus one readable line, in
-torch.compile's notation (``L['x'].dtype == torch.float32``). guards.py
-compiles the guards of an entry into one check function; guard_skips.py
-groups checks that can be skipped while nothing they read changed.
+``Guard(kind, source, value)`` is one fact a trace relied on. ``KINDS`` holds
+one ``GuardKind`` record per kind: its cost rank (cheap kinds are checked
+first), its check (an expression over a node reading the value, built of
+expr.py's nodes), its readable line in torch.compile's notation
+(``L['x'].dtype == torch.float32``), why it rejects a call in words
+(explain.py), which sources it reads, and whether a dict version tag or an
+unchanged SourceReader walk may skip it (skips.py). compile.py asks these
+records and never tests a kind's name.
 """
-import builtins
 import dataclasses
-import itertools
 import math
 import types
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Tuple
 
 import torch
 
-from .sources import FUNC, GLOBALS, Source
+from .expr import Const, Node, Py, Read, all_of
+from .sources import FUNC, GLOBALS, LocalSource, Source
 
 _dispatch_keys = torch._C._dispatch_keys
 _IMMUTABLE = (bool, int, float, complex, str, bytes, type(None), torch.dtype)
@@ -31,14 +32,9 @@ class Guard:
     value: Any = None
 
 
-def sources_of(g: Guard):
+def sources_of(g: Guard) -> Tuple[Source, ...]:
     """The sources a guard's check reads."""
-    if g.source is not None:
-        yield g.source
-    if g.kind == "IS_SAME":
-        yield g.value
-    elif g.kind == "SHAPE_ENV":
-        yield from (src for _, src, _ in g.value.symbols)
+    return KINDS[g.kind].sources(g)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -68,10 +64,6 @@ class TensorSpec:
         return cls(type(t), t.dtype, t.device, size, stride, t.requires_grad,
                    _dispatch_keys(t).raw_repr())
 
-    @property
-    def is_dynamic(self) -> bool:
-        return None in self.size or None in self.stride
-
     def template(self) -> Optional[torch.Tensor]:
         """A tensor that the tensor check accepts exactly when this spec does, or None."""
         size = [2 if n is None else n for n in self.size]
@@ -91,125 +83,176 @@ def _symbolic(n) -> bool:
     return isinstance(n, torch.SymInt) and not n.node.is_constant()
 
 
-# The builtins as they were at import: a guard calls type(), len() and id() even
-# while the program has replaced one (``builtins.len = lru_cache(4)(len)``).
-_BUILTINS = dict(builtins.__dict__)
-
-
-class _Consts:
-    """Names for the non-literal constants a guard function refers to."""
-
-    def __init__(self):
-        self.namespace: Dict[str, Any] = {"__builtins__": _BUILTINS}
-        self._by_id: Dict[int, str] = {}
-        self._count = itertools.count()
-
-    def __call__(self, value) -> str:
-        literal = type(value) in (bool, int, str, bytes, type(None))
-        if literal or type(value) is float and math.isfinite(value):
-            return repr(value)
-        key = id(value)
-        if key not in self._by_id:
-            name = f"___c{next(self._count)}"
-            self.namespace[name] = value
-            self._by_id[key] = name
-        return self._by_id[key]
-
-
 def _qualname(t) -> str:
     return getattr(t, "__qualname__", repr(t))
 
 
-# ---- one function per guard kind: (guard, E, consts) -> (code, readable line)
-# E is the Python expression that reads the guarded value; readable lines use
-# the source's name. Codes are combined with `and`.
-
-def _type_match(g, e, c):
-    return f"type({e}) is {c(g.value)}", f"type({g.source.name()}) is {_qualname(g.value)}"
+def _no_sources(g) -> Tuple[Source, ...]:
+    return ()
 
 
-def _id_match(g, e, c):
+def _never(g) -> bool:
+    return False
+
+
+@dataclasses.dataclass(frozen=True)
+class GuardKind:
+    """Everything about one kind of guard.
+
+    ``check(g, v)`` is the check as an expression node, over ``v``, a node
+    reading the guarded value (None for a kind without a source); ``line(g)``
+    the readable line; ``explain(g, now)`` why it rejects a call, from ``now``,
+    the value the source holds in that call (for a kind without a source: the
+    call's scope, names -> values); None says "guard failed: <line>".
+    """
+
+    name: str
+    cost: int  # checked in this order, cheaper first
+    check: Callable[[Guard, Optional[Node]], Node]
+    line: Callable[[Guard], str]
+    explain: Optional[Callable[[Guard, Any], str]] = None
+    # "item": checks one item of a dict (a global, ``d['key']``), so an unchanged
+    # dict version implies it when ``same_object`` does; "dict": checks the keys of
+    # the dict its source is (the frame's globals without one), implied by an
+    # unchanged version; None: neither
+    versioned: Optional[str] = None
+    # passes for an object whenever it passed for the same object(s) before: a
+    # check an unchanged dict version or SourceReader walk (skips.py) may skip
+    same_object: Callable[[Guard], bool] = _never
+    second_source: bool = False  # ``value`` is a Source the check reads too (``x is y``)
+    batched: bool = False  # checked by the entry's one C++ tensor check when a template reproduces it
+    reads_globals: bool = False  # reads the frame's globals dict itself
+    more_sources: Callable[[Guard], Iterable[Source]] = _no_sources  # read inside its own code
+    names: Mapping[str, Any] = dataclasses.field(default_factory=dict)  # its code refers to these
+
+    def reads(self, g: Guard) -> Tuple[Source, ...]:
+        """The sources its check reads as nodes (through readers and bindings)."""
+        first = () if g.source is None else (g.source,)
+        return first + (g.value,) if self.second_source else first
+
+    def sources(self, g: Guard) -> Tuple[Source, ...]:
+        """Every source its check reads."""
+        return self.reads(g) + tuple(self.more_sources(g))
+
+    def uses_globals(self, g: Guard) -> bool:
+        """Whether its check needs the frame's globals (``___G``) bound."""
+        return self.reads_globals or any(s.uses_globals() for s in self.sources(g))
+
+
+# ---- values: type, identity, constants, containers
+
+def _identity_line(g):
     ident, label = g.value
-    return f"id({e}) == {ident}", f"id({g.source.name()}) == {ident}  # {label}"
+    return f"id({g.source.name()}) == {ident}  # {label}"
 
 
-def _constant_match(g, e, c):
+def _identity_explain(g, value) -> str:
+    ident, label = g.value
+    if isinstance(value, types.ModuleType):
+        what = "module"
+    elif isinstance(value, type):
+        what = "class"
+    elif callable(value):
+        what = "function"
+    else:
+        what = "object"
+    short = getattr(value, "__qualname__", None) or f"a {type(value).__name__}"
+    return f"id of {g.source.name()} changed (the {what} {label} was replaced by {short})"
+
+
+def _constant_check(g, v):
     value = g.value
-    name = g.source.name()
     if value is None or isinstance(value, (bool, torch.dtype, type(Ellipsis))):
-        return f"{e} is {c(value)}", f"{name} is {value!r}"
-    return (f"(type({e}) is {c(type(value))} and {e} == {c(value)})", f"{name} == {value!r}")
+        return Py(v, " is ", Const(value))
+    return Py("(type(", v, ") is ", Const(type(value)), " and ", v, " == ", Const(value), ")")
 
 
-def _set_match(g, e, c):
-    """A set or frozenset of constants: value is (type, frozenset of items), hashable."""
+def _constant_line(g):
+    value = g.value
+    if value is None or isinstance(value, (bool, torch.dtype, type(Ellipsis))):
+        return f"{g.source.name()} is {value!r}"
+    return f"{g.source.name()} == {value!r}"
+
+
+_CONSTANT_HINTS = {
+    float: " (a Python float: pass a tensor to avoid recompiling)",
+    int: " (a Python int: unless compiled with dynamic=False, this recompile makes it a symbolic graph "
+         "input; where Python needs its value, as in range(n), each value still gets its own graph)",
+    bool: " (a Python bool: each value compiles its own graph)",
+    str: " (a Python str: each value compiles its own graph)",
+}
+
+
+def _constant_explain(g, value) -> str:
+    name, old = g.source.name(), g.value
+    if type(value) is not type(old):
+        return f"{name} changed from {old!r} ({type(old).__name__}) to {value!r} ({type(value).__name__})"
+    return f"{name} changed from {old!r} to {value!r}{_CONSTANT_HINTS.get(type(old), '')}"
+
+
+def _set_line(g):
     kind, items = g.value
-    return (f"(type({e}) is {c(kind)} and {e} == {c(items)})",
-            f"{g.source.name()} == {kind.__name__}({sorted(items, key=repr)!r})")
+    return f"{g.source.name()} == {kind.__name__}({sorted(items, key=repr)!r})"
 
 
-def _length(g, e, c):
+def _container_explain(what):
+    """LENGTH and DICT_KEYS: the type changed, or ``what`` (length, keys) did."""
+    def explain(g, value) -> str:
+        kind, old = g.value
+        name = g.source.name()
+        if type(value) is not kind:
+            return f"{name} is now a {type(value).__name__}, not a {kind.__name__}"
+        if what == "length":
+            return f"length of {name} changed from {old} to {len(value)} (the trace unrolled it)"
+        return f"keys of {name} changed from {list(old)} to {list(value)}"
+    return explain
+
+
+def _length_line(g):
     kind, n = g.value
-    return (f"(type({e}) is {c(kind)} and len({e}) == {n})",
-            f"type({g.source.name()}) is {kind.__name__} and len({g.source.name()}) == {n}")
+    return f"type({g.source.name()}) is {kind.__name__} and len({g.source.name()}) == {n}"
 
 
-def _dict_keys(g, e, c):
-    kind, keys = g.value
-    return (f"(type({e}) is {c(kind)} and list({e}) == {c(list(keys))})",
-            f"list({g.source.name()}.keys()) == {list(keys)!r}")
-
-
-def _dict_contains(g, e, c):
+def _contains_check(g, v):
     """Whether a (string) key is in a dict read lazily (variables/lazy_dict.py)."""
     key, present = g.value
-    op = "in" if present else "not in"
-    return f"{key!r} {op} {e}", f"{key!r} {op} {g.source.name()}"
+    return Py(f"{key!r} {'in' if present else 'not in'} ", v)
 
 
-def _not_in_globals(g, e, c):
-    return f"{g.value!r} not in {GLOBALS}", f"{g.value!r} not in G  # builtin {g.value} not shadowed"
+def _contains_line(g):
+    key, present = g.value
+    return f"{key!r} {'in' if present else 'not in'} {g.source.name()}"
 
 
-def _grad_mode(g, e, c):
-    return f"{c(torch._C.is_grad_enabled)}() is {g.value}", f"torch.is_grad_enabled() is {g.value}"
+def _contains_explain(g, value) -> str:
+    key, present = g.value
+    now = "added to" if not present else "removed from"
+    return f"key {key!r} was {now} {g.source.name()}"
 
 
-def _is_same(g, e, c):
-    other = g.value
-    return f"{e} is {other.expr()}", f"{g.source.name()} is {other.name()}"
+# ---- tensors
 
-
-def _tensor_parts(spec: TensorSpec, e: str, c) -> List[Tuple[str, str]]:
-    """TENSOR_MATCH split into Python checks, each with the fact it verifies."""
-    if spec.device.type == "cpu":
-        device = f"{e}.is_cpu"
-    else:
-        device = f"{e}.device == {c(spec.device)}"
-    parts = [
-        (f"type({e}) is {c(spec.cls)}", f"type is {_qualname(spec.cls)}"),
-        (f"{e}.dtype is {c(spec.dtype)}", f"dtype == {spec.dtype}"),
-        (device, f"device == {spec.device}"),
-        (f"{e}.dim() == {len(spec.size)}", f"dim == {len(spec.size)}"),
-    ]
+def _tensor_parts(spec: TensorSpec, v: Node) -> List[Node]:
+    """TENSOR_MATCH as Python checks (a tensor whose spec no template reproduces)."""
+    device = Py(v, ".is_cpu") if spec.device.type == "cpu" else Py(v, ".device == ", Const(spec.device))
+    parts = [Py("type(", v, ") is ", Const(spec.cls)), Py(v, ".dtype is ", Const(spec.dtype)), device,
+             Py(v, f".dim() == {len(spec.size)}")]
     if None not in spec.size:
-        parts.append((f"{e}.size() == {spec.size!r}", f"size == {list(spec.size)}"))
+        parts.append(Py(v, f".size() == {spec.size!r}"))
     else:
-        parts += [(f"{e}.size({i}) == {n}", f"size({i}) == {n}") for i, n in enumerate(spec.size) if n is not None]
-    parts += _stride_parts(spec, e)
-    parts.append((f"{e}.requires_grad is {spec.requires_grad}", f"requires_grad == {spec.requires_grad}"))
+        parts += [Py(v, f".size({i}) == {n}") for i, n in enumerate(spec.size) if n is not None]
+    parts.append(Py(v, ".is_contiguous()") if _contiguous_suffices(spec) else Py(v, f".stride() == {spec.stride!r}"))
+    parts.append(Py(v, f".requires_grad is {spec.requires_grad}"))
     if spec.keys is not None:
-        parts.append((f"{c(_dispatch_keys)}({e}).raw_repr() == {spec.keys}", "dispatch keys unchanged"))
+        parts.append(Py(Const(_dispatch_keys), "(", v, f").raw_repr() == {spec.keys}"))
     return parts
 
 
-def _stride_parts(spec: TensorSpec, e: str) -> List[Tuple[str, str]]:
-    if None in spec.stride:  # only contiguous tensors get dynamic dims (dynamic.py)
-        return [(f"{e}.is_contiguous()", "contiguous")]
-    if None not in spec.size and spec.stride == _contiguous_strides(spec.size):
-        # same sizes + contiguous => same strides (up to size-1 dims, which index nothing)
-        return [(f"{e}.is_contiguous()", f"stride == {list(spec.stride)}")]
-    return [(f"{e}.stride() == {spec.stride!r}", f"stride == {list(spec.stride)}")]
+def _contiguous_suffices(spec: TensorSpec) -> bool:
+    """Whether ``is_contiguous()`` checks the strides: dynamic strides are those of a
+    contiguous tensor (only those get dynamic dims, dynamic.py), and same sizes +
+    contiguous => same strides (up to size-1 dims, which index nothing)."""
+    return None in spec.stride or None not in spec.size and spec.stride == _contiguous_strides(spec.size)
 
 
 def _contiguous_strides(size):
@@ -224,51 +267,45 @@ def _dims(values) -> str:
     return "[" + ", ".join("*" if v is None else str(v) for v in values) + "]"
 
 
-def _tensor_match(g, e, c):
-    parts = _tensor_parts(g.value, e, c)
-    code = "(" + " and ".join(p for p, _ in parts) + ")"
+def _tensor_line(g):
     spec = g.value
-    line = (f"{g.source.name()}: {_qualname(spec.cls)}(dtype={spec.dtype}, device={spec.device}, "
+    return (f"{g.source.name()}: {_qualname(spec.cls)}(dtype={spec.dtype}, device={spec.device}, "
             f"size={_dims(spec.size)}, stride={_dims(spec.stride)}, requires_grad={spec.requires_grad})")
-    return code, line
 
 
-def _global_state(g, e, c):
-    """Global torch state a graph depends on, besides grad mode: one call each."""
-    state = g.value
-    parts = [(f"{c(getter)}() is {c(value)}", f"{label} is {value}")
-             for label, getter, value in zip(GLOBAL_STATE_LABELS, GLOBAL_STATE_GETTERS, state)]
-    return "(" + " and ".join(p for p, _ in parts) + ")", "; ".join(line for _, line in parts)
+_SIZE_HINT = ("unless compiled with dynamic=False, this recompile makes the dimension dynamic, so "
+              "later sizes reuse one graph; framegraph.mark_dynamic({arg}, {dim}) makes it dynamic "
+              "from the first call")
+_SMALL_SIZE_HINT = "sizes 0 and 1 are specialised: each gets its own graph"
 
 
-class HookDicts:
-    """The hook dicts of the modules a trace called, held (not the modules), compared by identity."""
+def _tensor_explain(g, value) -> str:
+    name, spec = g.source.name(), g.value
+    if not isinstance(value, torch.Tensor):
+        return f"{name} is now a {type(value).__name__}, not a tensor"
+    if type(value) is not spec.cls:
+        return f"type of {name} changed from {spec.cls.__name__} to {type(value).__name__}"
+    for label, old, new in (("dtype", spec.dtype, value.dtype), ("device", spec.device, value.device),
+                            ("requires_grad", spec.requires_grad, value.requires_grad)):
+        if old != new:
+            return f"{label} of {name} changed from {old} to {new}"
+    if value.dim() != len(spec.size):
+        return f"{name} now has {value.dim()} dimensions, not {len(spec.size)}"
+    for dim, (old, new) in enumerate(zip(spec.size, value.size())):
+        if old is not None and old != new:
+            arg = g.source.local_name if isinstance(g.source, LocalSource) else name
+            hint = _SMALL_SIZE_HINT if new in (0, 1) else _SIZE_HINT.format(arg=arg, dim=dim)
+            return f"size of {name} dim {dim} changed from {old} to {new} ({hint})"
+    if not (value.is_contiguous() if _contiguous_suffices(spec) else value.stride() == spec.stride):
+        now = "contiguous" if value.is_contiguous() else "not contiguous"
+        return (f"stride of {name} changed from {_dims(spec.stride)} to {list(value.stride())} "
+                f"(it is now {now})")
+    if spec.keys is not None and _dispatch_keys(value).raw_repr() != spec.keys:
+        return f"dispatch keys of {name} changed (now {_dispatch_keys(value)})"
+    return f"{name} no longer matches {spec}"
 
-    def __init__(self, dicts):
-        self.dicts = tuple(dicts)
 
-    def __repr__(self):
-        return f"HookDicts({len(self.dicts)})"
-
-
-def _no_hooks(g, e, c):
-    """nn.Module hooks registered after the trace would not run: all those dicts stay empty."""
-    return f"not any({c(g.value.dicts)})", f"no hooks registered on the modules called ({len(g.value.dicts)} dicts)"
-
-
-def _same_globals(g, e, c):
-    """The code reads the compiled graph (and resume functions) from the globals it was
-    traced with; the same code object can run with other globals (a module loaded
-    twice). Compared by id: holding the dict would keep its module alive through
-    the cache on the code object."""
-    return f"id({FUNC}.__globals__) == {g.value}", "G is the globals dict the code was traced with"
-
-
-def _shape_env(g, e, c):
-    """The shape relations of a dynamic-shape trace (see dynamic.ShapeGuards)."""
-    c.namespace.update(math=math, torch=torch)  # the printer writes math.inf, torch.sym_float
-    return g.value.code(), g.value.readable()
-
+# ---- global state, hooks, globals
 
 GLOBAL_STATE_LABELS = ("torch.get_default_dtype()", "torch.are_deterministic_algorithms_enabled()",
                        "autocast enabled")
@@ -281,32 +318,111 @@ def global_state() -> Tuple[Any, ...]:
     return tuple(getter() for getter in GLOBAL_STATE_GETTERS)
 
 
-# kind -> (priority: cheaper first, render function)
-KINDS: Dict[str, Tuple[int, Callable]] = {
-    "GRAD_MODE": (0, _grad_mode),
-    "GLOBAL_STATE": (0, _global_state),
-    "NOT_IN_GLOBALS": (1, _not_in_globals),
-    "NO_HOOKS": (1, _no_hooks),
-    "SAME_GLOBALS": (0, _same_globals),
-    "TYPE_MATCH": (2, _type_match),
-    "ID_MATCH": (2, _id_match),
-    "CONSTANT_MATCH": (3, _constant_match),
-    "SET_MATCH": (3, _set_match),
-    "LENGTH": (3, _length),
-    "DICT_KEYS": (4, _dict_keys),
-    "DICT_CONTAINS": (3, _dict_contains),
-    "IS_SAME": (4, _is_same),
-    "TENSOR_MATCH": (5, _tensor_match),
-    "SHAPE_ENV": (6, _shape_env),
-}
+def _global_state_explain(g, scope) -> str:
+    for label, old, new in zip(GLOBAL_STATE_LABELS, g.value, global_state()):
+        if old is not new:
+            return f"{label} changed from {old} to {new}"
+    return f"guard failed: {KINDS[g.kind].line(g)}"
 
 
-def _depth(source: Optional[Source]) -> int:
-    depth = 0
-    while source is not None:
-        depth += 1
-        source = getattr(source, "base", None)
-    return depth
+_ON = {True: "enabled", False: "disabled"}
+
+
+class HookDicts:
+    """The hook dicts of the modules a trace called, held (not the modules), compared by identity."""
+
+    def __init__(self, dicts):
+        self.dicts = tuple(dicts)
+
+    def __repr__(self):
+        return f"HookDicts({len(self.dicts)})"
+
+
+# ---- the records, cheap kinds first. A kind without a source gets v=None.
+_KINDS = [
+    GuardKind(
+        "GRAD_MODE", 0,
+        check=lambda g, v: Py(Const(torch._C.is_grad_enabled), f"() is {g.value}"),
+        line=lambda g: f"torch.is_grad_enabled() is {g.value}",
+        explain=lambda g, scope: f"grad mode changed from {_ON[g.value]} to {_ON[torch.is_grad_enabled()]}"),
+    GuardKind(  # global torch state a graph depends on, besides grad mode: one call each
+        "GLOBAL_STATE", 0,
+        check=lambda g, v: all_of(Py(Const(getter), "() is ", Const(value))
+                                  for getter, value in zip(GLOBAL_STATE_GETTERS, g.value)),
+        line=lambda g: "; ".join(f"{label} is {value}" for label, value in zip(GLOBAL_STATE_LABELS, g.value)),
+        explain=_global_state_explain),
+    GuardKind(  # the code reads the compiled graph (and resume functions) from the globals it
+        # was traced with; the same code object can run with other globals (a module loaded
+        # twice). Compared by id: holding the dict would keep its module alive through the
+        # cache on the code object.
+        "SAME_GLOBALS", 0,
+        check=lambda g, v: Py(f"id({FUNC}.__globals__) == {g.value}"),
+        line=lambda g: "G is the globals dict the code was traced with",
+        explain=lambda g, scope: "the same code runs with other globals (its module was loaded again, "
+                                 "or it was exec'd again)"),
+    GuardKind(
+        "NOT_IN_GLOBALS", 1,
+        check=lambda g, v: Py(f"{g.value!r} not in {GLOBALS}"),
+        line=lambda g: f"{g.value!r} not in G  # builtin {g.value} not shadowed",
+        explain=lambda g, scope: f"global {g.value!r} now shadows the builtin the trace used",
+        versioned="dict", reads_globals=True),
+    GuardKind(  # nn.Module hooks registered after the trace would not run: those dicts stay empty
+        "NO_HOOKS", 1,
+        check=lambda g, v: Py("not any(", Const(g.value.dicts), ")"),
+        line=lambda g: f"no hooks registered on the modules called ({len(g.value.dicts)} dicts)",
+        explain=lambda g, scope: "a hook was registered on a module the graph calls (or a global module hook)"),
+    GuardKind(
+        "TYPE_MATCH", 2,
+        check=lambda g, v: Py("type(", v, ") is ", Const(g.value)),
+        line=lambda g: f"type({g.source.name()}) is {_qualname(g.value)}",
+        explain=lambda g, value: (f"type of {g.source.name()} changed from {g.value.__qualname__} "
+                                  f"to {type(value).__qualname__}")),
+    GuardKind(  # value: (id, label), see function_guard_values
+        "ID_MATCH", 2,
+        check=lambda g, v: Py("id(", v, f") == {g.value[0]}"),
+        line=_identity_line, explain=_identity_explain,
+        versioned="item", same_object=lambda g: True),
+    GuardKind(
+        "CONSTANT_MATCH", 3,
+        check=_constant_check, line=_constant_line, explain=_constant_explain,
+        versioned="item", same_object=lambda g: type(g.value) in _IMMUTABLE),
+    GuardKind(  # a set or frozenset of constants: value is (type, frozenset of items), hashable
+        "SET_MATCH", 3,
+        check=lambda g, v: Py("(type(", v, ") is ", Const(g.value[0]), " and ", v, " == ", Const(g.value[1]), ")"),
+        line=_set_line),
+    GuardKind(  # value: (type, length)
+        "LENGTH", 3,
+        check=lambda g, v: Py("(type(", v, ") is ", Const(g.value[0]), " and len(", v, f") == {g.value[1]})"),
+        line=_length_line, explain=_container_explain("length")),
+    GuardKind(  # value: (key, whether it is in)
+        "DICT_CONTAINS", 3,
+        check=_contains_check, line=_contains_line, explain=_contains_explain, versioned="dict"),
+    GuardKind(  # value: (type, keys in order)
+        "DICT_KEYS", 4,
+        check=lambda g, v: Py("(type(", v, ") is ", Const(g.value[0]), " and list(", v, ") == ",
+                              Const(list(g.value[1])), ")"),
+        line=lambda g: f"list({g.source.name()}.keys()) == {list(g.value[1])!r}",
+        explain=_container_explain("keys")),
+    GuardKind(  # value: the other Source, holding the same object
+        "IS_SAME", 4,
+        check=lambda g, v: Py(v, " is ", Read(g.value)),
+        line=lambda g: f"{g.source.name()} is {g.value.name()}",
+        explain=lambda g, value: f"{g.source.name()} is no longer the same object as {g.value.name()}",
+        same_object=lambda g: True, second_source=True),
+    GuardKind(  # value: a TensorSpec
+        "TENSOR_MATCH", 5,
+        check=lambda g, v: all_of(_tensor_parts(g.value, v)),
+        line=_tensor_line, explain=_tensor_explain, batched=True),
+    GuardKind(  # the shape relations of a dynamic-shape trace (value: dynamic.ShapeGuards), written
+        # by its own printer over the sources' expressions (which refer to math.inf, torch.sym_float)
+        "SHAPE_ENV", 6,
+        check=lambda g, v: Py(g.value.code()),
+        line=lambda g: g.value.readable(),
+        explain=lambda g, scope: g.value.explain(scope),
+        more_sources=lambda g: (src for _, src, _ in g.value.symbols),
+        names={"math": math, "torch": torch}),
+]
+KINDS: Dict[str, GuardKind] = {kind.name: kind for kind in _KINDS}
 
 
 def function_guard_values(obj) -> Tuple[int, str]:

@@ -14,8 +14,8 @@ replaces: reads the C side cannot prove cacheable (properties,
 
 ``chain(source)`` splits a source into its root and the attribute/str-key
 steps above it; ``group(sources)`` gathers sources worth a reader, by root;
-``Reader`` builds the C program for one root. guards.py reads guarded
-values through readers; codegen.graph_call passes parameters to the graph
+``Reader`` builds the C program for one root. Guard functions read guarded
+values through readers (skips.py); codegen passes parameters to the graph
 from one.
 """
 from typing import Any, Dict, List, Optional, Sequence, Tuple
@@ -105,27 +105,15 @@ class Reader:
         self.watched = None if watched is None else [i for i, s in enumerate(self.leaves) if s in watched]
         nodes: Dict[Source, int] = {root: 0}
         steps: List[list] = []
-        self.step_sources: List[Source] = []  # what each step reads, for diagnostics
 
         def node(source: Source) -> int:
             if source not in nodes:
                 parent = node(source.base)
                 kind, name = step_of(source)
                 steps.append([parent, kind, name, -1])
-                self.step_sources.append(source)
                 nodes[source] = len(steps)
             return nodes[source]
 
         for i, leaf in enumerate(self.leaves):
             steps[node(leaf) - 1][3] = i
-        self.steps = len(steps)
         self.c = _C.SourceReader([tuple(s) for s in steps], len(self.leaves), self.nhot, self.watched)
-
-    def plain_source(self) -> Optional[Source]:
-        """The read that made the last walk uncacheable (read every call), or None."""
-        step = self.c.plain_step
-        return self.step_sources[step] if step >= 0 else None
-
-    def describe(self) -> str:
-        return (f"{len(self.leaves)} values under {self.root.name()} read in C "
-                f"({self.steps} steps, skipped while every dict on the way is unchanged)")

@@ -7,22 +7,24 @@ Two kinds of group, each rendered as one part of the check function:
 * ``_ReaderCall`` / ``_ReaderGroup``: the values under one root (a module's
   parameters, submodules, closure cells) read by one ``_C.SourceReader``
   call, and their identity/constant checks, run only when the reader saw a
-  change (source_reader.py).
+  change (reader.py).
 
 Neither drops a fact: a skipped check is one whose inputs are provably the
-objects it passed on before.
+objects it passed on before. Which guards may join a group, their kind's
+record says (``GuardKind.versioned``, ``same_object``); each group is an
+expression node (expr.py) that writes itself, members after an ``or``.
 """
 import dataclasses
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional
 
 from .. import _C
-from .kinds import _IMMUTABLE, KINDS, Guard
+from .expr import Leaf, Node, Plain, Py, Read, Render
+from .kinds import KINDS, Guard
 from .reader import Reader, chain, group
 from .sources import GLOBALS, GetItemSource, GlobalSource, Source
 
 
 # ---- dict-version groups: many item checks of one dict, skipped while it is unchanged
-_VERSIONED_KINDS = ("ID_MATCH", "CONSTANT_MATCH", "DICT_CONTAINS", "NOT_IN_GLOBALS")
 MIN_GROUP = 2  # below this a version check costs as much as the checks it skips
 
 
@@ -30,13 +32,10 @@ def _versioned_dict(g: Guard):
     """(True, source of the dict) when ``g`` only checks one item (or key) of a dict
     by identity or immutable value, so an unchanged dict version implies ``g``;
     the source is None for the frame's globals. (False, None) otherwise."""
-    if g.kind not in _VERSIONED_KINDS:
-        return False, None
-    if g.kind == "NOT_IN_GLOBALS":
-        return True, None
-    if g.kind == "DICT_CONTAINS":
+    kind = KINDS[g.kind]
+    if kind.versioned == "dict":
         return True, g.source
-    if g.kind == "CONSTANT_MATCH" and type(g.value) not in _IMMUTABLE:
+    if kind.versioned != "item" or not kind.same_object(g):
         return False, None
     if isinstance(g.source, GlobalSource):
         return True, None
@@ -45,7 +44,7 @@ def _versioned_dict(g: Guard):
     return False, None
 
 
-class _VersionGroup:
+class _VersionGroup(Node):
     """Checks of items of one dict, behind a check of the dict's version tag.
 
     CPython 3.11 gives every dict a version (``ma_version_tag``, PEP 509) from
@@ -61,45 +60,48 @@ class _VersionGroup:
 
     def __init__(self, base: Optional[Source], members: List[Guard]):
         self.base, self.members = base, members
+        self.checks = [KINDS[g.kind].check(g, self._value(g)) for g in members]
+        self.seen = [-1]  # the version the members last passed on (-1: none yet)
 
-    def render(self, cache, consts) -> Tuple[str, str]:
-        if self.base is None:
-            header = name = GLOBALS
-        else:
-            header = cache.expr(self.base, bind=True)
-            name = cache.expr(self.base)
-        checks = []
-        for g in self.members:
-            if g.kind in ("DICT_CONTAINS", "NOT_IN_GLOBALS"):
-                hole = name  # the check is about the dict itself
-            elif isinstance(g.source, GlobalSource):
-                hole = g.source.expr()
-            else:
-                hole = f"{name}[{g.source.index!r}]"
-            checks.append(KINDS[g.kind][1](g, hole, consts)[0])
-        seen = consts([-1])  # the version the members last passed on (-1: none yet)
+    def _value(self, g: Guard) -> Node:
+        """What member ``g`` checks: the dict itself, a global, or an item of the dict
+        (read from the dict as the header bound it)."""
+        if KINDS[g.kind].versioned == "dict":
+            return Py(GLOBALS) if self.base is None else Read(self.base)
+        if isinstance(g.source, GlobalSource):
+            return Plain(g.source)
+        return Py(Read(self.base), f"[{g.source.index!r}]")
+
+    def counted(self):
+        return [self.base] if self.base is not None else []
+
+    def render(self, r: Render) -> str:
+        header = GLOBALS if self.base is None else r.read(self.base, bind=True)
+        checks = r.skippable(lambda: " and ".join(c.render(r) for c in self.checks))
+        seen = r.consts(self.seen)
         version = f"{seen}_v"
-        code = (f"({seen}[0] == ({version} := {consts(_C.dict_version)}({header})) or "
-                f"({' and '.join(checks)} and ({version} is None or {seen}.__setitem__(0, {version}) is None)))")
-        where = "G" if self.base is None else self.base.name()
-        return code, f"{where} unchanged (dict version), else its {len(checks)} item checks"
+        return (f"({seen}[0] == ({version} := {r.consts(_C.dict_version)}({header})) or "
+                f"({checks} and ({version} is None or {seen}.__setitem__(0, {version}) is None)))")
 
 
 # ---- source readers: the values under one root read in C, walk skipped while unchanged
-class _ReaderCall:
-    """``(___rK := reader(root))``: binds the values a SourceReader (source_reader.py)
+class _ReaderCall(Node):
+    """``(___rK := reader(root))``: binds the values a SourceReader (reader.py)
     returns on every call; ``all_name`` (``___aK``) is bound to all its values only
     where its group's checks run."""
 
-    def __init__(self, reader: Reader, name: str, all_name: str):
-        self.reader, self.name, self.all_name = reader, name, all_name
+    def __init__(self, reader: Reader, k: int):
+        self.reader, self.k = reader, k
+        self.name, self.all_name = f"___r{k}", f"___a{k}"
 
-    def render(self, cache, consts) -> Tuple[str, str]:
-        code = f"({self.name} := {consts(self.reader.c)}({cache.expr(self.reader.root)})) is not None"
-        return code, self.reader.describe()
+    def counted(self):
+        return [self.reader.root]
+
+    def render(self, r: Render) -> str:
+        return f"({self.name} := {r.consts(self.reader.c)}({r.read(self.reader.root)})) is not None"
 
 
-class _ReaderGroup:
+class _ReaderGroup(Node):
     """Identity and immutable-constant checks of values a reader returns, skipped
     while the reader has not walked since they last passed: an unchanged walk
     means the same objects (``SourceReader.walks`` counts walks). Values only
@@ -108,20 +110,25 @@ class _ReaderGroup:
 
     def __init__(self, call: _ReaderCall, members: List[Guard]):
         self.call, self.members = call, members
+        self.checks = [KINDS[g.kind].check(g, Read(g.source)) for g in members]
+        self.seen = [-1]
+        self.reads_all = call.reader.nhot < len(call.reader.leaves)
 
-    def render(self, cache, consts) -> Tuple[str, str]:
-        checks = [f"{cache.expr(g.source)} is {cache.expr(g.value)}" if g.kind == "IS_SAME"
-                  else KINDS[g.kind][1](g, cache.expr(g.source), consts)[0] for g in self.members]
+    def counted(self):
+        return [self.call.reader.root] if self.reads_all else []
+
+    def render(self, r: Render) -> str:
         reader = self.call.reader
-        if reader.nhot < len(reader.leaves):
-            checks.insert(0, f"({self.call.all_name} := {consts(reader.c)}.all({cache.expr(reader.root)})) is not None")
-        seen, walks = consts([-1]), f"{consts(reader.c)}.walks"
-        code = f"({seen}[0] == {walks} or ({' and '.join(checks)} and {seen}.__setitem__(0, {walks}) is None))"
-        return code, f"{reader.root.name()}: {len(self.members)} identity checks, run when the reader walked"
+        checks = r.skippable(lambda: [c.render(r) for c in self.checks])
+        if self.reads_all:
+            checks.insert(0, r.skippable(
+                lambda: f"({self.call.all_name} := {r.consts(reader.c)}.all({r.read(reader.root)})) is not None"))
+        seen, walks = r.consts(self.seen), f"{r.consts(reader.c)}.walks"
+        return f"({seen}[0] == {walks} or ({' and '.join(checks)} and {seen}.__setitem__(0, {walks}) is None))"
 
 
-def _readers(guards: List[Guard], batched):
-    """The reader calls of a guard, the expression of each value they return, and
+def reader_calls(guards: List[Guard], batched):
+    """The reader calls of the guards, the ``Leaf`` of each value they return, and
     the reader group of each guard that needs checking only after a walk.
 
     A guarded source that is a chain of reads (source_reader.chain) is read by
@@ -138,7 +145,7 @@ def _readers(guards: List[Guard], batched):
     first: List[Source] = []
     rest: List[Source] = []
     for g in guards:
-        for read in (g.source, g.value) if g.kind == "IS_SAME" else (g.source,):
+        for read in KINDS[g.kind].reads(g):
             source = readable(read)
             if source is not None:
                 (first if g in batched and source == read else rest).append(source)
@@ -146,17 +153,17 @@ def _readers(guards: List[Guard], batched):
     owner = {s: root for root, sources in by_root.items() for s in sources}
 
     def skippable(g):
-        if g.source not in owner or g.source != readable(g.source):
-            return False
-        if g.kind == "IS_SAME":
-            return owner.get(g.value) == owner[g.source] and g.value == readable(g.value)
-        return g.kind == "ID_MATCH" or g.kind == "CONSTANT_MATCH" and type(g.value) in _IMMUTABLE
+        """Checks the same objects pass again, all of whose reads are values of one reader."""
+        reads = KINDS[g.kind].reads(g)
+        root = owner.get(g.source)
+        return (root is not None and KINDS[g.kind].same_object(g)
+                and all(owner.get(s) == root and s == readable(s) for s in reads))
 
     members = {g for g in guards if skippable(g)}
     hot = set()
     for g in guards:
         if g not in members:
-            hot.update(readable(r) for r in ((g.source, g.value) if g.kind == "IS_SAME" else (g.source,)))
+            hot.update(readable(r) for r in KINDS[g.kind].reads(g))
     for root in by_root:
         hot.update(part for part in _parts(root) if part in owner)
     calls, leaves, by_call = [], {}, {}
@@ -164,12 +171,11 @@ def _readers(guards: List[Guard], batched):
         sources = by_root[root]
         ordered = [s for s in sources if s in hot] + [s for s in sources if s not in hot]
         nhot = sum(1 for s in sources if s in hot)
-        watched = {r for g in members if owner[g.source] == root
-                   for r in ((g.source, g.value) if g.kind == "IS_SAME" else (g.source,))}
-        call = _ReaderCall(Reader(root, ordered, nhot, watched), f"___r{k}", f"___a{k}")
+        watched = {r for g in members if owner[g.source] == root for r in KINDS[g.kind].reads(g)}
+        call = _ReaderCall(Reader(root, ordered, nhot, watched), k)
         calls.append(call)
         by_call[root] = call
-        leaves.update((s, f"{call.name if i < nhot else call.all_name}[{i}]") for i, s in enumerate(ordered))
+        leaves.update((s, Leaf(call, i)) for i, s in enumerate(ordered))
     groups: Dict[Guard, _ReaderGroup] = {}
     for root, call in by_call.items():
         mine = [g for g in guards if g in members and owner[g.source] == root]
@@ -211,31 +217,7 @@ def _parts(source) -> List[Source]:
     return out
 
 
-def _leaf_order(g: Guard, leaves) -> Tuple[int, int, int]:
-    """Batch order: tensors read directly first, then each reader's, by index."""
-    name = leaves.get(g.source)
-    if name is None:
-        return (0, 0, 0)
-    k, _, i = name[len("___r"):].rstrip("]").partition("[")
-    return (1, int(k), int(i))
-
-
-def _star_leaves(exprs: List[str], readers: List[_ReaderCall]) -> List[str]:
-    """``___r0[0], ___r0[1], ...`` -> ``*___r0`` (or ``*___r0[:n]``)."""
-    out = list(exprs)
-    for call in readers:
-        run = [f"{call.name}[{i}]" for i in range(call.reader.nhot)]
-        n = 0
-        while n < len(run) and run[n] in out:
-            n += 1
-        if n >= 2 and out[out.index(run[0]):out.index(run[0]) + n] == run[:n]:
-            at = out.index(run[0])
-            star = f"*{call.name}" if n == len(run) else f"*{call.name}[:{n}]"
-            out[at:at + n] = [star]
-    return out
-
-
-def _version_groups(guards: List[Guard]) -> Dict[Guard, _VersionGroup]:
+def version_groups(guards: List[Guard]) -> Dict[Guard, _VersionGroup]:
     """Guard -> its group, for dicts with at least MIN_GROUP versioned checks."""
     if getattr(_C, "dict_version", None) is None:
         return {}
