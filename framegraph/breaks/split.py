@@ -37,14 +37,14 @@ from typing import List, Optional
 import torch
 
 from .. import _C, bytecode, pyver
+from ..codegen.rebuild import FrameCodegen
 from ..diagnostics import logs
-from . import resume
-from ..errors import CATALOGUE, Entry, InternalError, NO_BREAK, RETRY, Unsupported, unsupported
+from ..errors import CATALOGUE, NO_BREAK, RETRY, Entry, InternalError, Unsupported, unsupported
 from ..variables.base import NULL
 from ..variables.functions import CellVariable
 from ..variables.iterators import IteratorVariable, remaining_items
 from ..variables.lists import TupleVariable
-from ..codegen.rebuild import FrameCodegen
+from . import resume
 
 _resume_names = itertools.count(1)
 _logged = set()  # (file, line, entry id, context): each break site is logged once per process

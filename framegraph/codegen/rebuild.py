@@ -28,12 +28,12 @@ from typing import Dict, List
 import torch
 
 from .. import bytecode
-from .pycodegen import GRAPH_OUT, PyCodegen
 from ..errors import unsupported
 from ..variables.base import VariableTracker
 from ..variables.constant import ConstantVariable
 from ..variables.symint import SymNodeVariable, is_symbolic
 from ..variables.tensor import TensorVariable
+from .pycodegen import GRAPH_OUT, PyCodegen
 
 _names = itertools.count()  # temporaries get process-unique names (readable in listings)
 

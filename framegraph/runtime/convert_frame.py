@@ -18,12 +18,12 @@ import weakref
 import torch
 
 from .. import _C
+from ..config import config, on_reset
 from ..diagnostics import logs, records
 from ..diagnostics.records import CompileRecord
+from ..errors import InternalError, Unsupported
 from . import skip
 from .cache import arg_names, recompile_reasons, remember_guard
-from ..config import config, on_reset
-from ..errors import InternalError, Unsupported
 
 log = logging.getLogger("framegraph")
 

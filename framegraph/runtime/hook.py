@@ -13,9 +13,9 @@ import warnings
 import torch
 
 from .. import _C
-from . import skip
 from ..backends import lookup_backend
 from ..config import MODES, CompileOptions, reset_state
+from . import skip
 from .convert_frame import ConvertFrame, touched_codes
 
 # hook.md pitfall 9: with the hook, each Python call nests C frames, and deep
