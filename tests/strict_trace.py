@@ -16,7 +16,7 @@ functions (the frame was compiled: ``record.compiled.breaks``); an
 ``Unsupported`` that reaches the caller (``fullgraph=True``,
 ``config.strict``: the test sees the error itself); frames the skip rules
 leave alone (stdlib, torch internals, framegraph, nn.Module ``__init__``,
-generators; ``skip.py``), which are never traced; a frame whose trace
+generators; ``runtime/skip.py``), which are never traced; a frame whose trace
 compiled to no graph (nothing to capture).
 
 A test declares what it expects, and each declaration must then happen:

@@ -205,7 +205,7 @@ def test_python_scalar_argument_changed():
     run_twice(f, (torch.ones(3), 2.0), lambda: None, args2=(torch.ones(3), 3.0))
 
 
-# ---- the cheap guard paths: lazily read dicts and dict-version groups (guards.py)
+# ---- the cheap guard paths: lazily read dicts and dict-version groups (guards/)
 TABLE = {"a": 1.0, "b": 2.0}
 
 

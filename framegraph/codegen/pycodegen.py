@@ -114,7 +114,7 @@ class PyCodegen:
 
 
 def graph_call(cg: PyCodegen, fn_name: str, input_sources, readers=()) -> None:
-    """``graph_out_0 = __compiled_fn_N(*inputs)``; with readers (source_reader.py)
+    """``graph_out_0 = __compiled_fn_N(*inputs)``; with readers (guards/reader.py)
     ``__compiled_fn_N(*((x, ...) + reader(self) + ...))``: the values under one
     root come from one C call instead of a chain of bytecodes each."""
     cg.load_global(fn_name, push_null=True)

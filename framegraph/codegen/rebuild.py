@@ -19,7 +19,7 @@ code generator extends ``codegen.PyCodegen`` with what that needs:
   code generator's emitters.
 
 ``materialize(value)`` stores a value in a temporary and returns its name;
-the break and return code (``breaks.py``, ``finish.py``) materialize
+the break and return code (``breaks/split.py``, ``finish.py``) materialize
 everything before side effects are replayed (see ``side_effects.py``).
 """
 import itertools

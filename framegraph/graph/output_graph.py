@@ -11,7 +11,7 @@ It owns:
   some input dimensions symbolic (``shapes``, a ShapeContext). Every op is run once on
   FakeTensors while tracing, which gives each node its ``example_value``
   (shape, dtype, device) and rejects ops that would fail or need data.
-* ``guards``: the Guard records collected during the trace (guards.py).
+* ``guards``: the Guard records collected during the trace (guards/).
 * ``example_inputs``: the real input tensors, handed to
   ``backend(gm, example_inputs)`` and dropped after compilation.
 
@@ -171,7 +171,7 @@ class OutputGraph:
         return var
 
     def add_int_input(self, value: int, source) -> VariableTracker:
-        """An int from outside the frame made symbolic (dynamic.py): a placeholder, guarded by type."""
+        """An int from outside the frame made symbolic (graph/dynamic.py): a placeholder, guarded by type."""
         with self.graph.inserting_after(self._last_placeholder) if self._last_placeholder else \
                 self.graph.inserting_before(next(iter(self.graph.nodes), None)):
             node = self.graph.placeholder(_placeholder_name(source))

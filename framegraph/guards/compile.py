@@ -38,7 +38,7 @@ template tensor of each spec: framegraph's ``TensorCheck``
 (``_C/tensor_check.cpp``, about 20 ns a tensor) or, if that extension was not
 built, torch's ``TensorGuards`` (about 110 ns a tensor). A tensor whose spec
 no template reproduces (an unusual subclass or dispatch key) keeps the
-Python checks. Dynamic dimensions (dynamic.py) are None in a spec; the shape
+Python checks. Dynamic dimensions (graph/dynamic.py) are None in a spec; the shape
 relations the trace relied on are one SHAPE_ENV guard checked last.
 
 Three more savings, none of which drops a fact: values under one root

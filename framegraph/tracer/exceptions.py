@@ -24,7 +24,7 @@ Where CPython must take over (the exception escapes the compiled frame, or a
 graph break happens while an ``except`` block runs), the break goes back to
 the root instruction that started it all: ``root_raise``, the raise of the
 outermost exception being handled then, or of this one. Running from there in
-CPython raises and handles everything for real (``tracer/breaks.py``).
+CPython raises and handles everything for real (``breaks/split.py``).
 """
 from ..errors import Unsupported, unsupported
 from ..variables.constant import ConstantVariable

@@ -123,7 +123,7 @@ def _wrap_tensor(tx, value, source):
 
 def _wrap_constant(tx, value, source):
     if type(value) is int and source is not None and tx.output.shapes.dynamic_int(value, source):
-        return tx.output.add_int_input(value, source)  # symbolic, not guarded by value (dynamic.py)
+        return tx.output.add_int_input(value, source)  # symbolic, not guarded by value (graph/dynamic.py)
     if type(value) is slice and source is not None:  # unhashable before 3.12: guard its parts
         _guard(tx, "TYPE_MATCH", source, slice)
         for part in ("start", "stop", "step"):

@@ -1,6 +1,6 @@
 """SymNodeVariable: a size (or a number computed from sizes) of a dynamic-shape trace.
 
-With dynamic shapes (dynamic.py) ``x.size(0)`` is not a constant but a
+With dynamic shapes (graph/dynamic.py) ``x.size(0)`` is not a constant but a
 SymInt: an FX node (``x.size(0)`` in the graph) plus its symbolic value in the
 trace's ShapeEnv. Arithmetic and comparisons on it become graph nodes too,
 so ``x.view(x.size(0) * 2, -1)`` works for every batch size.

@@ -15,7 +15,7 @@ be loaded, stored and passed on; only calling it breaks the graph.
 
 A graph break inside ``with torch.no_grad():`` hands the resume function the
 bound ``__exit__`` of a ``torch.set_grad_enabled(mode)`` object (see
-``tracer/rebuild.py``); ``grad_mode_exit`` wraps it back into the same
+``codegen/rebuild.py``); ``grad_mode_exit`` wraps it back into the same
 ``WithExitVariable`` the tracer had, so the rest of the block traces on.
 """
 import torch

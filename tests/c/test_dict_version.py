@@ -1,4 +1,4 @@
-"""_C.dict_version: the PEP 509 version tag guards.py relies on to skip item checks."""
+"""_C.dict_version: the PEP 509 version tag guards/skips.py relies on to skip item checks."""
 import collections
 
 from framegraph import _C, pyver

@@ -118,7 +118,7 @@ def TO_BOOL(tx, inst):
     # https://docs.python.org/3.13/library/dis.html#opcode-TO_BOOL
     # (value -- bool(value))   before each conditional jump, which needs an exact bool.
     # A tensor stays as it is: the jump then breaks the graph on it like 3.12's,
-    # and the jump CPython runs at the break is given its TO_BOOL back (breaks.py)
+    # and the jump CPython runs at the break is given its TO_BOOL back (breaks/split.py)
     value = tx.pop()
     tx.push(value if isinstance(value, TensorVariable) else ConstantVariable(value.truth(tx)))
 
