@@ -46,8 +46,8 @@ from .object_dicts import is_object_keyed, wrap_object_keyed_dict
 from .optim import OPTIM_MODELS
 from .partials import PARTIAL_MODELS, wrap_partial
 from .torch_fn import TRACE_TIME, TorchFunctionVariable, is_graph_callable
-from .user_defined import (OBJECT_SLOTS, ObjectSlotVariable, UserDefinedClassVariable,
-                           UserDefinedObjectVariable, bind_class_attribute)
+from .supers import OBJECT_SLOTS, ObjectSlotVariable
+from .user_defined import UserDefinedClassVariable, UserDefinedObjectVariable, bind_class_attribute
 from .copying import COPY_MODELS
 from .trace_time import (NULL_CONTEXTS, PURE_CALLS, TYPING_MODELS, EnvironVariable, ModelledCallVariable,
                          NullContextClassVariable, OpaqueConstantVariable, PureCallVariable)

@@ -60,7 +60,7 @@ def call_unbound(tx, fn, args, kwargs):
                                       f"doesn't apply to a '{obj_type.__name__}' object")
     if hasattr(obj, "builtin_method"):  # a subclass instance: its builtin part, not its overrides
         return obj.builtin_method(tx, name, rest, kwargs)
-    if owner is object:  # object.__setattr__ is user_defined.ObjectSlotVariable; the rest is not modelled
+    if owner is object:  # object.__setattr__ is supers.ObjectSlotVariable; the rest is not modelled
         unsupported("unsupported_call", f"object.{name}")
     values = list(args) + list(kwargs.values())
     if issubclass(owner, _IMMUTABLE) and all(_is_constant_arg(v) for v in values):

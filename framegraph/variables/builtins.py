@@ -67,7 +67,7 @@ class BuiltinVariable(CallableVariable):
         if isinstance(self.fn, type):
             if not hasattr(self.fn, name):  # `int.__dataclass_fields__`: what CPython raises
                 raise_in_trace(AttributeError, f"type object '{self.fn.__name__}' has no attribute '{name}'")
-            from .user_defined import OBJECT_SLOTS, ObjectSlotVariable
+            from .supers import OBJECT_SLOTS, ObjectSlotVariable
 
             attr = getattr(self.fn, name)
             return ObjectSlotVariable(attr) if attr in OBJECT_SLOTS else BuiltinVariable(attr)
@@ -430,7 +430,7 @@ def _range(tx, *args):
 
 
 def _super(tx, *args):
-    from .user_defined import SuperVariable
+    from .supers import SuperVariable
 
     return SuperVariable.create(tx, args)
 
