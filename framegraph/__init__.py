@@ -4,7 +4,7 @@ Public API only; see README.md and the design map in shared/design.md.
 """
 from . import _C  # noqa: F401  (the frame hook; fails loudly on unsupported Pythons)
 from .backends import list_backends, register_backend
-from .breaks.api import graph_break
+from .breaks.api import graph_break, is_compiling
 from .config import config
 from .diagnostics.explain import ExplainOutput
 from .diagnostics.logs import configure_from_env as _configure_logs
@@ -12,7 +12,7 @@ from .diagnostics.logs import set_logs
 from .errors import BackendError, FramegraphError, InternalError, Unsupported
 from .graph.dynamic import mark_dynamic
 from .runtime.explain import explain
-from .runtime.hook import OptimizedModule, compile, disable, is_compiling, reset
+from .runtime.hook import OptimizedModule, compile, disable, reset
 
 __version__ = "0.1.0"
 

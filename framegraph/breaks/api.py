@@ -1,6 +1,6 @@
-"""``framegraph.graph_break()``: end the current graph here, on purpose.
+"""What user code calls inside compiled code: ``graph_break()`` and ``is_compiling()``.
 
-In compiled code the tracer stops before the call (catalogue entry
+``framegraph.graph_break()`` ends the current graph here, on purpose. In compiled code the tracer stops before the call (catalogue entry
 ``explicit_graph_break``): the graph so far runs, the call runs in CPython
 (where it does nothing) and the rest of the function is traced as the next
 graph. Outside compiled code it does nothing. Useful to test graph breaks,
@@ -10,6 +10,9 @@ It is a ``framegraph.disable()``-style wrapper (``_C.Wrapper`` with no
 callback) around a function that names its catalogue entry, so the tracer
 recognises it the way it recognises every disabled function
 (``variables/wrappers.py``), after guarding it by identity.
+
+``framegraph.is_compiling()`` is False when it runs; the tracer answers True
+(runtime's pipeline adds it to the trace-time table, variables/torch_fn.py).
 """
 from .. import _C
 
@@ -27,3 +30,13 @@ graph_break = _C.Wrapper(_graph_break, None)
 graph_break.__doc__ = "End the current graph here; a no-op outside compiled code."
 graph_break.__name__ = graph_break.__qualname__ = "graph_break"
 graph_break.__module__ = "framegraph"
+
+
+def is_compiling():
+    """True while framegraph traces a frame, False when code runs for real.
+
+    Like `torch.compiler.is_compiling()`: the tracer treats this call as the
+    constant True, so code that branches on it takes the traced branch only
+    inside a captured graph.
+    """
+    return False

@@ -211,13 +211,3 @@ def reset():
         if code not in _disabled_codes:
             _C.reset(code)
     reset_state()  # what every module keeps (config.py lists it)
-
-
-def is_compiling():
-    """True while framegraph traces a frame, False when code runs for real.
-
-    Like `torch.compiler.is_compiling()`: the tracer treats this call as the
-    constant True, so code that branches on it takes the traced branch only
-    inside a captured graph.
-    """
-    return False

@@ -18,6 +18,7 @@ torch.fx machinery. It raises ``Unsupported`` when the frame cannot be captured.
 """
 import time
 
+from ..breaks.api import is_compiling
 from ..breaks.split import break_code, run_root
 from ..codegen.finish import CompiledFrame, finish_frame, return_code
 from ..graph.output_graph import OutputGraph
@@ -25,7 +26,6 @@ from ..side_effects import SideEffects
 from ..tracer.translator import InstructionTranslator
 from ..variables.torch_fn import TRACE_TIME
 from . import skip
-from .hook import is_compiling
 
 # framegraph.is_compiling() is the constant True in a trace, like torch.compiler's
 TRACE_TIME[is_compiling] = lambda tx: True
