@@ -21,6 +21,7 @@ code generator extends ``codegen.PyCodegen`` with what that needs:
 the break and return code (``breaks.py``, ``finish.py``) materialize
 everything before side effects are replayed (see ``side_effects.py``).
 """
+import contextlib
 import functools
 import itertools
 import types
@@ -40,6 +41,7 @@ from ..variables.lists import TupleVariable
 from ..variables.nn_module import ModuleMadeInTraceVariable
 from ..variables.symint import SymNodeVariable, is_symbolic
 from ..variables.tensor import TensorMethodVariable, TensorVariable
+from ..variables.trace_time import NullContextVariable
 from ..variables.user_defined import UserDefinedObjectVariable
 
 _names = itertools.count()  # temporaries get process-unique names (readable in listings)
@@ -285,6 +287,10 @@ def _with_exit(cg, exit_var):
     on entry to the ``with`` first, then build it.
     """
     ctx = exit_var.ctx
+    if isinstance(ctx, NullContextVariable) and exit_var.name == "__exit__":
+        cg.call_constant(contextlib.nullcontext)  # entering did nothing, so leaving does nothing
+        cg.load_attr("__exit__")
+        return
     if not isinstance(ctx, GradModeVariable) or ctx.previous is None or exit_var.name != "__exit__":
         unsupported("cannot_resume", f"the context manager {ctx} is active")
     cg.set_grad_mode(ctx.previous)
