@@ -24,6 +24,9 @@ class _Config:
         # Run each op that meta_ops propagates directly also through FakeTensorMode,
         # and raise if the two results' metadata differ.
         "check_meta_ops": (bool, False),
+        # Inside a DistributedDataParallel forward, split graphs for AOTAutograd
+        # backends at DDP's bucket boundaries (backends/distributed.py).
+        "optimize_ddp": (bool, True),
     }
 
     def __init__(self):

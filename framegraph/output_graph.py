@@ -34,6 +34,7 @@ from torch._subclasses.fake_tensor import (
     DynamicOutputShapeException,
 )
 
+from .backends.distributed import backend_for
 from . import meta_ops
 from .config import config
 from .errors import BackendError
@@ -273,7 +274,7 @@ class OutputGraph:
         try:
             # the TracingContext gives backends (Inductor) the ShapeEnv of symbolic inputs
             with torch._guards.tracing(torch._guards.TracingContext(self.fake_mode)):
-                compiled = self.options.backend(gm, examples)
+                compiled = backend_for(self.options)(gm, examples)  # DDP: split at buckets
             self._add_shape_guard()  # a backend may have added shape guards
         except Exception as e:
             raise BackendError(f"backend {self.options.backend_name!r} failed: {type(e).__name__}: {e}") from e

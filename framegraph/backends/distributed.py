@@ -1,0 +1,146 @@
+"""DDP bucket split: one graph per gradient bucket, so all-reduce overlaps backward.
+
+DistributedDataParallel all-reduces a bucket of gradients as soon as autograd
+has produced every gradient in it. A graph compiled through AOTAutograd
+(``aot_eager``, ``inductor``) has one backward node that produces every
+parameter's gradient at its end, so no bucket is ready before backward ends
+and communication cannot overlap computation. torch._dynamo's DDPOptimizer
+answers this by splitting the graph at DDP's bucket boundaries; this module
+does the same, in its own way:
+
+1. ``bucket_of``: walk the graph from its output back to its inputs, adding
+   the bytes of each parameter (a placeholder whose example input is an
+   ``nn.Parameter`` that requires grad) at its first use from the end, the
+   order in which DDP fills its buckets (parameters in reverse order, each
+   bucket closed once it holds ``bucket_bytes_cap`` bytes). Every node joins
+   the bucket open when the walk reaches it.
+2. ``torch.fx.passes.split_module`` cuts the graph into one submodule per
+   bucket (first bucket of the forward = last bucket of the walk), each
+   returning a tuple.
+3. Each submodule is compiled by the real backend with FakeTensor example
+   inputs propagated through the ones before it, and the split module runs
+   the compiled pieces in order. Backward then runs piece by piece, last
+   first, and each piece's gradients reach DDP's hooks when it finishes.
+
+The split applies when the graph is traced inside a DDP forward
+(``DistributedDataParallel._active_ddp_module``, set by DDP around its
+module's call, in either wrapping order) and the backend is one that runs
+AOTAutograd; ``framegraph.config.optimize_ddp = False`` turns it off.
+"""
+import contextlib
+from typing import Callable, List
+
+import torch
+from torch.fx.passes.split_module import split_module
+
+AOT_BACKENDS = frozenset({"aot_eager", "inductor"})
+
+# Observers of each split (tests and benchmarks read the bucket layout): fn(DDPSplit).
+_observers: List[Callable] = []
+
+
+@contextlib.contextmanager
+def observing(fn):
+    """Call ``fn(split)`` for every graph split into buckets inside the block."""
+    _observers.append(fn)
+    try:
+        yield
+    finally:
+        _observers.remove(fn)
+
+
+def active_ddp_module():
+    """The DistributedDataParallel module whose forward is running now, or None."""
+    if not torch.distributed.is_available():
+        return None
+    from torch.nn.parallel import DistributedDataParallel
+
+    return DistributedDataParallel._get_active_ddp_module()
+
+
+def backend_for(options):
+    """The backend a frame's graph goes to: ``options.backend``, or a bucket
+    splitter in front of it inside a DDP forward with an AOTAutograd backend."""
+    from ..config import config
+
+    if options.backend_name not in AOT_BACKENDS or not config.optimize_ddp:
+        return options.backend
+    ddp = active_ddp_module()
+    if ddp is None:
+        return options.backend
+    return DDPSplit(ddp.bucket_bytes_cap, options.backend)
+
+
+def _is_param(example) -> bool:
+    return isinstance(example, torch.nn.Parameter) and example.requires_grad
+
+
+def bucket_of(gm: torch.fx.GraphModule, example_inputs, cap: int):
+    """({node: bucket}, [parameter bytes per bucket]): bucket 0 holds the last
+    parameters of the forward (the first gradients of backward); a parameter's
+    bytes count at its last use."""
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    params = {n: x for n, x in zip(placeholders, example_inputs) if _is_param(x)}
+    buckets, sizes, seen = {}, [0], set()
+    for node in reversed(gm.graph.nodes):
+        if node.op in ("placeholder", "output"):
+            continue
+        used = [p for p in node.all_input_nodes if p in params and p not in seen]
+        if used and sizes[-1] >= cap:  # the open bucket is full: this node opens the next one
+            sizes.append(0)
+        buckets[node] = len(sizes) - 1
+        for p in used:
+            seen.add(p)
+            sizes[-1] += params[p].numel() * params[p].element_size()
+    return buckets, sizes
+
+
+class _Piece(torch.nn.Module):
+    """A compiled submodule in the split module's place (it returns a tuple)."""
+
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, *args):
+        return self.fn(*args)
+
+
+class DDPSplit:
+    """A backend: split the graph at DDP's bucket boundaries, compile each piece
+    with ``backend``, return the split module running the compiled pieces."""
+
+    def __init__(self, bucket_bytes_cap: int, backend):
+        self.cap, self.backend = bucket_bytes_cap, backend
+        self.pieces: List[torch.fx.GraphModule] = []  # the submodules, in forward order
+        self.param_bytes: List[int] = []             # parameter bytes of each piece, in forward order
+
+    def __call__(self, gm, example_inputs):
+        buckets, sizes = bucket_of(gm, example_inputs, self.cap)
+        last = len(sizes) - 1
+        if last == 0:  # one bucket: nothing to split
+            return self.backend(gm, example_inputs)
+        self.param_bytes = sizes[::-1]
+        split = split_module(gm, None, lambda node: last - buckets[node], tuple_return=True,
+                             keep_original_order=True)
+        self._compile_pieces(split, example_inputs)
+        for fn in list(_observers):
+            fn(self)
+        return split.forward
+
+    def _compile_pieces(self, split, example_inputs):
+        """Run the split module on FakeTensors, compiling each piece on the inputs it gets."""
+        fake_mode = torch._guards.detect_fake_mode() or torch._subclasses.FakeTensorMode()
+        fakes = [fake_mode.from_tensor(x) if isinstance(x, torch.Tensor) else x for x in example_inputs]
+        splitter = self
+
+        class Compile(torch.fx.Interpreter):
+            def call_module(self, target, args, kwargs):
+                piece = getattr(self.module, target)
+                with fake_mode:
+                    out = piece(*args, **kwargs)
+                splitter.pieces.append(piece)
+                setattr(self.module, target, _Piece(splitter.backend(piece, list(args))))
+                return out
+
+        Compile(split).run(*fakes)

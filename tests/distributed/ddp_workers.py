@@ -1,0 +1,75 @@
+"""What each of the 2 processes of tests/distributed/test_ddp.py runs (spawned: module level)."""
+import torch
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+import framegraph
+from framegraph.backends import distributed as fg_distributed
+
+STEPS = 3
+
+
+class Net(torch.nn.Module):
+    """Three linear layers: with a small bucket cap DDP makes three buckets."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Linear(16, 64)
+        self.b = torch.nn.Linear(64, 64)
+        self.c = torch.nn.Linear(64, 4)
+
+    def forward(self, x):
+        return self.c(torch.relu(self.b(torch.tanh(self.a(x)))))
+
+
+BUCKET_MB = 1024 / 2**20  # 1 KiB: c (1040 bytes), b and a each fill a bucket of their own
+
+
+def train(rank, wrap):
+    """(grads, params) after each of STEPS SGD steps of the model ``wrap`` builds."""
+    torch.manual_seed(0)
+    model = wrap(Net())
+    opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    gen = torch.Generator().manual_seed(100 + rank)  # each rank its own batch
+    history = []
+    for _ in range(STEPS):
+        x = torch.randn(8, 16, generator=gen)
+        opt.zero_grad()
+        model(x).square().mean().backward()
+        grads = [p.grad.clone() for p in model.parameters()]
+        opt.step()
+        history.append((grads, [p.detach().clone() for p in model.parameters()]))
+    return history, model
+
+
+def ddp_buckets(ddp):
+    """The bytes of each of DDP's gradient buckets (rebuilt after the first step), in its order."""
+    return [b.buffer().numel() * b.buffer().element_size() for b in ddp.reducer._get_zeros_like_grad_buckets()]
+
+
+def same_bitwise(a, b):
+    return all(torch.equal(x, y) for (ga, pa), (gb, pb) in zip(a, b) for x, y in zip(ga + pa, gb + pb))
+
+
+def compiled_scenario(rank, order, backend):
+    """Train eager DDP and compiled DDP in ``order``; what the test checks."""
+    from strict_trace import TraceWatch
+
+    ddp = lambda m: DDP(m, bucket_cap_mb=BUCKET_MB)  # noqa: E731
+    eager, eager_ddp = train(rank, ddp)
+    if order == "compile(DDP(model))":
+        wrap = lambda m: framegraph.compile(ddp(m), backend=backend)  # noqa: E731
+    else:
+        wrap = lambda m: ddp(framegraph.compile(m, backend=backend))  # noqa: E731
+    watch, splits = TraceWatch(), []
+    with watch.observing(), fg_distributed.observing(splits.append):
+        compiled, _ = train(rank, wrap)
+    framegraph.reset()
+    return {"same": same_bitwise(eager, compiled), "graphs": watch.graphs, "frames": watch.frames,
+            "problems": watch.problems(), "pieces": [len(s.pieces) for s in splits],
+            "piece_bytes": [s.param_bytes for s in splits], "ddp_buckets": ddp_buckets(eager_ddp)}
+
+
+def ddp_worker(rank, world_size):
+    return {(order, backend): compiled_scenario(rank, order, backend)
+            for order in ("compile(DDP(model))", "DDP(compile(model))")
+            for backend in ("eager", "aot_eager")}
