@@ -95,6 +95,20 @@ def bucket_of(gm: torch.fx.GraphModule, example_inputs, cap: int):
     return buckets, sizes
 
 
+def _split(gm, partition):
+    """``split_module`` with each piece returning a tuple. Without the nodes'
+    ``example_value`` while it runs: split_module expects every symbolic size to
+    come from a SymInt placeholder of its own (torch._dynamo's graphs have them),
+    while framegraph's symbols come from the input tensors' sizes, which the
+    pieces receive as inputs and read again themselves."""
+    saved = {node: node.meta.pop("example_value") for node in gm.graph.nodes if "example_value" in node.meta}
+    try:
+        return split_module(gm, None, partition, tuple_return=True, keep_original_order=True)
+    finally:
+        for node, value in saved.items():
+            node.meta["example_value"] = value
+
+
 class _Piece(torch.nn.Module):
     """A compiled submodule in the split module's place (it returns a tuple)."""
 
@@ -114,6 +128,7 @@ class DDPSplit:
         self.cap, self.backend = bucket_bytes_cap, backend
         self.pieces: List[torch.fx.GraphModule] = []  # the submodules, in forward order
         self.param_bytes: List[int] = []             # parameter bytes of each piece, in forward order
+        self.symbolic = False                         # some input has a symbolic size
 
     def __call__(self, gm, example_inputs):
         buckets, sizes = bucket_of(gm, example_inputs, self.cap)
@@ -121,17 +136,22 @@ class DDPSplit:
         if last == 0:  # one bucket: nothing to split
             return self.backend(gm, example_inputs)
         self.param_bytes = sizes[::-1]
-        split = split_module(gm, None, lambda node: last - buckets[node], tuple_return=True,
-                             keep_original_order=True)
-        self._compile_pieces(split, example_inputs)
+        split = _split(gm, lambda node: last - buckets[node])
+        self._compile_pieces(split, gm, example_inputs)
         for fn in list(_observers):
             fn(self)
         return split.forward
 
-    def _compile_pieces(self, split, example_inputs):
-        """Run the split module on FakeTensors, compiling each piece on the inputs it gets."""
-        fake_mode = torch._guards.detect_fake_mode() or torch._subclasses.FakeTensorMode()
-        fakes = [fake_mode.from_tensor(x) if isinstance(x, torch.Tensor) else x for x in example_inputs]
+    def _compile_pieces(self, split, gm, example_inputs):
+        """Run the split module on the trace's FakeTensors (and SymInts: each placeholder's
+        ``example_value``), compiling each piece on the inputs it gets."""
+        placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+        fakes = [n.meta.get("example_value", x) for n, x in zip(placeholders, example_inputs)]
+        self.symbolic = any(isinstance(d, torch.SymInt) for x in fakes
+                            for d in (x.shape if isinstance(x, torch.Tensor) else [x]))
+        fake_mode = torch._guards.detect_fake_mode(fakes) or torch._subclasses.FakeTensorMode()
+        fakes = [fake_mode.from_tensor(x) if isinstance(x, torch.Tensor) and not
+                 isinstance(x, torch._subclasses.FakeTensor) else x for x in fakes]
         splitter = self
 
         class Compile(torch.fx.Interpreter):

@@ -70,6 +70,55 @@ def compiled_scenario(rank, order, backend):
 
 
 def ddp_worker(rank, world_size):
-    return {(order, backend): compiled_scenario(rank, order, backend)
-            for order in ("compile(DDP(model))", "DDP(compile(model))")
-            for backend in ("eager", "aot_eager")}
+    results = {(order, backend): compiled_scenario(rank, order, backend)
+               for order in ("compile(DDP(model))", "DDP(compile(model))")
+               for backend in ("eager", "aot_eager")}
+    results["varied"] = varied_worker(rank, world_size)
+    return results
+
+
+class NormNet(torch.nn.Module):
+    """BatchNorm's running statistics (buffers updated in place, broadcast by DDP
+    before each forward) and two outputs, one of them in a dict."""
+
+    def __init__(self):
+        super().__init__()
+        self.a, self.norm, self.b = torch.nn.Linear(16, 64), torch.nn.BatchNorm1d(64), torch.nn.Linear(64, 4)
+
+    def forward(self, x):
+        h = self.norm(self.a(x))
+        return self.b(torch.relu(h)), {"mean": h.mean()}
+
+
+def train_varied(rank, wrap, sizes=(8, 6, 4, 6)):
+    """NormNet trained on batches of changing size: a recompile, then a symbolic batch."""
+    torch.manual_seed(0)
+    model = wrap(NormNet())
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    gen = torch.Generator().manual_seed(100 + rank)
+    history = []
+    for n in sizes:
+        opt.zero_grad()
+        out, aux = model(torch.randn(n, 16, generator=gen))
+        (out.square().mean() + aux["mean"]).backward()
+        grads = [p.grad.clone() for p in model.parameters()]
+        opt.step()
+        state = [p.detach().clone() for p in model.parameters()] + [b.clone() for b in model.buffers()]
+        history.append((grads, state))
+    return history, model
+
+
+def varied_worker(rank, world_size):  # noqa: ARG001
+    """compile(DDP(NormNet)) with aot_eager: split, recompiled for a symbolic batch size."""
+    from strict_trace import TraceWatch
+
+    ddp = lambda m: DDP(m, bucket_cap_mb=BUCKET_MB)  # noqa: E731
+    eager, eager_ddp = train_varied(rank, ddp)
+    watch, splits = TraceWatch(), []
+    with watch.observing(), fg_distributed.observing(splits.append):
+        compiled, _ = train_varied(rank, lambda m: framegraph.compile(ddp(m), backend="aot_eager"))
+    framegraph.reset()
+    return {"same": same_bitwise(eager, compiled), "graphs": watch.graphs, "frames": watch.frames,
+            "problems": watch.problems(), "pieces": [len(s.pieces) for s in splits],
+            "symbolic": [s.symbolic for s in splits], "piece_bytes": [s.param_bytes for s in splits],
+            "ddp_buckets": ddp_buckets(eager_ddp)}

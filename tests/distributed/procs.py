@@ -34,17 +34,20 @@ def _entry(rank, world_size, port, worker, out_dir):
         result = ("ok", worker(rank, world_size))
     except BaseException:
         result = ("error", traceback.format_exc())
-    finally:
-        dist.destroy_process_group()
-    torch.save(result, os.path.join(out_dir, f"rank{rank}.pt"))
+    torch.save(result, os.path.join(out_dir, f"rank{rank}.pt"))  # first: a failed peer may abort us
+    dist.destroy_process_group()
 
 
 def run_ranks(worker, world_size=2):
     """[result of worker(rank, world_size) for each rank]; a worker's exception fails here."""
     with tempfile.TemporaryDirectory() as out_dir:
-        mp.spawn(_entry, args=(world_size, free_port(), worker, out_dir), nprocs=world_size, join=True)
-        results = [torch.load(os.path.join(out_dir, f"rank{r}.pt"), weights_only=False)
-                   for r in range(world_size)]
+        try:
+            mp.spawn(_entry, args=(world_size, free_port(), worker, out_dir), nprocs=world_size, join=True)
+        except mp.ProcessExitedException:  # a rank died: report the tracebacks the others saved
+            pass
+        paths = [os.path.join(out_dir, f"rank{r}.pt") for r in range(world_size)]
+        results = [torch.load(p, weights_only=False) if os.path.exists(p) else ("error", "no result (died)")
+                   for p in paths]
     errors = [f"rank {r}:\n{body}" for r, (status, body) in enumerate(results) if status != "ok"]
     assert not errors, "\n".join(errors)
     return [body for _, body in results]

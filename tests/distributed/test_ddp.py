@@ -48,3 +48,17 @@ def test_aot_backend_graph_is_split_at_ddp_buckets(ranks, order):
         assert split["pieces"] == [3]  # one graph, split once, into three pieces
         assert split["piece_bytes"][0][::-1] == split["ddp_buckets"] == [1040, 16640, 4352]
         assert results[(order, "eager")]["pieces"] == []  # no AOTAutograd: no split
+
+
+def test_split_with_buffers_two_outputs_and_a_symbolic_batch(ranks):
+    """compile(DDP(NormNet)), aot_eager, batches of 8, 6, 4, 6 rows: BatchNorm's running
+    statistics (buffers DDP broadcasts before each forward), a tuple-and-dict output,
+    and a recompile with a symbolic batch size at the second step (a second graph,
+    split like the first): gradients, parameters and buffers bitwise like eager DDP's."""
+    for rank, results in enumerate(ranks):
+        r = results["varied"]
+        assert r["problems"] == [], f"rank {rank}: {r['problems']}"
+        assert (r["frames"], r["graphs"]) == (6, 2)  # DDP.forward + 3 resumes, NormNet.forward twice
+        assert r["same"], f"rank {rank}"
+        assert r["pieces"] == [2, 2] and r["symbolic"] == [False, True]
+        assert [b[::-1] for b in r["piece_bytes"]] == [r["ddp_buckets"]] * 2 == [[1040, 4864]] * 2
