@@ -7,6 +7,7 @@ cap that gives about one bucket per layer (``--bucket-mb``):
 * ``eager``: DDP as it is;
 * ``fg aot_eager`` / ``fg inductor``: ``framegraph.compile(DDP(model))``, whose
   graph is split at DDP's bucket boundaries (framegraph/backends/distributed.py);
+* ``fg aot_eager DDP(compile)``: the other wrapping order, ``DDP(framegraph.compile(model))``;
 * ``fg aot_eager unsplit``: the same with ``framegraph.config.optimize_ddp = False``,
   one graph whose backward produces every gradient at its end;
 * ``torch.compile aot_eager`` / ``torch.compile inductor``: ``torch.compile(DDP(model))``
@@ -71,22 +72,28 @@ class Timeline:
         return dist.all_reduce(buf, async_op=True).get_future().then(lambda fut: fut.value()[0])
 
 
-def wrap(variant, ddp):
+def build(variant, model, bucket_mb):
+    """(DDP module, what the step calls) for one variant."""
     import framegraph
 
     if variant.startswith("fg "):
         framegraph.config.optimize_ddp = not variant.endswith("unsplit")
-        return framegraph.compile(ddp, backend=variant.split()[1])
+        backend = variant.split()[1]
+        if variant.endswith("DDP(compile)"):
+            ddp = DDP(framegraph.compile(model, backend=backend), bucket_cap_mb=bucket_mb)
+            return ddp, ddp
+        ddp = DDP(model, bucket_cap_mb=bucket_mb)
+        return ddp, framegraph.compile(ddp, backend=backend)
+    ddp = DDP(model, bucket_cap_mb=bucket_mb)
     if variant.startswith("torch.compile "):
-        return torch.compile(ddp, backend=variant.split()[1])
-    return ddp
+        return ddp, torch.compile(ddp, backend=variant.split()[1])
+    return ddp, ddp
 
 
 def run_variant(rank, args, variant):
-    ddp = DDP(make_model(args.layers, args.width), bucket_cap_mb=args.bucket_mb)
+    ddp, model = build(variant, make_model(args.layers, args.width), args.bucket_mb)
     timeline = Timeline()
     ddp.register_comm_hook(None, timeline.hook)
-    model = wrap(variant, ddp)
     opt = torch.optim.SGD(ddp.parameters(), lr=1e-3)
     gen = torch.Generator().manual_seed(rank)
     xs = [torch.randn(args.batch, args.width, generator=gen) for _ in range(4)]
@@ -155,7 +162,8 @@ def main():
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--no-inductor", action="store_true")
     args = parser.parse_args()
-    args.variants = ["eager", "fg aot_eager", "fg aot_eager unsplit", "torch.compile aot_eager"]
+    args.variants = ["eager", "fg aot_eager", "fg aot_eager DDP(compile)", "fg aot_eager unsplit",
+                     "torch.compile aot_eager"]
     if not args.no_inductor:
         args.variants += ["fg inductor", "torch.compile inductor"]
     with socket.socket() as s:
