@@ -18,7 +18,6 @@ import inspect
 import operator
 import types
 
-import torch
 from torch import nn
 
 from .autograd_function import AutogradFunctionApplyVariable, is_modelled_apply
@@ -27,6 +26,7 @@ from ..sources import AttrSource, GenericAttrSource, TypeSource
 from .base import VariableTracker
 from .constant import ConstantVariable
 from .ops import dunder_name
+from .wrappers import INSTANCE_METHOD
 
 
 def _static(cls, name):
@@ -70,19 +70,12 @@ def bind_class_attribute(tx, obj, attr, source, guard=False):
 
         return UserMethodVariable(LruCacheVariable(attr, source=source), obj)
     if type(attr) is INSTANCE_METHOD and getattr(obj, "value", None) is not None:
-        # a pybind11 method (torch's C++ classes): its __get__ binds the builtin like a function
-        # does; the C++ body is opaque, so calling it is a graph break at the CALL
-        from .wrappers import BreakingCallVariable
+        from .wrappers import cpp_method  # torch's C++ classes: calling it is a break
 
-        return BreakingCallVariable(types.MethodType(attr.__func__, obj.value), "unsupported_call",
-                                    f"C++ method {type(obj.value).__name__}.{attr.__func__.__name__}")
+        return cpp_method(attr, obj.value)
     if hasattr(type(attr), "__get__") and not isinstance(attr, type):
         unsupported("unsupported_attribute", f"descriptor {type(attr).__name__}")
     return wrap_value(tx, attr, source, guard=guard)
-
-
-INSTANCE_METHOD = type(torch._C._distributed_c10d.Logger.__dict__["set_runtime_stats_and_log"]) \
-    if torch.distributed.is_available() else None  # not in `types`: PyInstanceMethod_Type
 
 
 def _user_class(cls) -> bool:
