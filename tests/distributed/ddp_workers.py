@@ -74,7 +74,26 @@ def ddp_worker(rank, world_size):
                for order in ("compile(DDP(model))", "DDP(compile(model))")
                for backend in ("eager", "aot_eager")}
     results["varied"] = varied_worker(rank, world_size)
+    for option in OPTIONS:
+        results[option] = options_scenario(rank, option)
     return results
+
+
+OPTIONS = ("find_unused_parameters", "static_graph", "gradient_as_bucket_view")
+
+
+def options_scenario(rank, option):
+    """compile(DDP(Net, option=True)) with aot_eager (split) against eager DDP with it."""
+    from strict_trace import TraceWatch
+
+    ddp = lambda m: DDP(m, bucket_cap_mb=BUCKET_MB, **{option: True})  # noqa: E731
+    eager, _ = train(rank, ddp)
+    watch, splits = TraceWatch(), []
+    with watch.observing(), fg_distributed.observing(splits.append):
+        compiled, _ = train(rank, lambda m: framegraph.compile(ddp(m), backend="aot_eager"))
+    framegraph.reset()
+    return {"same": same_bitwise(eager, compiled), "graphs": watch.graphs, "frames": watch.frames,
+            "problems": watch.problems(), "pieces": [len(s.pieces) for s in splits]}
 
 
 class NormNet(torch.nn.Module):

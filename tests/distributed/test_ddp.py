@@ -62,3 +62,14 @@ def test_split_with_buffers_two_outputs_and_a_symbolic_batch(ranks):
         assert r["same"], f"rank {rank}"
         assert r["pieces"] == [2, 2] and r["symbolic"] == [False, True]
         assert [b[::-1] for b in r["piece_bytes"]] == [r["ddp_buckets"]] * 2 == [[1040, 4864]] * 2
+
+
+@pytest.mark.parametrize("option", ["find_unused_parameters", "static_graph", "gradient_as_bucket_view"])
+def test_ddp_options_with_the_split(ranks, option):
+    """DDP's unused-parameter search (its _DDPSink over the outputs), static graph and
+    gradients as bucket views run in CPython at DDP.forward's breaks, around the
+    split graph: bitwise like eager DDP with the same option."""
+    for rank, results in enumerate(ranks):
+        r = results[option]
+        assert r["problems"] == [], f"rank {rank}: {r['problems']}"
+        assert (r["frames"], r["graphs"], r["pieces"]) == (5, 1, [3]) and r["same"], f"rank {rank}: {r}"
