@@ -58,6 +58,18 @@ def active_ddp_module():
     return DistributedDataParallel._get_active_ddp_module()
 
 
+def delegates(mod):
+    """The modules whose forward a torch wrapper module calls as a frame of its own:
+    ``DDP(m)``'s ``m``. ``compile(DDP(m))`` keeps the quick filter away from their
+    code as from the wrapper's (an ``nn.Sequential`` is torch's code, skipped
+    otherwise, and DDP calls it after a graph break in DDP.forward)."""
+    if not torch.distributed.is_available():
+        return []
+    from torch.nn.parallel import DistributedDataParallel
+
+    return [mod.module] if isinstance(mod, DistributedDataParallel) else []
+
+
 def backend_for(options):
     """The backend a frame's graph goes to: ``options.backend``, or a bucket
     splitter in front of it inside a DDP forward with an AOTAutograd backend."""

@@ -24,10 +24,16 @@ class Net(torch.nn.Module):
 BUCKET_MB = 1024 / 2**20  # 1 KiB: c (1040 bytes), b and a each fill a bucket of their own
 
 
-def train(rank, wrap):
+def sequential():
+    """Net's layers as torch's own nn.Sequential (whose forward is torch's code)."""
+    return torch.nn.Sequential(torch.nn.Linear(16, 64), torch.nn.Tanh(), torch.nn.Linear(64, 64),
+                               torch.nn.ReLU(), torch.nn.Linear(64, 4))
+
+
+def train(rank, wrap, make=Net):
     """(grads, params) after each of STEPS SGD steps of the model ``wrap`` builds."""
     torch.manual_seed(0)
-    model = wrap(Net())
+    model = wrap(make())
     opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
     gen = torch.Generator().manual_seed(100 + rank)  # each rank its own batch
     history = []
@@ -50,19 +56,19 @@ def same_bitwise(a, b):
     return all(torch.equal(x, y) for (ga, pa), (gb, pb) in zip(a, b) for x, y in zip(ga + pa, gb + pb))
 
 
-def compiled_scenario(rank, order, backend):
+def compiled_scenario(rank, order, backend, make=Net):
     """Train eager DDP and compiled DDP in ``order``; what the test checks."""
     from strict_trace import TraceWatch
 
     ddp = lambda m: DDP(m, bucket_cap_mb=BUCKET_MB)  # noqa: E731
-    eager, eager_ddp = train(rank, ddp)
+    eager, eager_ddp = train(rank, ddp, make)
     if order == "compile(DDP(model))":
         wrap = lambda m: framegraph.compile(ddp(m), backend=backend)  # noqa: E731
     else:
         wrap = lambda m: ddp(framegraph.compile(m, backend=backend))  # noqa: E731
     watch, splits = TraceWatch(), []
     with watch.observing(), fg_distributed.observing(splits.append):
-        compiled, _ = train(rank, wrap)
+        compiled, _ = train(rank, wrap, make)
     framegraph.reset()
     return {"same": same_bitwise(eager, compiled), "graphs": watch.graphs, "frames": watch.frames,
             "problems": watch.problems(), "pieces": [len(s.pieces) for s in splits],
@@ -74,6 +80,7 @@ def ddp_worker(rank, world_size):
                for order in ("compile(DDP(model))", "DDP(compile(model))")
                for backend in ("eager", "aot_eager")}
     results["varied"] = varied_worker(rank, world_size)
+    results["sequential"] = compiled_scenario(rank, "compile(DDP(model))", "aot_eager", make=sequential)
     for option in OPTIONS:
         results[option] = options_scenario(rank, option)
     return results

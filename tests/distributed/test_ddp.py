@@ -73,3 +73,14 @@ def test_ddp_options_with_the_split(ranks, option):
         r = results[option]
         assert r["problems"] == [], f"rank {rank}: {r['problems']}"
         assert (r["frames"], r["graphs"], r["pieces"]) == (5, 1, [3]) and r["same"], f"rank {rank}: {r}"
+
+
+def test_ddp_of_an_nn_sequential(ranks):
+    """compile(DDP(nn.Sequential(...))): the Sequential's forward is torch's own code,
+    which the quick filter skips; compiling the DDP module makes it a root too,
+    so it is the one graph, split at the buckets like Net's."""
+    for rank, results in enumerate(ranks):
+        r = results["sequential"]
+        assert r["problems"] == [], f"rank {rank}: {r['problems']}"
+        assert (r["frames"], r["graphs"], r["pieces"]) == (5, 1, [3]) and r["same"], f"rank {rank}: {r}"
+        assert r["piece_bytes"][0][::-1] == r["ddp_buckets"] == [1040, 16640, 4352]
