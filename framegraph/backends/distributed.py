@@ -24,8 +24,11 @@ does the same, in its own way:
 
 The split applies when the graph is traced inside a DDP forward
 (``DistributedDataParallel._active_ddp_module``, set by DDP around its
-module's call, in either wrapping order) and the backend is one that runs
-AOTAutograd; ``framegraph.config.optimize_ddp = False`` turns it off.
+module's call, in either wrapping order) with grad mode on, and the backend
+is one that runs AOTAutograd; ``framegraph.config.optimize_ddp = False``
+turns it off. ``delegates`` tells ``compile()`` which modules a wrapper calls
+as frames of their own (DDP's ``.module``), so that their code is traced
+even when it is torch's (an ``nn.Sequential``).
 """
 import contextlib
 from typing import Callable, List
@@ -75,8 +78,8 @@ def backend_for(options):
     splitter in front of it inside a DDP forward with an AOTAutograd backend."""
     from ..config import config
 
-    if options.backend_name not in AOT_BACKENDS or not config.optimize_ddp:
-        return options.backend
+    if options.backend_name not in AOT_BACKENDS or not config.optimize_ddp or not torch.is_grad_enabled():
+        return options.backend  # (no grad: no backward, nothing to overlap)
     ddp = active_ddp_module()
     if ddp is None:
         return options.backend

@@ -76,6 +76,8 @@ def test_no_split_outside_a_ddp_forward_or_without_aot_autograd():
         assert isinstance(fgd.backend_for(aot), fgd.DDPSplit)
         eager = CompileOptions(*lookup_backend("eager"))
         assert fgd.backend_for(eager) is eager.backend
+        with torch.no_grad():
+            assert fgd.backend_for(aot) is aot.backend
         framegraph.config.optimize_ddp = False
         assert fgd.backend_for(aot) is aot.backend
     finally:
