@@ -148,7 +148,7 @@ def _import_compiler(kind):
     (about 3 s here): framegraph pays it on its first trace too.
     """
     if kind == "framegraph":
-        import framegraph.tracer  # noqa: F401
+        import framegraph.runtime.pipeline  # noqa: F401
         from torch._subclasses.fake_tensor import FakeTensorMode
 
         FakeTensorMode()

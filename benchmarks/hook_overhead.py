@@ -10,7 +10,7 @@ import argparse
 import timeit
 
 from framegraph import _C
-from framegraph.convert_frame import as_positional
+from framegraph.runtime.convert_frame import as_positional
 
 
 def f(a, b):

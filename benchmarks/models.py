@@ -36,7 +36,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 import zoo  # noqa: E402
 
 import framegraph  # noqa: E402
-from framegraph.convert_frame import observing  # noqa: E402
+from framegraph.diagnostics.records import observing  # noqa: E402
 
 
 def per_call(fn, inputs, calls):

@@ -37,7 +37,7 @@ import zoo  # noqa: E402
 
 import framegraph  # noqa: E402
 from framegraph import _C  # noqa: E402
-from framegraph.convert_frame import touched_codes  # noqa: E402
+from framegraph.runtime.convert_frame import touched_codes  # noqa: E402
 
 
 def entry_of(model):

@@ -89,7 +89,7 @@ def measure(name, dynamo=False):
         ctx = _Null()
     else:
         import framegraph
-        from framegraph.convert_frame import observing
+        from framegraph.diagnostics.records import observing
 
         framegraph.reset()
         compiled = framegraph.compile(model, backend=cnt)

@@ -108,7 +108,7 @@ def median_call(fn, inputs, calls):
 def run_framegraph(model, inputs, expected, calls):
     """Graphs, breaks, recompiles, match and times of framegraph on one variant."""
     import framegraph
-    from framegraph.convert_frame import observing
+    from framegraph.diagnostics.records import observing
 
     framegraph.reset()
     cnt, records = Counter(), []

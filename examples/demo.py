@@ -8,7 +8,7 @@ import sys
 import torch
 
 import framegraph
-from framegraph import cache
+from framegraph.runtime import cache
 from framegraph.bytecode import format_bytecode
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))

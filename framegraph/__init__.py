@@ -5,19 +5,20 @@ Public API only; see README.md and the design map in shared/design.md.
 from . import _C  # noqa: F401  (the frame hook; fails loudly on unsupported Pythons)
 from .backends import list_backends, register_backend
 from .config import config
-from .dynamic import mark_dynamic
+from .graph.dynamic import mark_dynamic
 from .errors import BackendError, FramegraphError, InternalError, Unsupported
-from .explain import ExplainOutput, explain
-from .graph_break_api import graph_break
-from .hook import OptimizedModule, compile, disable, is_compiling, reset
-from .logs import configure_from_env as _configure_logs
-from .logs import set_logs
+from .diagnostics.explain import ExplainOutput
+from .runtime.explain import explain
+from .breaks.api import graph_break
+from .runtime.hook import OptimizedModule, compile, disable, is_compiling, reset
+from .diagnostics.logs import configure_from_env as _configure_logs
+from .diagnostics.logs import set_logs
 
 __version__ = "0.1.0"
 
 _configure_logs()
 
-from . import trace_log as _trace_log  # noqa: E402
+from .diagnostics import trace_log as _trace_log  # noqa: E402
 
 _trace_log.configure_from_env()
 

@@ -25,7 +25,7 @@ def _backends(args):
 
 
 def _explain(args):
-    from .explain import explain_script
+    from .runtime.explain import explain_script
 
     report = explain_script(args.script, function=args.function, argv=args.script_args)
     print(report)
@@ -33,7 +33,7 @@ def _explain(args):
 
 
 def _report(args):
-    from .report import write_report
+    from .diagnostics.report import write_report
 
     index = write_report(args.trace_dir, args.out)
     print(index)

@@ -1,10 +1,45 @@
-"""The one runtime configuration object, and the options of one `compile()` call.
+"""The one runtime configuration object, the options of one `compile()` call,
+and the register of framegraph's runtime state.
 
-Everything global and mutable in framegraph lives here (the C cache lives on
-code objects). Attributes can be set directly: `framegraph.config.strict = True`.
+Settings live here: `framegraph.config.strict = True`. The C cache lives on
+code objects (`_C`, cleared per code by `reset()`). Every other piece of state
+that outlives one call is kept by the module that uses it and is listed below;
+each module registers with `on_reset` what `framegraph.reset()` must clear, so
+a module that was never imported has nothing to clear:
+
+  cleared by reset()
+    runtime/convert_frame.py  touched_codes (codes with entries or marks), retries,
+                              the last recompile reasons per code
+    runtime/skip.py           the quick filter's answer per file
+    graph/dynamic.py          sizes seen per code (automatic dynamic shapes)
+  kept by reset(), on purpose
+    runtime/skip.py           user roots: codes the user compiled explicitly (the
+                              compile() wrappers outlive a reset)
+    runtime/hook.py           disable() marks
+    runtime/convert_frame.py, breaks/split.py   messages said once per process (a
+                              frame run unmodified, a graph-break site)
+    diagnostics/records.py    observers (owned by the `observing` blocks that add them)
+    backends/, errors.py, tracer/registry.py   registries filled at import
+    caches that only remember a pure function of their key (resume codes per
+    (code, offset, stack shape), decoded instructions, signatures, classes made at
+    trace time), and the counters that keep generated global names unique
 """
 import dataclasses
-from typing import Any, Callable, Optional
+from typing import Any, Callable, List, Optional
+
+_RESETTERS: List[Callable[[], None]] = []
+
+
+def on_reset(fn: Callable[[], None]) -> Callable[[], None]:
+    """Register ``fn`` (a decorator): ``framegraph.reset()`` calls it to clear its module's state."""
+    _RESETTERS.append(fn)
+    return fn
+
+
+def reset_state() -> None:
+    """Clear the state every registered module keeps (part of ``framegraph.reset()``)."""
+    for fn in list(_RESETTERS):
+        fn()
 
 
 class _Config:

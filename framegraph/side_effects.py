@@ -28,8 +28,8 @@ such as ``L['lst'][0]`` mean the state before the frame's mutations.
 import dataclasses
 from typing import Any, Dict, List, Optional
 
-from .graph_breaks import unsupported
-from .sources import AttrSource, ClosureCellSource, ClosureSource
+from .errors import unsupported
+from .guards.sources import AttrSource, ClosureCellSource, ClosureSource
 
 
 @dataclasses.dataclass(eq=False)
@@ -51,8 +51,6 @@ class SideEffects:
         self.entries: List[Mutation] = []
         self._keys: Dict[Any, Mutation] = {}
         self._globals: Dict[Any, Any] = {}  # (id(globals dict), name) -> value tracker
-        self.objects: Dict[int, Any] = {}  # id(mutable object) -> (object, its tracker)
-        self.cells: Dict[int, Any] = {}  # id(cell from outside) -> (cell, its CellVariable)
         self.mutations = 0  # every recorded mutation, repeats included (generators check it)
         self.local_mutations = 0  # in-place changes of objects made in the trace (autograd_function.py)
 
@@ -68,7 +66,7 @@ class SideEffects:
     # ---- recording
     def track_object(self, var, what: str):
         self.mutations += 1
-        kind = _object_kind(var)
+        kind = var.replay_kind
         if kind is None:
             unsupported("side_effect", f"{what} on {var.source.name()}")
         self._add(("object", id(var)), Mutation(kind, var))
@@ -124,30 +122,6 @@ def _contents_source(cell):
 
 def _is_cell_contents(source) -> bool:
     return isinstance(source, AttrSource) and source.member == "cell_contents"
-
-
-def _object_kind(var) -> Optional[str]:
-    from .variables.dicts import ConstDictVariable, SetVariable
-    from .variables.lists import ListVariable
-    from .variables.user_defined import UserDefinedObjectVariable
-
-    if isinstance(var, ListVariable):
-        return "list"
-    if isinstance(var, ConstDictVariable):
-        return "dict"
-    if isinstance(var, SetVariable) and var.py_type is set:
-        return "set"
-    if isinstance(var, UserDefinedObjectVariable) and var.value is not None:
-        return "object"
-    from .variables.tensor import TensorVariable
-
-    if isinstance(var, TensorVariable) and var.source is not None:
-        return "object"  # t.grad = ..., written back as an attribute
-    from .variables.nn_module import NNModuleVariable
-
-    if isinstance(var, NNModuleVariable) and var.source is not None:
-        return "object"  # attribute writes, replayed through nn.Module.__setattr__
-    return None
 
 
 # ---- prepare: kind -> fn(ledger, cg, mutation) -> temporaries
@@ -224,57 +198,6 @@ _PREPARE = {"list": _prepare_list, "dict": _prepare_dict, "set": _prepare_set,
             "object": _prepare_object, "global": _prepare_global, "cell": _prepare_cell}
 _REPLAY = {"list": _replay_list, "dict": _replay_clear_update, "set": _replay_clear_update,
            "object": _replay_object, "global": _replay_global, "cell": _replay_cell}
-
-
-# ---- one tracker per mutable object
-# The builder makes one tracker per source. A list reached through two
-# sources (``f(a, a)``, ``self.items`` and ``items``) must still be one
-# tracker, or a mutation through one would be invisible through the other,
-# and the replays would overwrite each other. The aliasing is guarded.
-def _identity_matters(var) -> bool:
-    return _object_kind(var) is not None
-
-
-def same_object(tx, value, source):
-    """The tracker already made for mutable object ``value``, or None."""
-    se = ledger(tx)
-    found = se.objects.get(id(value)) if se is not None and source is not None else None
-    if found is None or found[0] is not value:
-        return None
-    var = found[1]
-    tx.output.add_guard("IS_SAME", source, var.source)
-    tx.output.by_source[source] = var
-    return var
-
-
-def known_cell(tx, cell, cell_source):
-    """The CellVariable already made for the real cell ``cell``, or None.
-
-    One cell can be reached two ways in a trace (a resume function receives a
-    cell, and a closure it also receives holds it): one tracker for both, so a
-    write through one is read through the other. The IS_SAME guard keeps
-    that true on later calls.
-    """
-    se = ledger(tx)
-    found = se.cells.get(id(cell)) if se is not None else None
-    if found is None or found[0] is not cell:
-        return None
-    var = found[1]
-    if cell_source is not None and var.cell_source is not None and cell_source != var.cell_source:
-        tx.output.add_guard("IS_SAME", cell_source, var.cell_source)
-    return var
-
-
-def remember_cell(tx, cell, var):
-    se = ledger(tx)
-    if se is not None:
-        se.cells[id(cell)] = (cell, var)
-
-
-def remember_object(tx, value, var):
-    se = ledger(tx)
-    if se is not None and _identity_matters(var):
-        se.objects[id(value)] = (value, var)
 
 
 # ---- the hooks trackers and handlers call while tracing

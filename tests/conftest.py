@@ -19,7 +19,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 import pytest  # noqa: E402
 
 import framegraph  # noqa: E402
-from framegraph import skip  # noqa: E402
+from framegraph.runtime import skip  # noqa: E402
 from strict_trace import pytest_configure, pytest_runtest_call, strict_trace  # noqa: E402,F401
 
 pytest_plugins = ["pytester"]

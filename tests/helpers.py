@@ -93,7 +93,7 @@ def run_counted(fn, *args, fullgraph=False, **kwargs):
     Breaks and errors are read from every trace attempt (resume functions
     included), through convert_frame's observers.
     """
-    from framegraph.convert_frame import observing
+    from framegraph.diagnostics.records import observing
 
     cnt, breaks, errors = CountingBackend(), [], []
 

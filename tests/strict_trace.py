@@ -22,7 +22,7 @@ compiled to no graph (nothing to capture).
 A test declares what it expects, and each declaration must then happen:
 
     @pytest.mark.expect_fallback("cannot_resume", "missing_dict_key")
-        fallbacks whose catalogue entry (``graph_breaks.CATALOGUE`` id) is
+        fallbacks whose catalogue entry (``errors.CATALOGUE`` id) is
         one of these are expected; for ``cannot_resume`` the id of the break
         that could not resume also matches ("data_dependent_branch");
         "recompile_limit" names a code reaching the recompile limit.
@@ -44,9 +44,8 @@ from typing import List, Optional
 
 import pytest
 
-from framegraph.convert_frame import CompileRecord, observing
-from framegraph.errors import Unsupported
-from framegraph.graph_breaks import CATALOGUE
+from framegraph.diagnostics.records import CompileRecord, observing
+from framegraph.errors import CATALOGUE, Unsupported
 
 RECOMPILE_LIMIT = "recompile_limit"
 UNCATALOGUED = "unsupported"  # an Unsupported without a catalogue entry
@@ -159,7 +158,7 @@ def watch_for(item) -> TraceWatch:
             "expect_internal_error() takes exception class names"
         errors += mark.args
     unknown = set(fallbacks).union(allowed if allowed is not ANY else ()) - KINDS
-    assert not unknown, f"not a fallback kind: {sorted(unknown)} (graph_breaks.CATALOGUE ids)"
+    assert not unknown, f"not a fallback kind: {sorted(unknown)} (errors.CATALOGUE ids)"
     return TraceWatch(fallbacks, errors, allowed)
 
 

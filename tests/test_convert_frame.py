@@ -12,14 +12,15 @@ import pytest
 import torch
 
 import framegraph
-from framegraph import _C, skip
+from framegraph import _C
+from framegraph.runtime import skip
 from framegraph.errors import InternalError, Unsupported
 
 
 @pytest.fixture
 def fake_tracer(monkeypatch):
-    """Install a stand-in `framegraph.tracer` whose trace_frame the test sets."""
-    module = types.ModuleType("framegraph.tracer")
+    """Install a stand-in `framegraph.runtime.pipeline` whose trace_frame the test sets."""
+    module = types.ModuleType("framegraph.runtime.pipeline")
     calls = []
 
     def trace_frame(func, code, f_locals, options):
@@ -28,7 +29,7 @@ def fake_tracer(monkeypatch):
 
     module.trace_frame = trace_frame
     module.calls = calls
-    monkeypatch.setitem(sys.modules, "framegraph.tracer", module)
+    monkeypatch.setitem(sys.modules, "framegraph.runtime.pipeline", module)
     yield module
     framegraph.reset()
 

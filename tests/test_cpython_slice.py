@@ -52,7 +52,7 @@ KNOWN_DIVERGENCES = {
     "test.test_list.ListTest.test_repeat":
         "identity: `id(s) == id(s * 1)` for a tuple constant: the traced `s * 1` is a new constant",
 }
-# the fallbacks to eager the slice causes today (graph_breaks.CATALOGUE ids)
+# the fallbacks to eager the slice causes today (errors.CATALOGUE ids)
 FALLBACKS = ("unsupported_opcode", "unsupported_call", "unsupported_value", "unsupported_attribute",
              "exception", "cannot_resume", "operator_error", "side_effect_builtin", "side_effect",
              "generator", "unsupported_ctx_manager", "dynamic_import", "missing_dict_key")

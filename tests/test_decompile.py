@@ -2,8 +2,8 @@
 import torch
 
 import framegraph
-from framegraph import cache
-from framegraph.decompile import decompile
+from framegraph.runtime import cache
+from framegraph.diagnostics.decompile import decompile
 
 
 def test_the_briefs_modified_bytecode_reads_as_python(strict_trace):
@@ -48,7 +48,7 @@ def test_unknown_instructions_become_comments_not_errors():
 
 
 def test_constants_read_as_dotted_names():
-    from framegraph.decompile import _const
+    from framegraph.diagnostics.decompile import _const
 
     assert _const(object.__new__) == "object.__new__"
     assert _const(dict.get) == "dict.get"

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 import framegraph
-from framegraph import cache
+from framegraph.runtime import cache
 from helpers import CountingBackend, assert_same
 
 

@@ -12,7 +12,9 @@ import pytest
 import torch
 
 import framegraph
-from framegraph import codegen, guards, output_graph
+from framegraph.codegen import pycodegen as codegen
+from framegraph.guards import compile as guards
+from framegraph.graph import output_graph
 from framegraph.errors import FramegraphError
 from framegraph.tracer import translator
 

@@ -7,10 +7,10 @@ import torch
 
 import framegraph
 from framegraph.config import CompileOptions
-from framegraph.guard_kinds import Guard, TensorSpec
-from framegraph.guards import CompiledGuard
-from framegraph.sources import AttrSource, GlobalSource, LocalSource
-from framegraph.tracer import trace_frame
+from framegraph.guards.kinds import Guard, TensorSpec
+from framegraph.guards.compile import CompiledGuard
+from framegraph.guards.sources import AttrSource, GlobalSource, LocalSource
+from framegraph.runtime.pipeline import trace_frame
 from helpers import CountingBackend
 
 THRESHOLD = 2

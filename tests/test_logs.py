@@ -6,7 +6,8 @@ import sys
 import pytest
 
 import framegraph
-from framegraph import logs, pyver
+from framegraph import pyver
+from framegraph.diagnostics import logs
 
 
 def test_spec_parsing():

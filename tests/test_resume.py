@@ -5,7 +5,7 @@ import types
 import pytest
 
 from framegraph import pyver
-from framegraph.resume import NULL, VALUE, resume_code
+from framegraph.breaks.resume import NULL, VALUE, resume_code
 
 
 def offset_after(fn, opname, argval=None, nth=0):

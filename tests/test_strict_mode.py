@@ -48,7 +48,7 @@ def test_a_declared_fallback_that_does_not_happen_is_a_problem():
 
 @pytest.mark.expect_internal_error("RuntimeError")
 def test_an_internal_error_is_a_problem_even_when_the_result_is_right(monkeypatch):
-    from framegraph import codegen
+    from framegraph.codegen import pycodegen as codegen
 
     def boom(*args, **kwargs):
         raise RuntimeError("injected")

@@ -29,12 +29,12 @@ __all__ = [
 ]
 from .assemble import assemble, const_key
 from .analysis import (
-    format_bytecode, format_instructions, livevars_at, max_stack_depth, stack_depths,
+    format_bytecode, format_instructions, line_of, livevars_at, max_stack_depth, stack_depths,
 )
 from .transform import compare_code, round_trip, transform_code
 
 __all__ += [
     "assemble", "const_key", "format_bytecode", "format_instructions",
-    "livevars_at", "max_stack_depth", "stack_depths", "compare_code",
+    "line_of", "livevars_at", "max_stack_depth", "stack_depths", "compare_code",
     "round_trip", "transform_code",
 ]

@@ -180,3 +180,11 @@ def format_bytecode(title, code):
     """``title name file line n`` and a listing, e.g. for MODIFIED BYTECODE logs."""
     return (f"{title} {code.co_name} {code.co_filename} line {code.co_firstlineno}\n"
             f"{format_instructions(code)}")
+
+
+def line_of(instructions, index):
+    """The source line of ``instructions[index]``: the nearest line start at or before it, or "?"."""
+    for inst in reversed(instructions[: index + 1]):
+        if inst.starts_line is not None:
+            return inst.starts_line
+    return "?"

@@ -116,7 +116,7 @@ class _FramegraphWatch:
 
     def __init__(self):
         import framegraph
-        from framegraph.convert_frame import observing
+        from framegraph.diagnostics.records import observing
 
         self.framegraph, self.causes, self.why = framegraph, [], []
         self.ctx = observing(self.on_record, on_limit=lambda code: self.causes.append("recompile_limit"))

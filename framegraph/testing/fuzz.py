@@ -538,7 +538,7 @@ def check_program(source, backends=("eager",), cases=None, stats=None):
     compiled, frames with a graph break, frames that fell back to eager.
     """
     import framegraph
-    from framegraph.convert_frame import observing
+    from framegraph.diagnostics.records import observing
 
     def count(record):
         if stats is not None:

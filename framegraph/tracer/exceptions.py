@@ -26,8 +26,7 @@ the root instruction that started it all: ``root_raise``, the raise of the
 outermost exception being handled then, or of this one. Running from there in
 CPython raises and handles everything for real (``tracer/breaks.py``).
 """
-from ..errors import Unsupported
-from ..graph_breaks import unsupported
+from ..errors import Unsupported, unsupported
 from ..variables.constant import ConstantVariable
 from ..variables.exceptions import UNKNOWN_CONTEXT, TracedException
 

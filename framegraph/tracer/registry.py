@@ -17,7 +17,7 @@ pushes its outputs, and may move ``tx.ip`` (jumps).
 from typing import Callable, Dict
 
 from .. import pyver
-from ..graph_breaks import CATALOGUE, unsupported
+from ..errors import CATALOGUE, unsupported
 
 HANDLERS: Dict[str, Callable] = {}
 UNSUPPORTED: Dict[str, str] = {}

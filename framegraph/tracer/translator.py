@@ -14,28 +14,32 @@ inspectable between instructions (the graph-break issue resumes from it):
 With ``config.debug_stack_effect`` every step checks that the handler moved
 the stack by ``dis.stack_effect``.
 
-``InstructionTranslator`` is the root of a trace; ``inliner.py`` defines the
-translator that runs an inlined user function on the same OutputGraph.
+``InstructionTranslator`` is the root of a trace (its arguments and cells:
+``frame.py``); ``InliningTranslator`` runs an inlined user function on the
+same OutputGraph, ``GeneratorTranslator`` a generator body one ``yield`` at a time.
 """
 import builtins
+import inspect
 import logging
 import types
 import weakref
 from typing import Dict, List, Optional
 
-from .. import bytecode, logs, pyver
+from .. import bytecode, pyver
 from ..config import config
-from ..errors import InternalError, Unsupported
-from ..graph_breaks import unsupported
-from ..side_effects import remember_cell, written_global
-from ..sources import (AttrSource, BuiltinSource, ClosureCellSource, ClosureSource, GetItemSource,
-                       GlobalSource, LocalSource)
-from ..variables.base import NULL, VariableTracker
-from ..variables.builder import STABLE_MODULES, wrap_value
-from ..variables.functions import CellVariable
-from . import handlers  # noqa: F401  (registers every handler)
+from ..diagnostics import logs
+from ..errors import InternalError, Unsupported, unsupported
+from ..guards.sources import AttrSource, BuiltinSource, GetItemSource, GlobalSource
+from ..side_effects import written_global
+from ..variables.aliases import remember_cell
+from ..variables.base import NULL, STABLE_MODULES, VariableTracker
+from ..variables.builder import wrap_value
 from ..variables.exceptions import TracedException
+from ..variables.functions import CellVariable
+from ..variables.generators import GeneratorVariable
+from . import handlers  # noqa: F401  (registers every handler)
 from .exceptions import unwind
+from .frame import LazyVariable, frame_cells, frame_locals
 from .registry import dispatch_table
 
 DISPATCH = dispatch_table()
@@ -50,17 +54,6 @@ def _log_step(tx, inst):
                     inst.opname, arg, stack)
 # Steps whose work the tracer does in the following CALL.
 _DEFERRED_CHECKS = frozenset({"PRECALL", "KW_NAMES"})
-
-
-class LazyVariable(VariableTracker):
-    """An argument not wrapped yet: wrapping (and guarding) happens on first load."""
-
-    def __init__(self, value, source):
-        super().__init__(source=source)
-        self.value = value
-
-    def realize(self, tx) -> VariableTracker:
-        return wrap_value(tx, self.value, self.source)
 
 
 _decode_cache: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
@@ -95,7 +88,7 @@ class TranslatorBase:
         self.kw_names: Optional[tuple] = None
         self.return_value: Optional[VariableTracker] = None
         self.done = False
-        self.paused = False  # a generator body stopped at a yield (tracer/inliner.py)
+        self.paused = False  # a generator body stopped at a yield (GeneratorTranslator)
         self.exc_stack: List[VariableTracker] = []  # exceptions being handled (PUSH_EXC_INFO)
         self._expected_depth: Optional[int] = 0
         self.steps = 0  # instructions stepped (the root's count names a step to break at)
@@ -184,16 +177,16 @@ class TranslatorBase:
             if not getattr(e, "where", None):
                 e.where = self.where()
             # outermost first: a graph break reports the whole chain of inlined calls
-            e.user_frames = [(self.code, _line_of(self.instructions, self.ip - 1))] + getattr(e, "user_frames", [])
+            e.user_frames = [(self.code, bytecode.line_of(self.instructions, self.ip - 1))] + getattr(e, "user_frames", [])
             raise
 
     def current_line(self):
         """The source line number of the instruction being run."""
-        return _line_of(self.instructions, self.ip - 1)
+        return bytecode.line_of(self.instructions, self.ip - 1)
 
     def where(self) -> str:
         inst = self.current_instruction
-        line = _line_of(self.instructions, self.ip - 1)
+        line = bytecode.line_of(self.instructions, self.ip - 1)
         op = inst.opname if inst is not None else "?"
         return f"{self.code.co_filename}:{line} in {self.code.co_name} ({op})"
 
@@ -206,8 +199,6 @@ class TranslatorBase:
         fn_source = getattr(self.fn_var, "source", None)
         if module.split(".")[0] in STABLE_MODULES or fn_source is None:
             return None
-        from ..sources import AttrSource
-
         return GetItemSource(AttrSource(fn_source, "__globals__"), name)
 
     def load_global(self, name) -> VariableTracker:
@@ -243,11 +234,20 @@ class TranslatorBase:
             cell.contents = cell.contents.realize(self)
         return cell
 
+    def wrap(self, value, source=None, guard: bool = True) -> VariableTracker:
+        """The tracker of ``value`` read from ``source`` (None: made in the trace); how
+        trackers reach the builder (variables/builder.py) without importing it."""
+        return wrap_value(self, value, source, guard=guard)
+
     # ---- calls
     def inline_call(self, fn_var, args, kwargs) -> VariableTracker:
-        from .inliner import inline_call
-
+        """Trace the call ``fn_var(*args, **kwargs)`` of a user function inline."""
         return inline_call(self, fn_var, args, kwargs)
+
+    def raise_at(self, inst, error: TracedException):
+        """Raise the traced ``error`` at ``inst``, for the code's exception table to
+        find a handler (a generator's ``throw()`` raises where its body is paused)."""
+        unwind(self, inst, error)
 
     def zero_arg_super(self):
         """(class, self) for ``super()`` without arguments, as CPython finds them."""
@@ -264,52 +264,65 @@ class TranslatorBase:
         return 0 if self.parent is None else self.parent.depth + 1
 
 
-def _line_of(instructions, index):
-    for inst in reversed(instructions[: index + 1]):
-        if inst.starts_line is not None:
-            return inst.starts_line
-    return "?"
-
-
 class InstructionTranslator(TranslatorBase):
-    """The root translator of one frame: arguments and closure cells come from outside."""
+    """The root translator of one frame: arguments and closure cells come from outside (frame.py)."""
 
     def __init__(self, output, func, code, f_locals):
         output.root_globals = func.__globals__
-        symbolic_locals = {}
-        nargs = code.co_argcount + code.co_kwonlyargcount
-        nargs += bool(code.co_flags & 0x04) + bool(code.co_flags & 0x08)
-        for name in code.co_varnames[:nargs]:
-            symbolic_locals[name] = LazyVariable(f_locals[name], LocalSource(name))
-        for i, name in enumerate(code.co_freevars):
-            contents = LazyVariable(f_locals[name], ClosureSource(name, i)) if name in f_locals else None
-            symbolic_locals[name] = CellVariable(contents, pre_existing=True,
-                                                 cell_source=ClosureCellSource(name, i))
+        symbolic_locals, nargs = frame_locals(code, f_locals)
         super().__init__(output, code, func.__globals__, symbolic_locals)
-        cells = {name: cell for name, cell in zip(code.co_freevars, func.__closure__ or ())}
-        for name in _cells_received(code, self.instructions, nargs):
-            cells[name] = f_locals[name]
-            symbolic_locals[name] = _received_cell(f_locals[name], LocalSource(name))
+        cells = frame_cells(func, code, self.instructions, nargs, f_locals, symbolic_locals)
         for name, cell in cells.items():  # a closure the frame gets may hold them too
             remember_cell(self, cell, symbolic_locals[name])
         self.func = func
         self.arg_names = code.co_varnames[:nargs]
 
 
-def _cells_received(code, instructions, nargs):
-    """Cell variables that arrive as cells: arguments with no MAKE_CELL to wrap them.
-
-    Only resume functions have these (``resume.resume_code(cell_args=...)``):
-    a cell that a function rebuilt at the graph break also holds is handed
-    over as the cell itself, so both keep sharing it.
-    """
-    made = {inst.argval for inst in instructions if inst.opname == "MAKE_CELL"}
-    return [name for name in code.co_varnames[:nargs] if name in code.co_cellvars and name not in made]
+# ---- inlining: a call to a user function is traced into the caller's graph
+MAX_INLINE_DEPTH = 32
+_ASYNC = inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR | inspect.CO_ITERABLE_COROUTINE
 
 
-def _received_cell(cell, source):
-    try:
-        contents = LazyVariable(cell.cell_contents, AttrSource(source, "cell_contents"))
-    except ValueError:  # an empty cell: reading it is a NameError, writing it fills it
-        contents = None
-    return CellVariable(contents, pre_existing=True, cell_source=source)
+class InliningTranslator(TranslatorBase):
+    """Runs one inlined call; RETURN_VALUE ends it with ``return_value`` set."""
+
+    is_generator = False
+
+
+class GeneratorTranslator(InliningTranslator):
+    """A generator body, run up to each YIELD_VALUE (``paused``) and resumed by its
+    ``GeneratorVariable``; RETURN_VALUE finishes it."""
+
+    is_generator = True
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.yielded_value = None      # what the paused YIELD_VALUE yielded
+        self.yield_instruction = None  # where it is paused (throw() raises there)
+        self.delegating = False        # paused inside ``yield from`` (a SEND loop)
+
+
+def inline_call(parent, fn_var, args, kwargs):
+    """Trace a call of the user function ``fn_var`` into ``parent``'s graph; its return value.
+
+    Binds the arguments (defaults, ``*args``, ``**kwargs``), gives the callee
+    its closure cells and runs a nested translator over the same OutputGraph:
+    no frame boundary survives in the graph. A generator function's body does
+    not run at the call: the call returns a ``GeneratorVariable`` over a paused
+    ``GeneratorTranslator``, which runs one ``yield`` at a time as the consumer
+    asks (``variables/generators.py``), so its side effects happen when CPython's would."""
+    code = fn_var.get_code()
+    if code.co_flags & _ASYNC:
+        unsupported("generator", f"calling the coroutine function {code.co_name}")
+    if parent.depth >= MAX_INLINE_DEPTH:
+        unsupported("inline_limit", f"{code.co_name} at depth {parent.depth}")
+    symbolic_locals = fn_var.bind(parent, args, kwargs)
+    for name, cell in zip(code.co_freevars, fn_var.closure_cells(parent)):
+        symbolic_locals[name] = cell
+    generator = bool(code.co_flags & inspect.CO_GENERATOR)
+    kind = GeneratorTranslator if generator else InliningTranslator
+    tx = kind(parent.output, code, fn_var.get_globals(), symbolic_locals, parent=parent, fn_var=fn_var)
+    if generator:  # nothing of the body runs before the first next()
+        return GeneratorVariable(tx)
+    tx.run()
+    return tx.return_value

@@ -16,7 +16,7 @@ import inspect
 
 import torch
 
-from ..graph_breaks import unsupported
+from ..errors import unsupported
 from .base import VariableTracker
 from .constant import ConstantVariable
 
@@ -103,14 +103,12 @@ def _mark(output):
 
 
 def _check_pure(output, before, cls):
-    from ..output_graph import _is_impure
-
     last, mutations, local = before
     if (output.side_effects.mutations, output.side_effects.local_mutations) != (mutations, local):
         unsupported("side_effect", f"{cls.__name__}.forward changes state outside its result")
     started = last is None
     for node in output.graph.nodes:
-        if started and node.op not in ("placeholder", "get_attr") and _is_impure(node):
+        if started and node.op not in ("placeholder", "get_attr") and output.is_impure(node):
             unsupported("side_effect", f"{cls.__name__}.forward runs {node.target} (in place or random)")
         if node is last:
             started = True

@@ -22,7 +22,21 @@ the caller's object: ``check_mutable`` records it in the side-effect ledger
 import collections
 from typing import Any, Dict, List, Optional
 
-from ..graph_breaks import unsupported
+from ..errors import unsupported
+from ..guards.kinds import function_guard_values
+
+
+# Modules whose functions and globals are taken as they are: reading them adds no
+# guard (the tracer knows their contents), and their frames are not user code.
+STABLE_MODULES = ("torch", "math", "operator", "functools", "itertools", "collections", "builtins",
+                  "typing", "dataclasses", "enum", "abc", "inspect", "warnings", "numbers", "types",
+                  "framegraph", "numpy", "contextlib", "copy", "re")
+
+
+def guard_identity(tx, value, source):
+    """Guard that ``source`` still holds this very object (ID_MATCH), when it has a source."""
+    if source is not None:
+        tx.output.add_guard("ID_MATCH", source, function_guard_values(value))
 
 
 class VariableTracker:
@@ -44,6 +58,10 @@ class VariableTracker:
             return True
         except Exception:
             return False
+
+    # How the side-effect ledger replays this object's mutations after the graph
+    # (side_effects.py: "list", "dict", "set", "object"); None: it cannot.
+    replay_kind = None
 
     @property
     def mutable(self) -> bool:
@@ -124,9 +142,19 @@ class VariableTracker:
 
     # ---- rebuilding the value after the graph ran
     def reconstruct(self, cg):
+        """Push the real value after the graph ran (``cg``: codegen.rebuild.FrameCodegen).
+
+        The one way values are rebuilt: a value from outside is read again from
+        its source; a constant made in the trace is loaded as itself; trackers of
+        other values made in the trace override this and build them."""
         if self.source is not None:
             cg.load_source(self.source)
             return
+        if self.is_python_constant():
+            constant = self.as_python_constant()
+            if type(constant) not in (list, dict, set):
+                cg.load_const(constant)
+                return
         unsupported("graph_output", f"cannot rebuild {self}")
 
     def __repr__(self):
@@ -180,6 +208,10 @@ class BoundMethodVariable(VariableTracker):
             if real is not None and hasattr(real, name):
                 return _constant(getattr(real, name))
         return super().getattr(tx, name)
+
+    def reconstruct(self, cg):
+        cg(self.obj)
+        cg.load_attr(self.name)
 
     def __repr__(self):
         return f"BoundMethodVariable({self.obj!r}.{self.name})"

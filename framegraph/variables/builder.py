@@ -30,11 +30,10 @@ import torch
 from torch import nn
 
 from .. import _C
-from ..graph_breaks import unsupported
-from ..guard_kinds import function_guard_values
-from ..side_effects import remember_object, same_object
-from ..sources import AttrSource, GetItemSource, ListItemSource, Source, TupleItemSource
-from .base import VariableTracker
+from ..errors import unsupported
+from ..guards.sources import AttrSource, GetItemSource, ListItemSource, Source, TupleItemSource
+from .aliases import remember_object, same_object
+from .base import STABLE_MODULES, VariableTracker, guard_identity
 from .builtins import BUILTINS, PURE, BuiltinVariable
 from .constant import CONSTANT_TYPES, ConstantVariable, wrap_constant
 from .ctx_managers import GRAD_MODE_CLASSES, STATE_SWITCHES, GradModeClassVariable, StateSwitchClassVariable
@@ -57,9 +56,6 @@ from .wrappers import (BreakingCallVariable, LruCacheVariable, grad_mode_exit, i
                        wrap_framegraph_wrapper)
 
 # Modules whose attributes are assumed stable (not guarded).
-STABLE_MODULES = ("torch", "math", "operator", "functools", "itertools", "collections", "builtins",
-                  "typing", "dataclasses", "enum", "abc", "inspect", "warnings", "numbers", "types",
-                  "framegraph", "numpy", "contextlib", "copy", "re")
 
 
 class PythonModuleVariable(VariableTracker):
@@ -80,14 +76,10 @@ class PythonModuleVariable(VariableTracker):
         """The tracker of this module's ``__dict__`` if the trace reached it (and may
         have changed it: ``mod.__dict__.update(k=v)``); the module's attributes are
         that dict's items, so reads must see its writes before they are replayed."""
-        from ..side_effects import ledger
-
-        se = ledger(tx)
-        found = se.objects.get(id(self.module.__dict__)) if se is not None else None
-        return found[1] if found is not None and found[0] is self.module.__dict__ else None
+        return tx.output.aliases.tracker_of(self.module.__dict__)
 
     def getattr(self, tx, name):
-        from ..sources import AttrSource
+        from ..guards.sources import AttrSource
 
         tracked = self._tracked_dict(tx)
         if tracked is not None and name != "__dict__":
@@ -120,10 +112,6 @@ class EnumVariable(ConstantVariable):
 def _guard(tx, kind, source, value=None):
     if source is not None:
         tx.output.add_guard(kind, source, value)
-
-
-def _id_guard(tx, value, source):
-    _guard(tx, "ID_MATCH", source, function_guard_values(value))
 
 
 # ---- one function per kind of value: (tx, value, source) -> tracker
@@ -204,7 +192,7 @@ def _wrap_function(tx, value, source):
                                     f"{value.__qualname__} is marked by torch._disable_dynamo")
     if _made_per_call(value):
         return _wrap_nested_function(tx, value, source)
-    _id_guard(tx, value, source)
+    guard_identity(tx, value, source)
     if value in PURE_CALLS:
         return PureCallVariable(value, source=source)
     if value in COPY_MODELS:
@@ -255,7 +243,7 @@ def _wrap_nested_function(tx, fn, source):
 
 
 def _wrap_method(tx, value, source):
-    from ..sources import AttrSource
+    from ..guards.sources import AttrSource
 
     if is_grad_mode_exit(value):  # left on the stack by a graph break in a `with`
         return grad_mode_exit(tx, value, source)
@@ -268,17 +256,17 @@ def _wrap_method(tx, value, source):
 
 
 def _wrap_module(tx, value, source):
-    _id_guard(tx, value, source)
+    guard_identity(tx, value, source)
     return NNModuleVariable(value, source=source)
 
 
 def _wrap_pymodule(tx, value, source):
-    _id_guard(tx, value, source)
+    guard_identity(tx, value, source)
     return PythonModuleVariable(value, source=source)
 
 
 def _wrap_class(tx, value, source):
-    _id_guard(tx, value, source)
+    guard_identity(tx, value, source)
     if value in PURE_CALLS:
         return PureCallVariable(value, source=source)
     if value in NULL_CONTEXTS:
@@ -295,7 +283,7 @@ def _wrap_class(tx, value, source):
 
 
 def _wrap_builtin(tx, value, source):
-    _id_guard(tx, value, source)  # a global rebound to another builtin must not reuse the graph
+    guard_identity(tx, value, source)  # a global rebound to another builtin must not reuse the graph
     if value in PURE_CALLS:
         return PureCallVariable(value, source=source)
     if value in OBJECT_SLOTS:
@@ -313,12 +301,12 @@ def _wrap_builtin(tx, value, source):
 
 
 def _wrap_lru_cache(tx, value, source):
-    _id_guard(tx, value, source)
+    guard_identity(tx, value, source)
     return LruCacheVariable(value, source=source)
 
 
 def _wrap_enum(tx, value, source):
-    _id_guard(tx, value, source)
+    guard_identity(tx, value, source)
     return EnumVariable(value, source=source)
 
 
@@ -326,7 +314,7 @@ def _wrap_annotation(tx, value, source):
     """A type annotation object: ``list[Tensor]`` stored in a global, or a ``typing``
     form (``Optional``, ``List[int]``, a TypeVar). These are immutable, and
     subscripting them is a pure (cached) computation, so every use runs now."""
-    _id_guard(tx, value, source)
+    guard_identity(tx, value, source)
     return OpaqueConstantVariable(value, source=source)
 
 
@@ -401,11 +389,3 @@ _BASE_ITEM_SOURCES = {
     tuple: lambda source, i: TupleItemSource(source, i) if source is not None else None,
     list: lambda source, i: ListItemSource(source, i) if source is not None else None,
 }
-
-
-def wrap_class_attribute(tx, obj, name):
-    """Class-level attribute ``name`` of ``obj`` (methods, properties, constants)."""
-    from .user_defined import lookup_attribute
-
-    return lookup_attribute(tx, obj, name, lambda n: None)
-

@@ -17,7 +17,7 @@ import collections
 import operator
 import types
 
-from ..graph_breaks import unsupported
+from ..errors import unsupported
 from .constant import ConstantVariable, wrap_constant
 from .exceptions import python_operation
 from .ops import COMPARE_OPS

@@ -20,7 +20,7 @@ from typing import Callable, Dict
 
 import torch
 
-from ..graph_breaks import unsupported
+from ..errors import unsupported
 from .base import CallableVariable
 from .builtin_methods import MODELS as BUILTIN_METHOD_MODELS, call_unbound, is_unbound_builtin_method
 from .constant import ConstantVariable, wrap_constant

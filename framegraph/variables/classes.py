@@ -30,7 +30,7 @@ import types
 import weakref
 
 from .. import pyver
-from ..graph_breaks import unsupported
+from ..errors import unsupported
 from .base import CallableVariable
 from .exceptions import python_operation
 from .user_defined import UserDefinedClassVariable

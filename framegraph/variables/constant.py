@@ -11,7 +11,7 @@ import types
 
 import torch
 
-from ..graph_breaks import unsupported
+from ..errors import unsupported
 from .base import VariableTracker
 
 # Types whose values are immutable and safe to compute with at trace time.

@@ -18,8 +18,8 @@ graph break. The memo keeps shared references shared, as ``deepcopy`` does.
 """
 import copy
 
-from ..graph_breaks import unsupported
-from ..sources import DictItemSource, GenericAttrSource
+from ..errors import unsupported
+from ..guards.sources import DictItemSource, GenericAttrSource
 from .base import VariableTracker
 from .dicts import ConstDictVariable
 from .lazy_dict import LazyDictVariable
@@ -77,7 +77,6 @@ def _attributes(tx, obj):
     """Every instance attribute of ``obj``, as trackers (read through sources)."""
     if obj.value is None:
         return dict(obj.attrs)
-    from .builder import wrap_value
 
     attrs = {}
     # what vars(obj)[name] is, even for a class overriding __getattribute__ or
@@ -85,7 +84,7 @@ def _attributes(tx, obj):
     instance_dict = GenericAttrSource(obj.source, "__dict__") if obj.source is not None else None
     for name, value in vars(obj.value).items():
         source = DictItemSource(instance_dict, name) if instance_dict is not None else None
-        attrs[name] = obj.attrs[name] if name in obj.attrs else wrap_value(tx, value, source)
+        attrs[name] = obj.attrs[name] if name in obj.attrs else tx.wrap(value, source)
     return attrs
 
 

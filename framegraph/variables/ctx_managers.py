@@ -21,6 +21,7 @@ unmodified.
 ``__exit__`` (``WithExitVariable``); the normal exit path calls it with three
 Nones.
 """
+import contextlib
 import inspect
 from typing import Callable, NamedTuple
 
@@ -28,7 +29,7 @@ import torch
 from torch.amp.autocast_mode import _enter_autocast, _exit_autocast
 from torch.autograd.grad_mode import _enter_inference_mode, _exit_inference_mode
 
-from ..graph_breaks import unsupported
+from ..errors import unsupported
 from .base import CallableVariable, VariableTracker
 from .constant import ConstantVariable
 
@@ -230,6 +231,26 @@ class WithExitVariable(VariableTracker):
 
     def call(self, tx, args, kwargs):
         return self.ctx.call_method(tx, self.name, args, kwargs)
+
+    def reconstruct(self, cg):
+        """A grad-mode ``__exit__`` on the stack, as a real context's ``__exit__``
+        (a null context's, ``record_function``'s, as ``nullcontext()``'s).
+
+        ``torch.set_grad_enabled(mode)`` switches the mode when built and records
+        the mode it found, which its ``__exit__`` restores: so set the mode found
+        on entry to the ``with`` first, then build it.
+        """
+        ctx = self.ctx
+        if getattr(ctx, "exits_like_nullcontext", False) and self.name == "__exit__":
+            cg.call_constant(contextlib.nullcontext)  # entering did nothing, so leaving does nothing
+            cg.load_attr("__exit__")
+            return
+        if not isinstance(ctx, GradModeVariable) or ctx.previous is None or self.name != "__exit__":
+            unsupported("cannot_resume", f"the context manager {ctx} is active")
+        cg.set_grad_mode(ctx.previous)
+        cg.call_constant(torch.set_grad_enabled, ctx.mode)
+        cg.grad_mode = ctx.mode
+        cg.load_attr("__exit__")
 
     def __repr__(self):
         return f"WithExitVariable({self.ctx!r})"

@@ -10,7 +10,7 @@ A deque from outside the frame is not modelled by this tracker.
 import collections
 import operator
 
-from ..graph_breaks import unsupported
+from ..errors import unsupported
 from .constant import ConstantVariable
 from .exceptions import raise_in_trace
 from .iterators import IteratorVariable, resume_iterator

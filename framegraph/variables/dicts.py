@@ -15,7 +15,7 @@ import types
 import torch
 
 from ..bytecode import create_instruction
-from ..graph_breaks import unsupported
+from ..errors import unsupported
 from .base import VariableTracker
 from .constant import ConstantVariable
 from .exceptions import raise_in_trace
@@ -69,6 +69,8 @@ class _Identity:
 
 
 class ConstDictVariable(VariableTracker):
+    replay_kind = "dict"
+
     def __init__(self, pairs, *, py_type=dict, default_factory=None, **kwargs):
         super().__init__(**kwargs)
         self.items = {hash_key(k): (k, v) for k, v in pairs}

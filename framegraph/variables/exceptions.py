@@ -28,8 +28,7 @@ tracer's own stack.
 """
 import types
 
-from ..errors import FramegraphError
-from ..graph_breaks import unsupported
+from ..errors import FramegraphError, unsupported
 from .base import VariableTracker
 from .constant import ConstantVariable, wrap_constant
 
@@ -80,9 +79,8 @@ class ExceptionVariable(VariableTracker):
 
             return BoundMethodVariable(self, name)
         if name == "__class__":
-            from .builder import wrap_value
 
-            return wrap_value(tx, self.cls)
+            return tx.wrap(self.cls)
         unsupported("unsupported_attribute", f"{self.cls.__name__}.{name}")
 
     def hasattr(self, tx, name):

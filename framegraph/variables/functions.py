@@ -1,7 +1,7 @@
 """User functions, methods, closures and the cells they share.
 
 Calling a user function inlines it: a nested translator runs its bytecode
-over the caller's graph (``tracer/inliner.py``). These trackers only know
+over the caller's graph (``tracer/translator.py``). These trackers only know
 what is needed for that: the code object, the globals it reads, the bound
 arguments (``bind_args`` applies defaults, ``*args`` and ``**kwargs`` exactly
 like CPython, by binding on a stand-in function whose defaults are trackers),
@@ -18,8 +18,8 @@ import inspect
 import types
 from typing import Dict, List, Optional
 
-from ..graph_breaks import unsupported
-from ..sources import AttrSource, closure_cell_source
+from ..errors import unsupported
+from ..guards.sources import AttrSource, closure_cell_source
 from .base import VariableTracker
 from .constant import ConstantVariable
 
@@ -206,9 +206,7 @@ class UserFunctionVariable(BaseUserFunctionVariable):
         return self.fn.__qualname__
 
     def closure_cells(self, tx):
-        from .builder import wrap_value
-
-        from ..side_effects import known_cell, remember_cell
+        from .aliases import known_cell, remember_cell
 
         cells = []
         for i, cell in enumerate(self.fn.__closure__ or ()):
@@ -217,7 +215,7 @@ class UserFunctionVariable(BaseUserFunctionVariable):
             var = known_cell(tx, cell, cell_source)
             if var is None:
                 try:
-                    contents = wrap_value(tx, cell.cell_contents, source)
+                    contents = tx.wrap(cell.cell_contents, source)
                 except ValueError:
                     contents = None
                 var = CellVariable(contents, pre_existing=True, cell_source=cell_source)
@@ -226,25 +224,23 @@ class UserFunctionVariable(BaseUserFunctionVariable):
         return cells
 
     def bind(self, tx, args, kwargs):
-        from .builder import wrap_value
 
         def default_source(attr, key):
             return None if self.source is None else _item(AttrSource(self.source, attr), key)
 
-        defaults = [wrap_value(tx, v, default_source("__defaults__", i))
+        defaults = [tx.wrap(v, default_source("__defaults__", i))
                     for i, v in enumerate(self.fn.__defaults__ or ())]
-        kwdefaults = {k: wrap_value(tx, v, default_source("__kwdefaults__", k))
+        kwdefaults = {k: tx.wrap(v, default_source("__kwdefaults__", k))
                       for k, v in (self.fn.__kwdefaults__ or {}).items()}
         return bind_args(self.get_code(), self.fn.__name__, defaults, kwdefaults, args, kwargs)
 
     def getattr(self, tx, name):
-        from .builder import wrap_value
 
         source = AttrSource(self.source, name) if self.source is not None else None
         if name in _FUNCTION_CONSTANTS:  # fixed by the function's identity (ID_MATCH), else guarded
-            return wrap_value(tx, getattr(self.fn, name), None if self.by_identity else source)
+            return tx.wrap(getattr(self.fn, name), None if self.by_identity else source)
         if name in self.fn.__dict__:  # __wrapped__, attributes set by decorators
-            return wrap_value(tx, self.fn.__dict__[name], source)
+            return tx.wrap(self.fn.__dict__[name], source)
         return super().getattr(tx, name)
 
     def hasattr(self, tx, name):
@@ -267,7 +263,7 @@ _FUNCTION_CONSTANTS = frozenset({"__name__", "__qualname__", "__module__", "__do
 def _item(base, key):
     if base is None:
         return None
-    from ..sources import GetItemSource
+    from ..guards.sources import GetItemSource
 
     return GetItemSource(base, key)
 
@@ -368,6 +364,14 @@ class UserMethodVariable(VariableTracker):
         if name == "__func__":
             return self.fn_var
         return self.fn_var.getattr(tx, name)
+
+    def reconstruct(self, cg):
+        """``types.MethodType(function, self)``; a function that cannot be rebuilt says so itself."""
+        cg.emit_op("PUSH_NULL")
+        cg.load_const(types.MethodType)
+        cg(self.fn_var)
+        cg(self.obj)
+        cg.call(2)
 
     def __repr__(self):
         return f"UserMethodVariable({self.fn_var!r})"

@@ -1,7 +1,7 @@
 """Generator objects made in the trace, run lazily, in step with their consumer.
 
 Calling a generator function from traced code makes a ``GeneratorVariable``
-holding a paused translator over the generator's code (``tracer/inliner.py``
+holding a paused translator over the generator's code (``tracer/translator.py``
 builds it). Like CPython's ``gen_send_ex``, each ``next()`` / ``send(v)``
 runs the body from where it stopped to the next ``yield`` (whose value it
 returns) or to its end (StopIteration); so the body's side effects, and
@@ -19,7 +19,7 @@ catalogued ``generator`` break.
 """
 import types
 
-from ..graph_breaks import unsupported
+from ..errors import unsupported
 from .constant import ConstantVariable
 from .exceptions import ExceptionVariable, TracedException, raise_in_trace
 from .iterators import IteratorVariable
@@ -154,8 +154,6 @@ def _exception_of(value):
 
 def _raise_at_yield(gtx, error):
     """Raise ``error`` where the body is paused, for its exception table to find a handler."""
-    from ..tracer.exceptions import unwind
-
     if gtx.delegating:  # `yield from sub`: CPython forwards throw() to the sub-iterator
         unsupported("generator", "throw() into a generator paused in yield from")
-    unwind(gtx, gtx.yield_instruction, error)
+    gtx.raise_at(gtx.yield_instruction, error)

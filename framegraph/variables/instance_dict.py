@@ -18,8 +18,8 @@ by ``obj.k`` later in the trace; for an object from outside it is replayed as
 ``obj.k = v``, so it is a graph break where that would differ (a class with its
 own ``__setattr__`` or a descriptor at ``k``).
 """
-from ..graph_breaks import unsupported
-from ..sources import GetItemSource
+from ..errors import unsupported
+from ..guards.sources import GetItemSource
 from .base import BoundMethodVariable, VariableTracker
 from .constant import ConstantVariable
 
@@ -59,12 +59,11 @@ class InstanceDictVariable(VariableTracker):
         return present
 
     def _read(self, tx, name):
-        from .builder import wrap_value
 
         written = self._written()
         if name in written:
             return written[name]
-        return wrap_value(tx, self.real[name], GetItemSource(self.source, name))
+        return tx.wrap(self.real[name], GetItemSource(self.source, name))
 
     def _keys(self, tx) -> list:
         keys = []

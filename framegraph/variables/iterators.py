@@ -19,7 +19,7 @@ import types
 from typing import List, Optional
 
 from .. import bytecode
-from ..graph_breaks import unsupported
+from ..errors import unsupported
 from .base import VariableTracker
 from .constant import ConstantVariable
 from .lists import TupleVariable
@@ -91,6 +91,11 @@ class IteratorVariable(VariableTracker):
     def python_type(self):
         return self.py_type
 
+    def remaining(self) -> List[VariableTracker]:
+        """What iterating to the end would produce, without advancing (a resume
+        function gets the rest of a loop's iterator as a tuple, breaks/split.py)."""
+        unsupported("cannot_resume", f"the iterator {self} cannot be rebuilt")
+
     def iter(self, tx):
         return self
 
@@ -131,6 +136,9 @@ class ListIteratorVariable(IteratorVariable):
         self.keys_at_start = _keys_of(container)
         self.done = False  # exhausted: a builtin iterator stays so, whatever its container does
 
+    def remaining(self):  # a live list iterator continues as a snapshot
+        return list(self.items[self.index:])
+
     def python_type(self):
         if self.from_generator:
             return types.GeneratorType
@@ -140,6 +148,8 @@ class ListIteratorVariable(IteratorVariable):
         """The iterator eager would hold: ``iter(container)`` (or ``reversed``) advanced
         to this position, of the container's own iterator type; the items left, as a
         tuple iterator, where the container is not a builtin one."""
+        if self.from_generator:
+            unsupported("generator", "a generator object outlives the graph (it would be a tuple iterator)")
         if self.container is None and self.kind is not None:
             unsupported("cannot_resume", f"a {self.kind.__name__} iterator cannot be rebuilt")
         if self.done and self.container is not None:
@@ -242,6 +252,10 @@ class EnumerateVariable(IteratorVariable):
         super().__init__(**kwargs)
         self.inner, self.count = inner, start
 
+    def remaining(self):
+        rest = remaining_items(self.inner)
+        return [TupleVariable([ConstantVariable(self.count + i), x]) for i, x in enumerate(rest)]
+
     def next(self, tx):
         item = self.inner.next(tx)
         if item is None:
@@ -272,6 +286,11 @@ class ZipVariable(IteratorVariable):
     def __init__(self, inners, strict=False, **kwargs):
         super().__init__(**kwargs)
         self.inners, self.strict = inners, strict
+
+    def remaining(self):
+        if self.strict:  # the length check must still run
+            return super().remaining()
+        return [TupleVariable(list(t)) for t in zip(*(remaining_items(i) for i in self.inners))]
 
     def next(self, tx):
         if not self.inners:  # zip() is empty
@@ -324,3 +343,10 @@ class FilterVariable(IteratorVariable):
 
     def reconstruct(self, cg):
         _rebuild_call(cg, filter, [self.fn, self.inner])
+
+
+def remaining_items(it) -> List[VariableTracker]:
+    """``it.remaining()`` for an iterator tracker; anything else cannot be rebuilt so."""
+    if not isinstance(it, IteratorVariable):
+        unsupported("cannot_resume", f"the iterator {it} cannot be rebuilt")
+    return it.remaining()

@@ -14,7 +14,7 @@ computed then.
 import itertools
 import operator
 
-from ..graph_breaks import unsupported
+from ..errors import unsupported
 from .base import VariableTracker
 from .constant import ConstantVariable
 from .iterators import IteratorVariable, ListIteratorVariable

@@ -19,7 +19,7 @@ DICT_KEYS guard and every value wrapped, exactly what ``ConstDictVariable``
 would have done up front. Only exact ``dict`` and ``OrderedDict`` are read
 lazily: a subclass's ``__getitem__``/``__contains__`` could run code.
 """
-from ..sources import GetItemSource
+from ..guards.sources import GetItemSource
 from .constant import ConstantVariable
 from .dicts import ConstDictVariable, _key_error
 
@@ -44,11 +44,10 @@ class LazyDictVariable(ConstDictVariable):
         self._items = pairs
 
     def _materialize(self):
-        from .builder import wrap_value
 
         tx, value, source = self._tx, self._value, self.source
         tx.output.add_guard("DICT_KEYS", source, (type(value), tuple(value)))
-        self._items = {k: (ConstantVariable(k), wrap_value(tx, v, GetItemSource(source, k)))
+        self._items = {k: (ConstantVariable(k), tx.wrap(v, GetItemSource(source, k)))
                        for k, v in value.items()}
 
     def _lazy_key(self, key):
@@ -60,13 +59,12 @@ class LazyDictVariable(ConstDictVariable):
 
     def _read(self, k):
         """(present, value tracker or None) of key ``k``, guarded."""
-        from .builder import wrap_value
 
         present = k in self._value
         self._tx.output.add_guard("DICT_CONTAINS", self.source, (k, present))
         if not present:
             return False, None
-        return True, wrap_value(self._tx, self._value[k], GetItemSource(self.source, k))
+        return True, self._tx.wrap(self._value[k], GetItemSource(self.source, k))
 
     def getitem(self, tx, key):
         k = self._lazy_key(key)

@@ -12,7 +12,7 @@ import operator
 
 import torch
 
-from ..graph_breaks import unsupported
+from ..errors import unsupported
 from .base import VariableTracker
 from .constant import ConstantVariable, wrap_constant
 from .exceptions import python_operation, raise_in_trace
@@ -289,9 +289,9 @@ class NamedTupleVariable(TupleVariable):
             from .base import BoundMethodVariable
 
             return BoundMethodVariable(self, name)
-        from .builder import wrap_class_attribute
+        from .user_defined import class_attribute
 
-        return wrap_class_attribute(tx, self, name)
+        return class_attribute(tx, self, name)
 
     def hasattr(self, tx, name):
         """A field or a class attribute; nothing else, unless instances have a ``__dict__``."""
@@ -331,6 +331,7 @@ class NamedTupleVariable(TupleVariable):
 
 class ListVariable(BaseListVariable):
     py_type = list
+    replay_kind = "list"
 
     def as_python_constant(self):
         unsupported("unsupported_value", "a list is not a trace-time constant")

@@ -7,7 +7,7 @@ give plain dicts. Rebuilt as ``MappingProxyType(d)`` over the rebuilt dict.
 import operator
 import types
 
-from ..graph_breaks import unsupported
+from ..errors import unsupported
 from .base import VariableTracker
 from .exceptions import raise_in_trace
 

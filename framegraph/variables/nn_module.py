@@ -13,11 +13,13 @@ supported: a module with hooks is refused). ``ModuleList``, ``Sequential``
 and ``ModuleDict`` support ``len``, indexing and iteration; ``parameters()``
 and friends return lists of trackers.
 """
+import functools
+
 import torch
 from torch import nn
 
-from ..graph_breaks import unsupported
-from ..sources import AttrSource, module_member_source
+from ..errors import unsupported
+from ..guards.sources import AttrSource, module_member_source
 from .base import BoundMethodVariable, VariableTracker
 from .constant import ConstantVariable
 from .lists import ListVariable, TupleVariable
@@ -38,11 +40,12 @@ def _hook_dicts(module) -> list:
     return [d for d in own + [getattr(module_mod, name, None) for name in _GLOBAL_HOOKS] if isinstance(d, dict)]
 
 
-def _has_hooks(module) -> bool:
-    return any(_hook_dicts(module))
-
-
 class NNModuleVariable(VariableTracker):
+    @property
+    def replay_kind(self):
+        # attribute writes, replayed through nn.Module.__setattr__
+        return "object" if self.source is not None else None
+
     def __init__(self, module: nn.Module, **kwargs):
         super().__init__(**kwargs)
         self.module = module
@@ -57,14 +60,13 @@ class NNModuleVariable(VariableTracker):
         return False
 
     def _member(self, tx, table: str, name: str):
-        from .builder import wrap_value
 
         value = self.module.__dict__[table][name]
         source = module_member_source(self.source, table, name) if self.source else None
-        return wrap_value(tx, value, source)
+        return tx.wrap(value, source)
 
     def getattr(self, tx, name):
-        from .builder import wrap_class_attribute, wrap_value
+        from .user_defined import class_attribute
 
         if name in self.attrs:
             return self.attrs[name]
@@ -73,12 +75,12 @@ class NNModuleVariable(VariableTracker):
             if name in d.get(table, ()):
                 return self._member(tx, table, name)
         if name in d:
-            return wrap_value(tx, d[name], AttrSource(self.source, name) if self.source else None)
+            return tx.wrap(d[name], AttrSource(self.source, name) if self.source else None)
         if name == "__class__":
-            return wrap_value(tx, type(self.module))
+            return tx.wrap(type(self.module))
         if name in _ITERATORS or name in _CONTAINER_METHODS and self._is_container():
             return BoundMethodVariable(self, name)
-        return wrap_class_attribute(tx, self, name)
+        return class_attribute(tx, self, name)
 
     def hasattr(self, tx, name):
         """Where ``nn.Module`` looks: the class, the instance dict, then parameters,
@@ -297,6 +299,11 @@ class ModuleMadeInTraceVariable(NNModuleVariable):
 
     def setattr(self, tx, name, value):
         unsupported("side_effect", f"setting {name} on a {type(self.module).__name__} made in the trace")
+
+    def reconstruct(self, cg):
+        """Built again, a new object as eager makes one per call: ``cls(*args, **kwargs)``."""
+        cls = type(self.module)
+        cg.call_constant(functools.partial(cls, **self.ctor_kwargs) if self.ctor_kwargs else cls, *self.ctor_args)
 
 
 def new_module(tx, cls, args, kwargs):

@@ -25,8 +25,8 @@ and the other methods are unsupported (graph breaks) for now.
 """
 import collections
 
-from ..graph_breaks import unsupported
-from ..sources import ConstSource, DictContainsSource, DictGetSource
+from ..errors import unsupported
+from ..guards.sources import ConstSource, DictContainsSource, DictGetSource
 from .base import VariableTracker
 from .constant import ConstantVariable, is_constant_value
 
@@ -100,7 +100,6 @@ class ObjectKeyedDictVariable(VariableTracker):
         return present, (dict.get(self.value, real) if present else None)
 
     def getitem(self, tx, key):
-        from .builder import wrap_value
 
         present, value, key_source = self._lookup(tx, key)
         if not present:
@@ -109,7 +108,7 @@ class ObjectKeyedDictVariable(VariableTracker):
                 else f"[{key}]"
             unsupported("missing_dict_key", f"{where} on a {what}")
         source = DictGetSource(self.source, key_source) if self.source is not None else None
-        return wrap_value(tx, value, source)
+        return tx.wrap(value, source)
 
     def contains(self, tx, item):
         return self._lookup(tx, item)[0]

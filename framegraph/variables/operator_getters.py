@@ -9,7 +9,7 @@ recipe.
 """
 import operator
 
-from ..graph_breaks import unsupported
+from ..errors import unsupported
 from .base import VariableTracker
 from .lists import TupleVariable
 

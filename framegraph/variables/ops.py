@@ -13,7 +13,7 @@ for ``-x``, ``~x``, ``+x``.
 import collections
 import operator
 
-from ..graph_breaks import unsupported
+from ..errors import unsupported
 from .base import VariableTracker
 from .constant import ConstantVariable, wrap_constant
 from .exceptions import python_operation

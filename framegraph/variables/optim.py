@@ -18,7 +18,7 @@ on the value, so one graph serves every step. Branching on such a number is
 a graph break (``symint.py``). ``_stack_if_compiling`` likewise keeps its
 eager branch: the list of Python numbers.
 """
-from ..graph_breaks import unsupported
+from ..errors import unsupported
 from .symint import SymNodeVariable
 from .tensor import TensorVariable
 

@@ -28,8 +28,8 @@ source when it has one, else as ``functools.partial(func, *args, **keywords)``.
 """
 import functools
 
-from ..graph_breaks import unsupported
-from ..sources import AttrSource
+from ..errors import unsupported
+from ..guards.sources import AttrSource
 from .base import VariableTracker
 from .constant import ConstantVariable
 from .dicts import ConstDictVariable
@@ -125,11 +125,10 @@ def _is_callable(var) -> bool:
 def wrap_partial(tx, value, source):
     """A ``functools.partial`` from outside the frame, read member by member
     (``source`` None: a value assumed stable, wrapped without guards)."""
-    from .builder import wrap_value
 
     if source is not None:
         tx.output.add_guard("TYPE_MATCH", source, functools.partial)
-    func, args, keywords = (wrap_value(tx, getattr(value, name), AttrSource(source, name) if source else None)
+    func, args, keywords = (tx.wrap(getattr(value, name), AttrSource(source, name) if source else None)
                             for name in _MEMBERS)
     return PartialVariable(func, args, keywords, flat=True, source=source)
 

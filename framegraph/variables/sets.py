@@ -15,7 +15,7 @@ and the element it kept are CPython's own for constants.
 import operator
 
 from ..bytecode import create_instruction
-from ..graph_breaks import unsupported
+from ..errors import unsupported
 from .base import VariableTracker
 from .constant import ConstantVariable
 from .dicts import _IN_PLACE, ConstDictVariable, DictViewVariable, _key_error, hash_key
@@ -65,6 +65,10 @@ def _operand(tx, var):
 
 
 class SetVariable(VariableTracker):
+    @property
+    def replay_kind(self):
+        return "set" if self.py_type is set else None  # a frozenset never mutates
+
     def __init__(self, items=(), *, py_type=set, members=None, **kwargs):
         super().__init__(**kwargs)
         self.py_type = py_type

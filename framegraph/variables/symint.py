@@ -16,7 +16,7 @@ import operator
 import torch
 from torch.fx.experimental.symbolic_shapes import free_unbacked_symbols
 
-from ..graph_breaks import unsupported
+from ..errors import unsupported
 from .base import VariableTracker
 from .constant import ConstantVariable
 

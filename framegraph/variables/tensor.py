@@ -14,7 +14,7 @@ import operator
 
 import torch
 
-from ..graph_breaks import unsupported
+from ..errors import unsupported
 from .base import METHOD_NAME_ATTRS, VariableTracker
 from .constant import ConstantVariable, wrap_constant
 from .symint import symbolic_meta
@@ -40,6 +40,10 @@ DATA_METHODS = frozenset({
 
 
 class TensorVariable(VariableTracker):
+    @property
+    def replay_kind(self):
+        return "object" if self.source is not None else None  # t.grad = ..., written back
+
     def __init__(self, node, fake, *, cls=torch.Tensor, source=None):
         super().__init__(source=source)
         self.node = node
@@ -72,18 +76,16 @@ class TensorVariable(VariableTracker):
         if name == "data":
             return tx.output.call_method(tx, "detach", [self], {})
         if name == "__class__":
-            from .builder import wrap_value
 
-            return wrap_value(tx, self.cls)
+            return tx.wrap(self.cls)
         if name == "grad" and name in self.attrs:  # written earlier in this trace
             return self.attrs[name]
         if name == "grad" and self.source is not None and self in tx.output.inputs:
             # an input's .grad (an optimizer reading parameters): re-read and guarded on every call
-            from ..sources import AttrSource
-            from .builder import wrap_value
+            from ..guards.sources import AttrSource
 
             real = tx.output.example_inputs[tx.output.inputs.index(self)]
-            return wrap_value(tx, real.grad, AttrSource(self.source, "grad"))
+            return tx.wrap(real.grad, AttrSource(self.source, "grad"))
         if name in ("grad", "grad_fn", "_version", "_base"):
             unsupported("unsupported_attribute", f"tensor.{name} is run-time autograd state")
         if callable(getattr(torch.Tensor, name, None)):
@@ -181,6 +183,10 @@ class TensorMethodVariable(VariableTracker):
         if name in METHOD_NAME_ATTRS:  # x.sum.__name__: the bound method of the example tensor's
             return ConstantVariable(getattr(getattr(self.tensor.fake, self.name), name))
         return super().getattr(tx, name)
+
+    def reconstruct(self, cg):
+        cg(self.tensor)
+        cg.load_attr(self.name)
 
     def __repr__(self):
         return f"TensorMethodVariable({self.name})"

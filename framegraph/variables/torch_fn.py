@@ -16,7 +16,7 @@ import types
 
 import torch
 
-from ..graph_breaks import unsupported
+from ..errors import unsupported
 from .base import CallableVariable
 from .constant import ConstantVariable, wrap_constant
 from .tensor import TensorVariable
@@ -33,14 +33,8 @@ _REFUSED_PREFIXES = ("set_", "_set_", "manual_seed", "seed", "save", "load", "us
 
 
 def _is_compiling_fns():
+    # framegraph.is_compiling joins them when runtime loads the pipeline (runtime/pipeline.py)
     fns = [torch.compiler.is_compiling]
-    try:
-        import framegraph
-
-        if hasattr(framegraph, "is_compiling"):
-            fns.append(framegraph.is_compiling)
-    except ImportError:  # pragma: no cover
-        pass
     utils = getattr(torch, "_utils", None)
     if utils is not None and hasattr(utils, "is_compiling"):
         fns.append(utils.is_compiling)

@@ -32,7 +32,7 @@ import typing
 
 import torch
 
-from ..graph_breaks import unsupported
+from ..errors import unsupported
 from .base import CallableVariable, VariableTracker
 from .constant import ConstantVariable, is_constant_value, wrap_constant
 from .ctx_managers import ContextManagerVariable
@@ -247,6 +247,8 @@ class NullContextVariable(ContextManagerVariable):
     """A context manager with nothing to do in a graph: ``contextlib.nullcontext()``,
     and ``torch.autograd.profiler.record_function(name)`` (it only labels a range
     for an active profiler; graphs are not profiled op by op, like torch.compile)."""
+
+    exits_like_nullcontext = True  # a resume function inside the block leaves it with nullcontext()
 
     def __init__(self, cls, value=None, **kwargs):
         super().__init__(**kwargs)

@@ -13,7 +13,7 @@ Instances from outside the frame are not modelled here.
 """
 import types
 
-from ..graph_breaks import unsupported
+from ..errors import unsupported
 from .builtin_subclass import BuiltinSubclassMixin
 from .constant import ConstantVariable
 from .dicts import SetVariable

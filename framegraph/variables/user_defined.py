@@ -21,9 +21,9 @@ import types
 from torch import nn
 
 from .autograd_function import AutogradFunctionApplyVariable, is_modelled_apply
-from ..graph_breaks import unsupported
-from ..sources import AttrSource, GenericAttrSource, TypeSource
-from .base import VariableTracker
+from ..errors import unsupported
+from ..guards.sources import AttrSource, GenericAttrSource, TypeSource
+from .base import STABLE_MODULES, VariableTracker, guard_identity
 from .constant import ConstantVariable
 from .ops import dunder_name
 from .wrappers import INSTANCE_METHOD
@@ -43,24 +43,23 @@ def bind_class_attribute(tx, obj, attr, source, guard=False):
     Plain class-level values (``factor = 2.0``) are guarded by value when
     ``guard`` (user classes); functions are covered by the instance's type guard.
     """
-    from .builder import _id_guard, wrap_value
     from .functions import UserFunctionVariable, UserMethodVariable
 
     if guard and source is not None:  # `Class.method = other` must not reuse the graph
         # what ``Class.name`` gives: the property itself, a staticmethod's function,
         # a new bound method for a classmethod (so its __func__ is checked)
         if isinstance(attr, (property, types.FunctionType)):
-            _id_guard(tx, attr, source)
+            guard_identity(tx, attr, source)
         elif isinstance(attr, staticmethod):
-            _id_guard(tx, attr.__func__, source)
+            guard_identity(tx, attr.__func__, source)
         elif isinstance(attr, classmethod):
-            _id_guard(tx, attr.__func__, AttrSource(source, "__func__"))
+            guard_identity(tx, attr.__func__, AttrSource(source, "__func__"))
     if isinstance(attr, property):
         if attr.fget is None:
             unsupported("unsupported_attribute", "property without a getter")
         return UserFunctionVariable(attr.fget).call(tx, [obj], {})
     if isinstance(attr, staticmethod):
-        return wrap_value(tx, attr.__func__)
+        return tx.wrap(attr.__func__)
     if isinstance(attr, classmethod):
         return UserMethodVariable(UserFunctionVariable(attr.__func__), class_of(tx, obj))
     if isinstance(attr, types.FunctionType):
@@ -75,12 +74,15 @@ def bind_class_attribute(tx, obj, attr, source, guard=False):
         return cpp_method(attr, obj.value)
     if hasattr(type(attr), "__get__") and not isinstance(attr, type):
         unsupported("unsupported_attribute", f"descriptor {type(attr).__name__}")
-    return wrap_value(tx, attr, source, guard=guard)
+    return tx.wrap(attr, source, guard=guard)
+
+
+def class_attribute(tx, obj, name):
+    """Class-level attribute ``name`` of ``obj`` (methods, properties, constants)."""
+    return lookup_attribute(tx, obj, name, lambda n: None)
 
 
 def _user_class(cls) -> bool:
-    from .builder import STABLE_MODULES
-
     return (cls.__module__ or "").split(".")[0] not in STABLE_MODULES
 
 
@@ -111,17 +113,16 @@ def class_of(tx, obj):
     attribute through it (``type(self).count``) is guarded like ``Cls.count``:
     ``type(L['self'])`` for an object from outside, or the class tracker that
     created an object made in the trace."""
-    from .builder import wrap_value
 
     cls = obj.python_type()
     if not _user_class(cls):  # torch's and the standard library's classes are assumed stable
-        return wrap_value(tx, cls)
+        return tx.wrap(cls)
     if obj.source is not None:
-        return wrap_value(tx, cls, TypeSource(obj.source))
+        return tx.wrap(cls, TypeSource(obj.source))
     maker = getattr(obj, "class_var", None)
     if maker is not None:
         return maker
-    return wrap_value(tx, cls)
+    return tx.wrap(cls)
 
 
 def real_object(obj):
@@ -158,9 +159,8 @@ def lookup_attribute(tx, obj, name, instance_dict_lookup):
             return instance_dict(tx, obj, real_dict, instance_attr_source(obj.source, cls, name))
         if real is None:
             unsupported("unsupported_attribute", f"{cls.__name__}.{name} ({type(attr).__name__})")
-        from .builder import wrap_value
 
-        return wrap_value(tx, getattr(real, name), instance_attr_source(obj.source, cls, name))
+        return tx.wrap(getattr(real, name), instance_attr_source(obj.source, cls, name))
     if found:
         user = _user_class(cls)
         if user:
@@ -194,7 +194,6 @@ class UserDefinedClassVariable(VariableTracker):
         return self.cls
 
     def getattr(self, tx, name):
-        from .builder import wrap_value
 
         if name in ("__name__", "__qualname__", "__module__", "__doc__"):
             return ConstantVariable(getattr(self.cls, name))
@@ -216,7 +215,7 @@ class UserDefinedClassVariable(VariableTracker):
             unsupported("unsupported_attribute", f"{self.cls.__name__}.{name}: a {type(attr).__name__} "
                                                  "read through the class")
         source = AttrSource(self.source, name) if self.source is not None else None
-        return wrap_value(tx, attr, source, guard=_user_class(self.cls))  # `Cfg.scale = 3.0` recompiles
+        return tx.wrap(attr, source, guard=_user_class(self.cls))  # `Cfg.scale = 3.0` recompiles
 
     def hasattr(self, tx, name):
         return hasattr(self.cls, name)
@@ -302,12 +301,11 @@ def _namedtuple_user_new(cls):
 
 def new_namedtuple(tx, cls, args, kwargs):
     """A ``cls`` instance as collections' generated ``__new__(_cls, field...)`` makes it."""
-    from .builder import wrap_value
     from .lists import NamedTupleVariable
 
     bound = inspect.signature(cls).bind(*args, **kwargs)
     bound.apply_defaults()
-    items = [v if isinstance(v, VariableTracker) else wrap_value(tx, v) for v in bound.arguments.values()]
+    items = [v if isinstance(v, VariableTracker) else tx.wrap(v) for v in bound.arguments.values()]
     return NamedTupleVariable(items, cls)
 
 
@@ -327,6 +325,10 @@ def _checked_len(result):
 
 
 class UserDefinedObjectVariable(VariableTracker):
+    @property
+    def replay_kind(self):
+        return "object" if self.value is not None else None  # attribute writes, replayed
+
     def __init__(self, value, cls=None, **kwargs):
         super().__init__(**kwargs)
         self.value = value
@@ -353,9 +355,8 @@ class UserDefinedObjectVariable(VariableTracker):
         d = getattr(self.value, "__dict__", None)
         if d is None or name not in d:
             return None
-        from .builder import wrap_value
 
-        return wrap_value(tx, d[name], instance_attr_source(self.source, self.cls, name))
+        return tx.wrap(d[name], instance_attr_source(self.source, self.cls, name))
 
     def getattr(self, tx, name):
         user = _static(self.cls, "__getattribute__")[1]
@@ -401,7 +402,7 @@ class UserDefinedObjectVariable(VariableTracker):
         PyObject_GenericGetAttr's AttributeError in the trace, guarded on the name staying
         absent from the instance's ``__dict__`` and from the ``__dict__`` of each user class
         of the MRO (``obj.name = 1`` or ``Class.name = 1`` later make a new trace)."""
-        from ..sources import GetItemSource
+        from ..guards.sources import GetItemSource
         from .exceptions import raise_in_trace
 
         if self.value is not None:
@@ -507,9 +508,17 @@ class UserDefinedObjectVariable(VariableTracker):
         unsupported("unsupported_value", f"more than {limit} items from a {self.cls.__name__} iterator")
 
     def reconstruct(self, cg):
+        """From outside: its source. Made in the trace: ``object.__new__(cls)``, then its attributes."""
         if self.source is not None:
             return super().reconstruct(cg)
-        unsupported("graph_output", f"returning a {self.cls.__name__} created inside compiled code")
+        if self.value is not None:
+            unsupported("graph_output", f"returning a {self.cls.__name__} created inside compiled code")
+        cg.call_constant(object.__new__, self.cls)
+        temp = cg.remember(self)  # attributes may refer back to the object
+        for name, value in self.attrs.items():
+            cg(value)
+            cg.store_attr_of(temp, name, self.overrides_setattr)
+        cg.load_fast(temp)
 
     def __repr__(self):
         return f"UserDefinedObjectVariable({self.cls.__name__})"

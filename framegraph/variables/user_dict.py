@@ -24,8 +24,8 @@ state, without re-running user code: ``cls.__new__(cls)``, the builtin base's
 import collections
 import types
 
-from ..graph_breaks import unsupported
-from ..sources import AttrSource
+from ..errors import unsupported
+from ..guards.sources import AttrSource
 from .base import VariableTracker
 from .builtin_subclass import BuiltinSubclassMixin
 from .constant import ConstantVariable
@@ -84,9 +84,8 @@ class UserDictVariable(BuiltinSubclassMixin, ConstDictVariable):
         d = getattr(self.value, "__dict__", {})
         if name not in d:
             return None
-        from .builder import wrap_value
 
-        return wrap_value(tx, d[name], AttrSource(self.source, name) if self.source else None)
+        return tx.wrap(d[name], AttrSource(self.source, name) if self.source else None)
 
     def hasattr(self, tx, name):
         if self.value is not None and name not in self.attrs:
@@ -173,7 +172,6 @@ def wrap_user_dict(tx, value, source):
     """builder rule: a dict-subclass instance from outside the frame."""
     import enum
 
-    from .builder import wrap_value
 
     # the items in the order of the builtin base: an OrderedDict keeps its own order
     # (move_to_end), which dict.keys() on it does not see
@@ -187,7 +185,7 @@ def wrap_user_dict(tx, value, source):
     pairs = []
     for k, v in base.items(value):
         item_source = _dict_item_source(source, k)
-        pairs.append((ConstantVariable(k), wrap_value(tx, v, item_source)))
+        pairs.append((ConstantVariable(k), tx.wrap(v, item_source)))
     return UserDictVariable(pairs, type(value), value, source=source)
 
 
@@ -195,7 +193,7 @@ def _dict_item_source(source, key):
     """The item read without the subclass's ``__getitem__`` (``dict.__getitem__(obj, k)``)."""
     if source is None:
         return None
-    from ..sources import DictItemSource
+    from ..guards.sources import DictItemSource
 
     return DictItemSource(source, key)
 

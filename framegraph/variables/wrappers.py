@@ -22,9 +22,9 @@ import types
 
 import torch
 
-from ..graph_breaks import unsupported
-from ..sources import AttrSource
-from .base import VariableTracker
+from ..errors import unsupported
+from ..guards.sources import AttrSource
+from .base import VariableTracker, guard_identity
 from .ctx_managers import GradModeVariable, WithExitVariable
 
 
@@ -53,16 +53,15 @@ class BreakingCallVariable(VariableTracker):
 
 def wrap_framegraph_wrapper(tx, wrapper, source):
     """builder rule for ``_C.Wrapper``: guard by identity, then inline or break."""
-    from ..graph_break_api import graph_break
-    from .builder import _id_guard, wrap_value
 
-    _id_guard(tx, wrapper, source)
-    if wrapper is graph_break:
-        return BreakingCallVariable(wrapper, "explicit_graph_break")
+    guard_identity(tx, wrapper, source)
+    entry = getattr(wrapper._framegraph_fn, "framegraph_break_entry", None)
+    if entry is not None:  # framegraph.graph_break() (breaks/api.py)
+        return BreakingCallVariable(wrapper, entry)
     if wrapper._framegraph_callback is None:
         return BreakingCallVariable(wrapper, "disabled_function")
     # the wrapper's identity (guarded) fixes the function it wraps
-    return wrap_value(tx, wrapper._framegraph_fn)
+    return tx.wrap(wrapper._framegraph_fn)
 
 
 def is_grad_mode_exit(method) -> bool:
@@ -107,7 +106,6 @@ class LruCacheVariable(BreakingCallVariable):
                          "cache may hold the result (no argument is a tensor made in the graph)", **kwargs)
 
     def call(self, tx, args, kwargs):
-        from .builder import wrap_value
         from .functions import marked_constant_result
 
         constant = marked_constant_result(self.fn.__wrapped__, self.fn, args, kwargs)
@@ -116,7 +114,7 @@ class LruCacheVariable(BreakingCallVariable):
         if not self._surely_misses(list(args) + list(kwargs.values())):
             unsupported(self.entry, self.context)
         source = AttrSource(self.source, "__wrapped__") if self.source is not None else None
-        return wrap_value(tx, self.fn.__wrapped__, source).call(tx, args, kwargs)
+        return tx.wrap(self.fn.__wrapped__, source).call(tx, args, kwargs)
 
     def _surely_misses(self, values) -> bool:
         from .tensor import TensorVariable

@@ -7,7 +7,7 @@ returns something different, so a test can see which code ran.
 import contextlib
 
 from framegraph import _C
-from framegraph.convert_frame import as_positional
+from framegraph.runtime.convert_frame import as_positional
 
 
 def always(fn, *slots):

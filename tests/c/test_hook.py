@@ -314,7 +314,7 @@ def test_cache_limit_runs_unmodified_and_notifies_once():
             assert f(2) == ("alt", 2)  # existing entries still serve their inputs
         assert limited == [f.__code__] and _C.cache_state(f.__code__) == "run_only"
     finally:
-        from framegraph.convert_frame import on_cache_limit
+        from framegraph.runtime.convert_frame import on_cache_limit
 
         _C.set_limit_hook(on_cache_limit)
         _C.set_cache_limit(8)

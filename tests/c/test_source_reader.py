@@ -6,8 +6,8 @@ import pytest
 import torch
 
 from framegraph import _C, pyver
-from framegraph.source_reader import Reader, chain, group
-from framegraph.sources import AttrSource, GetItemSource, LocalSource, TypeSource, module_member_source
+from framegraph.guards.reader import Reader, chain, group
+from framegraph.guards.sources import AttrSource, GetItemSource, LocalSource, TypeSource, module_member_source
 
 
 def param_sources(model, root=LocalSource("self")):

@@ -16,7 +16,7 @@ import pytest
 import torch
 
 import framegraph
-from framegraph.convert_frame import observing
+from framegraph.diagnostics.records import observing
 from helpers import CountingBackend
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "benchmarks"))

@@ -5,7 +5,7 @@ import operator
 import torch
 
 import framegraph
-from framegraph.tracer import trace_frame
+from framegraph.runtime.pipeline import trace_frame
 from framegraph.config import CompileOptions
 from helpers import CountingBackend, check
 

@@ -7,8 +7,10 @@ import pytest
 import torch
 
 import framegraph
-from framegraph import pyver, resume
-from framegraph.tracer.breaks import _logged
+from framegraph import pyver
+from framegraph.breaks import resume
+from framegraph.breaks.split import _logged
+
 from helpers import assert_same, check_breaks, opcodes_of, run_counted
 
 
@@ -35,7 +37,7 @@ class _Records(logging.Handler):
 @pytest.fixture
 def break_log():
     """The graph_breaks channel's records; logging is left as it was found."""
-    _logged.clear()
+    _logged.clear()  # each site is logged once per process: forget the earlier tests'
     root, channel, handler = logging.getLogger("framegraph"), logging.getLogger("framegraph.graph_breaks"), _Records()
     propagate = root.propagate
     channel.addHandler(handler)

@@ -13,7 +13,7 @@ from torch._subclasses.fake_tensor import FakeTensor, FakeTensorMode
 from torch.fx.experimental.symbolic_shapes import ShapeEnv
 
 import framegraph
-from framegraph import meta_ops
+from framegraph.graph import meta_ops
 from helpers import check
 
 

@@ -7,8 +7,7 @@ import torch
 import framegraph
 from framegraph import pyver
 from framegraph.config import config
-from framegraph.errors import InternalError, Unsupported
-from framegraph.graph_breaks import CATALOGUE
+from framegraph.errors import CATALOGUE, InternalError, Unsupported
 from framegraph.tracer import registry, translator
 from framegraph.tracer.registry import HANDLERS, UNSUPPORTED, handler
 from helpers import CountingBackend

@@ -6,7 +6,7 @@ callable), so CALL never needs to know whether the method was bound by the
 tracker or by the tracer.
 """
 from ... import pyver
-from ...graph_breaks import unsupported
+from ...errors import unsupported
 from ...variables.base import NULL
 from ..registry import handler
 

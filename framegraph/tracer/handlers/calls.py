@@ -9,7 +9,7 @@ first argument, in every version. KW_NAMES (3.11, 3.12: just before the
 CALL) or CALL_KW's top of stack (3.13) names the last arguments.
 """
 from ... import pyver
-from ...graph_breaks import unsupported
+from ...errors import unsupported
 from ...variables.base import NULL
 from ...variables.dicts import ConstDictVariable
 from ...variables.functions import NestedUserFunctionVariable

@@ -7,7 +7,7 @@ tracker; the *_APPEND/_ADD/_UPDATE family used by comprehensions and
 import types
 
 from ... import pyver
-from ...graph_breaks import unsupported
+from ...errors import unsupported
 from ...variables.constant import ConstantVariable
 from ...variables.dicts import ConstDictVariable, SetVariable
 from ...variables.lists import ListVariable, SliceVariable, TupleVariable
@@ -239,6 +239,5 @@ def GET_LEN(tx, inst):
     tx.push(ConstantVariable(tx.peek().length(tx)))
 
 
-for _name in ("MATCH_CLASS", "MATCH_KEYS", "MATCH_MAPPING", "MATCH_SEQUENCE", "COPY_DICT_WITHOUT_KEYS"):
-    if _name != "COPY_DICT_WITHOUT_KEYS":
-        unsupported_opcode(_name, why="structural pattern matching is not traced yet")
+for _name in ("MATCH_CLASS", "MATCH_KEYS", "MATCH_MAPPING", "MATCH_SEQUENCE"):
+    unsupported_opcode(_name, why="structural pattern matching is not traced yet")

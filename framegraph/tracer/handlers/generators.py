@@ -8,7 +8,7 @@ generator as the compiled frame itself, ``await`` and async iteration end the
 trace.
 """
 from ... import pyver
-from ...graph_breaks import unsupported
+from ...errors import unsupported
 from ...variables.constant import ConstantVariable
 from ...variables.generators import GeneratorVariable
 from ..registry import handler, unsupported_opcode

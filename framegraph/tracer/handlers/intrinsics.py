@@ -6,7 +6,7 @@ PEP 695 typing helpers into two opcodes whose oparg picks a function
 (``Include/internal/pycore_intrinsics.h``). The ones ordinary functions
 use are modelled like the 3.11 opcodes; the rest are catalogued refusals.
 """
-from ...graph_breaks import unsupported
+from ...errors import unsupported
 from ...variables.lists import TupleVariable
 from ...variables.ops import UNARY_OPS, unary_op
 from ..registry import handler

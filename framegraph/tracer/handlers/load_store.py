@@ -11,7 +11,7 @@ ledger and is replayed after the graph (``side_effects.py``).
 import sys
 
 from ... import pyver
-from ...graph_breaks import unsupported
+from ...errors import unsupported
 from ...side_effects import store_global
 from ...variables.base import NULL
 from ...variables.builder import wrap_value

@@ -10,7 +10,7 @@ like CPython. An exception that leaves the traced frame (including a failing
 the instruction that raised it. A ``with`` block left by an exception calls
 ``__exit__(type, exc, traceback)`` (WITH_EXCEPT_START), traced like any call.
 """
-from ...graph_breaks import unsupported
+from ...errors import unsupported
 from ...variables.builder import wrap_value
 from ...variables.builtins import BuiltinVariable
 from ...variables.constant import ConstantVariable

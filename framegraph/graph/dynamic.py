@@ -1,0 +1,249 @@
+"""Dynamic shapes: which tensor dimensions are symbolic, and the guards that keep that sound.
+
+The policy, per ``compile(dynamic=...)``:
+
+* ``None`` (default), "automatic dynamic": the first trace of a code object
+  specialises every size. Each trace records, per tensor source, the sizes
+  it saw; when a later trace (a recompile) sees a different size in some
+  dimension, that dimension is traced symbolically from then on, so one
+  graph serves every size. A function called with 20 batch sizes compiles
+  twice.
+* ``True``: every dimension of every plain input tensor is symbolic from the
+  first trace.
+* ``False``: never automatically; ``mark_dynamic`` still applies.
+* ``mark_dynamic(t, dim)`` marks a dimension of one tensor up front.
+
+A symbolic dimension is a SymInt of a ``ShapeEnv`` (torch.fx.experimental.
+symbolic_shapes) shared with the trace's FakeTensorMode. Sizes 0 and 1 are
+specialised, as in torch: a symbol is only made for a size >= 2, and its
+range (>= 2) is guarded. Everything the trace decided about symbolic sizes
+(``x.size(0) == y.size(0)``, ``s0 // 2 <= s0``) is in ``shape_env.guards``;
+``ShapeContext.guard()`` turns those, with each symbol's range, into one
+SHAPE_ENV guard whose code reads sizes back from the frame's inputs.
+
+Only plain, contiguous tensors get symbolic dimensions (their strides then
+follow from the sizes, and ``is_contiguous()`` is checked); parameters,
+subclasses and strided views stay static, like Dynamo's
+``force_parameter_static_shapes``.
+
+Python ints follow the same policy: an int argument (or global, attribute)
+seen with two values becomes a graph input with a symbolic value on the
+recompile (``dynamic=True``: from the start), guarded by its type only. Where
+Python needs its value (``range(n)``) it is specialised by a shape guard.
+"""
+import dataclasses
+import math
+import weakref
+from typing import Dict, Optional, Set, Tuple
+
+import sympy
+import torch
+import torch._guards
+from torch._subclasses.fake_tensor import FakeTensorMode
+from torch.fx.experimental.symbolic_shapes import DimDynamic, ShapeEnv
+from torch.utils._sympy.numbers import int_oo
+from torch.utils._sympy.printers import PythonPrinter
+
+from ..config import on_reset
+from ..guards.sources import Source
+
+_MARK = "_framegraph_dynamic_dims"
+
+# code object -> {tensor source: sizes seen, None where they changed}. Runtime
+# state of automatic dynamic shapes; it dies with the code and reset() clears it.
+_frame_sizes: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def mark_dynamic(t: torch.Tensor, dim) -> None:
+    """Trace dimension ``dim`` (an int or a list of ints) of ``t`` symbolically from the first call."""
+    if not isinstance(t, torch.Tensor):
+        raise TypeError(f"framegraph.mark_dynamic() expects a tensor, got {type(t).__name__}")
+    dims = [dim] if isinstance(dim, int) else list(dim)
+    for d in dims:
+        if not -t.dim() <= d < t.dim():
+            raise IndexError(f"framegraph.mark_dynamic(): dim {d} out of range for a {t.dim()}-d tensor")
+    marked = set(getattr(t, _MARK, ())) | {d % t.dim() for d in dims}
+    setattr(t, _MARK, marked)
+
+
+@on_reset
+def forget(code=None) -> None:
+    """Drop the recorded sizes of ``code`` (all codes when None): part of reset()."""
+    if code is None:
+        _frame_sizes.clear()
+    else:
+        _frame_sizes.pop(code, None)
+
+
+@dataclasses.dataclass(frozen=True)
+class _DimSource(torch._guards.Source):
+    """The name ShapeEnv logs for a symbol (``L['x'].size()[0]``)."""
+
+    label: str
+
+    @property
+    def _name_template(self):
+        return self.label
+
+    @property
+    def guard_source(self):
+        return torch._guards.GuardSource.LOCAL
+
+    def is_ephemeral(self):
+        return False
+
+
+class ShapeContext:
+    """The ShapeEnv, FakeTensorMode and symbol table of one trace."""
+
+    def __init__(self, options):
+        self.dynamic = getattr(options, "dynamic", None)
+        # no unbacked symbols: data-dependent ops stay graph breaks, as without a ShapeEnv
+        self.shape_env = ShapeEnv(duck_shape=False, allow_scalar_outputs=False,
+                                  allow_dynamic_output_shape_ops=False)
+        self.fake_mode = FakeTensorMode(shape_env=self.shape_env, static_shapes=False)
+        self.symbols: Dict[sympy.Symbol, Tuple[Source, Optional[int]]] = {}  # dim None: an int input
+        self.sizes: Dict[Source, list] = {}
+
+    def bind(self, code) -> None:
+        """Use (and update) the sizes recorded for ``code`` by earlier traces."""
+        self.sizes = _frame_sizes.setdefault(code, {})
+
+    def dynamic_dims(self, t: torch.Tensor, source: Source) -> Set[int]:
+        """The dimensions of input ``t`` to trace symbolically (records its sizes too)."""
+        marked = set(getattr(t, _MARK, ()))
+        seen = self.sizes.get(source)
+        if seen is None or len(seen) != t.dim():
+            seen = self.sizes[source] = list(t.size())
+        else:
+            for i, n in enumerate(t.size()):
+                if seen[i] != n:
+                    seen[i] = None  # changed between traces
+        if type(t) is not torch.Tensor or not t.is_contiguous() or t.is_sparse:
+            return set()
+        if self.dynamic is True:
+            return set(range(t.dim())) | marked
+        if self.dynamic is False:
+            return marked
+        return marked | {i for i, n in enumerate(seen) if n is None}
+
+    def dynamic_int(self, value: int, source: Source) -> bool:
+        """Should int input ``value`` be a graph input with a symbolic value? (records it too)"""
+        seen = self.sizes.setdefault(source, [value])
+        if seen[0] != value:
+            seen[0] = None  # changed between traces
+        return self.dynamic is True or self.dynamic is None and seen[0] is None
+
+    def symint(self, value: int, source: Source):
+        """A SymInt for int input ``value`` (any value: ints are not 0/1-specialised)."""
+        sym = self.shape_env.create_symbol(value, _DimSource(source.name()), dynamic_dim=DimDynamic.DYNAMIC,
+                                           positive=None, do_not_specialize_zero_one=True)
+        self.symbols[sym] = (source, None)
+        return self.shape_env.create_symintnode(sym, hint=value)
+
+    def fakeify(self, t: torch.Tensor, source: Source):
+        """A FakeTensor for input ``t``: symbolic in its dynamic dims, else static."""
+        dims = self.dynamic_dims(t, source)
+        if not dims:
+            return self.fake_mode.from_tensor(t, static_shapes=True)
+        sizes = []
+        for i, n in enumerate(t.size()):
+            if i not in dims:
+                sizes.append(n)
+                continue
+            sym = self.shape_env.create_symbol(n, _DimSource(f"{source.name()}.size()[{i}]"),
+                                               dynamic_dim=DimDynamic.DYNAMIC)
+            if isinstance(sym, sympy.Symbol):
+                self.symbols[sym] = (source, i)
+            sizes.append(self.shape_env.create_symintnode(sym, hint=n))
+        strides, step = [], 1
+        for n in reversed(sizes):
+            strides.append(step)
+            step = step * (n if not isinstance(n, int) else max(n, 1))
+        with self.fake_mode:
+            return torch.empty_strided(sizes, tuple(reversed(strides)), dtype=t.dtype, device=t.device,
+                                       requires_grad=t.requires_grad)
+
+    def guard(self, live_sources) -> Optional["ShapeGuards"]:
+        """The SHAPE_ENV guard of this trace, or None when nothing was symbolic."""
+        symbols = {s: v for s, v in self.symbols.items() if v[0] in live_sources}
+        if not symbols:
+            return None
+        env = self.shape_env
+        exprs = []
+        for sym in symbols:
+            bounds = env.var_to_range.get(sym)
+            if bounds is not None and bounds.lower > 0:
+                exprs.append(sympy.Ge(sym, int(bounds.lower), evaluate=False))
+            if bounds is not None and bounds.upper not in (int_oo, sympy.oo):
+                exprs.append(sympy.Le(sym, int(bounds.upper), evaluate=False))
+        for g in env.guards:
+            if g.expr.free_symbols <= set(symbols) and g.expr not in exprs:
+                exprs.append(g.expr)
+        if not exprs:  # e.g. a symbolic int with no constraint: its TYPE_MATCH is enough
+            return None
+        table = tuple((s, src, dim) for s, (src, dim) in symbols.items())
+        return ShapeGuards(tuple(exprs), table)
+
+
+def _read(expr: str, dim: Optional[int]) -> str:
+    """Python that reads a symbol's value: a size of a tensor, or an int input itself."""
+    return expr if dim is None else f"{expr}.size({dim})"
+
+
+class _Printer(PythonPrinter):
+    """Prints a shape expression with each symbol replaced by a read of its size."""
+
+    def __init__(self, names):
+        super().__init__()
+        self.names = names
+
+    def _print_Symbol(self, expr):
+        return self.names[expr]
+
+
+@dataclasses.dataclass(frozen=True)
+class ShapeGuards:
+    """The value of a SHAPE_ENV guard: relations over sizes of the inputs."""
+
+    exprs: Tuple[sympy.Expr, ...]
+    symbols: Tuple[Tuple[sympy.Symbol, Source, int], ...]
+
+    def _print(self, expr, readable: bool) -> str:
+        names = {s: _read(src.name() if readable else src.expr(), dim) for s, src, dim in self.symbols}
+        return _Printer(names).doprint(expr)
+
+    def code(self) -> str:
+        return "(" + " and ".join(f"({self._print(e, False)})" for e in self.exprs) + ")"
+
+    def readable(self) -> str:
+        return "; ".join(self._print(e, True) for e in self.exprs)
+
+    def uses_globals(self) -> bool:
+        return any(src.uses_globals() for _, src, _ in self.symbols)
+
+    def explain(self, scope) -> str:
+        """Which relation the sizes of this call break, and the sizes involved."""
+        scope = dict(scope, math=math, torch=torch)
+        for expr in self.exprs:
+            try:
+                ok = eval(self._print(expr, False), {}, scope)  # noqa: S307  (our own expression)
+            except Exception as e:
+                return f"the sizes of the inputs cannot be read ({type(e).__name__}: {e})"
+            if not ok:
+                return f"{self._print(expr, True)} no longer holds ({self._sizes(expr, scope)})"
+        return "the shape guards failed"
+
+    def _sizes(self, expr, scope) -> str:
+        out = []
+        for s, src, dim in self.symbols:
+            if s in expr.free_symbols:
+                value = eval(_read(src.expr(), dim), {}, scope)  # noqa: S307
+                out.append(f"size of {src.name()} dim {dim} is {value}" if dim is not None
+                           else f"{src.name()} is {value}")
+        note = "; sizes 0 and 1 are specialised" if any(
+            isinstance(e, sympy.Ge) and e.rhs == 2 for e in [expr]) else ""
+        return ", ".join(out) + note
+
+
+__all__ = ["mark_dynamic", "ShapeContext", "ShapeGuards", "forget"]

@@ -1,0 +1,418 @@
+"""OutputGraph: the FX graph of one frame, its inputs, guards and backend call.
+
+One OutputGraph is shared by a root translator and every function it inlines.
+It owns:
+
+* ``graph``: a ``torch.fx.Graph``. Tensor inputs are placeholders bound to
+  the Source they are re-read from on every call (arguments, globals, module
+  parameters and buffers, closure cells), so parameters updated in place
+  between calls are seen by the graph: they are inputs, never constants.
+* ``fake_mode``: a FakeTensorMode, static shapes unless dynamic.py makes
+  some input dimensions symbolic (``shapes``, a ShapeContext). Every op is run once on
+  FakeTensors while tracing, which gives each node its ``example_value``
+  (shape, dtype, device) and rejects ops that would fail or need data.
+* ``guards``: the Guard records collected during the trace (guards.py).
+* ``example_inputs``: the real input tensors, handed to
+  ``backend(gm, example_inputs)`` and dropped after compilation.
+
+``compile(outputs)`` finishes the graph: output node, dead code elimination,
+pruning of unused inputs (and their guards), GraphModule, backend call.
+"""
+import logging
+import operator
+import re
+import threading
+from typing import Any, Dict, List, Optional
+
+import torch
+import torch._guards
+import torch.fx
+from torch.amp.autocast_mode import _enter_autocast, _exit_autocast
+from torch.autograd.grad_mode import _enter_inference_mode, _exit_inference_mode
+from torch._subclasses.fake_tensor import (
+    DataDependentOutputException,
+    DynamicOutputShapeException,
+)
+
+from . import meta_ops
+from ..backends.distributed import backend_for
+from ..config import config
+from ..errors import BackendError, unsupported
+from .dynamic import ShapeContext
+from ..guards.kinds import Guard, HookDicts, TensorSpec, global_state
+from ..guards.reader import plan_inputs
+from ..variables.aliases import Aliases
+from ..variables.base import VariableTracker
+from ..variables.constant import ConstantVariable, is_constant_value, wrap_constant
+from ..variables.lists import BaseListVariable, NamedTupleVariable, SizeVariable, TupleVariable
+from ..variables.symint import SYM_TYPES, SymNodeVariable, has_symbols, wrap_sym
+from ..variables.tensor import TensorVariable
+
+_GRAD_TOGGLE = torch._C._set_grad_enabled
+# Entering and leaving autocast / inference mode (variables/ctx_managers.py): kept by DCE.
+_STATE_TARGETS = frozenset({_enter_autocast, _exit_autocast, _enter_inference_mode, _exit_inference_mode})
+
+
+def _is_impure(node: torch.fx.Node) -> bool:
+    """Nodes DCE must keep: mutations (``add_``, ``out=``, ``inplace=True``, ``x[i] = v``,
+    ``x += v`` in any spelling, any op that returns its own argument), global-state
+    changes and random ops, whose RNG draws must happen as in eager even when the
+    result is unused."""
+    if node.op in ("placeholder", "output") or node.meta.get("returns_argument"):
+        return True
+    if node.kwargs.get("inplace") is True or "out" in node.kwargs:
+        return True
+    target = node.target
+    name = target if node.op == "call_method" else getattr(target, "__name__", "")
+    if node.op == "call_function" and (target in (operator.setitem, _GRAD_TOGGLE) or target in _INPLACE_OPERATORS
+                                       or target in _STATE_TARGETS):
+        return True
+    if name in _INPLACE_DUNDERS or name.lstrip("_") in _RANDOM:
+        return True
+    return name.endswith("_") and not name.endswith("__")
+
+
+_INPLACE_DUNDERS = {"__setitem__", "__delitem__"} | {
+    f"__i{op}__" for op in ("add", "sub", "mul", "matmul", "truediv", "floordiv", "mod", "pow", "lshift",
+                            "rshift", "and", "or", "xor")}
+_RANDOM = {"rand", "randn", "randint", "randperm", "rand_like", "randn_like", "randint_like", "bernoulli",
+           "multinomial", "normal", "poisson", "dropout", "dropout1d", "dropout2d", "dropout3d",
+           "alpha_dropout", "feature_alpha_dropout", "rrelu", "gumbel_softmax", "native_dropout"}
+_INPLACE_OPERATORS = {getattr(operator, n) for n in dir(operator) if n.startswith("i") and
+                      n not in ("index", "indexOf", "is_", "is_not", "itemgetter", "invert", "is_none",
+                                "is_not_none")}
+
+
+class _QuietMetaFailures(logging.Filter):
+    """FakeTensorMode logs a traceback for every op that fails on fake inputs.
+    While tracing that failure is expected (the op would fail eagerly too: the
+    frame breaks with an `operator_error` reason), so it must not print."""
+
+    def __init__(self):
+        super().__init__()
+        self.depth = threading.local()
+
+    def filter(self, record):
+        return not getattr(self.depth, "n", 0)
+
+    def __call__(self):
+        return _QuietScope(self.depth)
+
+
+class _QuietScope:
+    def __init__(self, depth):
+        self.depth = depth
+
+    def __enter__(self):
+        self.depth.n = getattr(self.depth, "n", 0) + 1
+
+    def __exit__(self, *exc):
+        self.depth.n -= 1
+
+
+_quiet_meta_failures = _QuietMetaFailures()
+logging.getLogger("torch._subclasses.fake_tensor").addFilter(_quiet_meta_failures)
+
+
+def _placeholder_name(source) -> str:
+    name = re.sub(r"[^0-9a-zA-Z_]+", "_", source.name()).strip("_").lower()
+    return name or "input"
+
+
+class OutputGraph:
+    def __init__(self, options):
+        self.options = options
+        self.steps = 0  # instructions stepped by the root and inlined translators (config.max_trace_steps)
+        self.graph = torch.fx.Graph()
+        self.shapes = ShapeContext(options)  # ShapeEnv + FakeTensorMode; static unless dynamic.py says
+        self.fake_mode = self.shapes.fake_mode
+        self.guards: Dict[Guard, None] = {}
+        self.hook_dicts: Dict[int, dict] = {}  # hooks of the modules called: must stay empty
+        self.inputs: List[TensorVariable] = []
+        self.example_inputs: List[torch.Tensor] = []
+        self.input_guards: Dict[int, Guard] = {}
+        self.by_source: Dict[Any, VariableTracker] = {}
+        self.aliases = Aliases()  # one tracker per outside object (variables/aliases.py)
+        self._by_id: Dict[int, TensorVariable] = {}
+        self._last_placeholder: Optional[torch.fx.Node] = None
+        self.root_globals: dict = {}
+        self.initial_grad_mode = self.grad_mode = torch.is_grad_enabled()
+        self.open_states: list = []  # (StateSwitch, enter node, live mode) of open autocast/inference blocks
+        self.add_guard("GRAD_MODE", None, self.initial_grad_mode)
+        self.add_guard("GLOBAL_STATE", None, global_state())  # default dtype, determinism, autocast
+
+    # ---- guards and inputs
+    # whether a node must stay although nothing uses its result (trackers ask through the instance)
+    is_impure = staticmethod(_is_impure)
+
+    def add_guard(self, kind: str, source, value=None) -> None:
+        self.guards[Guard(kind, source, value)] = None
+
+    def add_input(self, tensor: torch.Tensor, source) -> TensorVariable:
+        """A tensor from outside the frame: a placeholder bound to ``source``."""
+        alias = self._by_id.get(id(tensor))
+        if alias is not None:
+            self.add_guard("IS_SAME", source, alias.source)
+            return alias
+        if self._last_placeholder is None:
+            ctx = self.graph.inserting_before(next(iter(self.graph.nodes), None))
+        else:
+            ctx = self.graph.inserting_after(self._last_placeholder)
+        with ctx:
+            node = self.graph.placeholder(_placeholder_name(source))
+        self._last_placeholder = node
+        fake = self.shapes.fakeify(tensor, source)
+        var = TensorVariable(node, fake, cls=type(tensor), source=source)
+        guard = Guard("TENSOR_MATCH", source, TensorSpec.of(tensor, fake))
+        self.guards[guard] = None
+        self.input_guards[id(node)] = guard
+        self.inputs.append(var)
+        self.example_inputs.append(tensor)
+        self._by_id[id(tensor)] = var
+        return var
+
+    def add_int_input(self, value: int, source) -> VariableTracker:
+        """An int from outside the frame made symbolic (dynamic.py): a placeholder, guarded by type."""
+        with self.graph.inserting_after(self._last_placeholder) if self._last_placeholder else \
+                self.graph.inserting_before(next(iter(self.graph.nodes), None)):
+            node = self.graph.placeholder(_placeholder_name(source))
+        self._last_placeholder = node
+        var = SymNodeVariable(node, self.shapes.symint(value, source), source=source)
+        var.used = True  # never pruned: its shape guards name it
+        node.meta["example_value"] = var.value
+        self.add_guard("TYPE_MATCH", source, int)
+        self.inputs.append(var)
+        self.example_inputs.append(value)
+        return var
+
+    # ---- recording operations
+    def call_function(self, tx, fn, args, kwargs) -> VariableTracker:
+        return self._record("call_function", fn, args, kwargs, tx)
+
+    def call_method(self, tx, name, args, kwargs) -> VariableTracker:
+        return self._record("call_method", name, args, kwargs, tx)
+
+    def _record(self, kind, target, args, kwargs, tx=None):
+        node_args, fake_args = _lower(list(args))
+        node_kwargs, fake_kwargs = _lower(dict(kwargs))
+        fake = self._run_fake(kind, target, fake_args, fake_kwargs)
+        node = self.graph.create_node(kind, target, tuple(node_args), node_kwargs)
+        if _is_impure(node) and getattr(self, "side_effects", None) is not None:
+            self.side_effects.local_mutations += 1  # an in-place tensor op (autograd_function.py checks)
+        if tx is not None:  # for the `graph` log: which user line made this node
+            node.meta["location"] = (tx.code.co_filename, tx.current_line())
+        arguments = {}
+        _tensor_arguments([args, kwargs], arguments)
+        return self._wrap_result(node, fake, arguments)
+
+    def _run_fake(self, kind, target, args, kwargs):
+        fast = meta_ops.run_meta(self.fake_mode, kind, target, args, kwargs)
+        if fast is not meta_ops.NOT_ENGAGED:
+            if config.check_meta_ops:
+                slow = self._run_fake_mode(kind, target, args, kwargs)
+                if not meta_ops.same_meta(fast, slow):
+                    raise AssertionError(f"meta_ops: {_target_name(target)} gave {_meta_of(fast)}, "
+                                         f"FakeTensorMode {_meta_of(slow)}; arguments {_meta_of(list(args))} "
+                                         f"{kwargs}")
+            return fast
+        return self._run_fake_mode(kind, target, args, kwargs)
+
+    def _run_fake_mode(self, kind, target, args, kwargs):
+        try:
+            with self.fake_mode, _quiet_meta_failures():
+                if kind == "call_method":
+                    return getattr(args[0], target)(*args[1:], **kwargs)
+                return target(*args, **kwargs)
+        except (DataDependentOutputException, DynamicOutputShapeException) as e:
+            unsupported("data_dependent_value", f"{_target_name(target)}: {type(e).__name__}")
+        except Exception as e:
+            if type(e).__name__ in ("Unsupported", "GuardOnDataDependentSymNode"):
+                raise
+            unsupported("operator_error", f"{_target_name(target)}: {type(e).__name__}: {e}")
+
+    def _wrap_result(self, node, fake, arguments) -> VariableTracker:
+        """The tracker of an op's result. A result that is one of the op's tensor
+        arguments itself (``x.add_(1)``, ``out=x``, ``x += 1``, ``x.contiguous()`` of a
+        contiguous ``x``: the fake op returns the same FakeTensor, as eager returns
+        the same tensor) is that argument's tracker, so ``y is x`` holds and the
+        caller gets its own object back; the node stays in the graph (impure)."""
+        if isinstance(fake, torch.Tensor):
+            same = arguments.get(id(fake))
+            if same is not None and same._fake is fake:
+                node.meta["returns_argument"] = True  # no user reads it: keep it all the same
+                return same
+            return TensorVariable(node, fake)
+        if isinstance(fake, (tuple, list)) and not isinstance(fake, torch.Size):
+            items = [self._wrap_result(self.graph.call_function(operator.getitem, (node, i)), v, arguments)
+                     for i, v in enumerate(fake)]
+            if type(fake) is list:
+                from ..variables.lists import ListVariable
+
+                return ListVariable(items)
+            if type(fake) is tuple:
+                return TupleVariable(items)
+            return NamedTupleVariable(items, type(fake))
+        if isinstance(fake, SYM_TYPES):
+            return wrap_sym(node, fake)
+        if isinstance(fake, torch.Size) or is_constant_value(fake):
+            if not node.users and not _is_impure(node):
+                self.graph.erase_node(node)
+            return wrap_constant(fake)
+        unsupported("unsupported_value", f"{_target_name(node.target)} returned {type(fake).__name__}")
+
+    # ---- finishing
+    def compile(self, outputs: List[TensorVariable], name: str):
+        """Finish the graph with ``outputs``; return (compiled callable, GraphModule) or (None, None)."""
+        if self.hook_dicts:
+            self.add_guard("NO_HOOKS", None, HookDicts(self.hook_dicts.values()))
+        self.graph.output(tuple(t.node for t in outputs))
+        self.graph.eliminate_dead_code(is_impure_node=_is_impure)
+        self._prune_inputs()
+        self._add_shape_guard()
+        if not self._has_work(outputs):
+            return None, None
+        self._order_inputs()
+        gm = torch.fx.GraphModule(torch.nn.Module(), self.graph, class_name=name)
+        examples = [self.example_inputs[self.inputs.index(v)] for v in self.inputs]
+        grad_mode = torch.is_grad_enabled()
+        try:
+            # the TracingContext gives backends (Inductor) the ShapeEnv of symbolic inputs
+            with torch._guards.tracing(torch._guards.TracingContext(self.fake_mode)):
+                compiled = backend_for(self.options)(gm, examples)  # DDP: split at buckets
+            self._add_shape_guard()  # a backend may have added shape guards
+        except Exception as e:
+            raise BackendError(f"backend {self.options.backend_name!r} failed: {type(e).__name__}: {e}") from e
+        finally:
+            # a backend that runs the graph (AOTAutograd) and fails between its
+            # set_grad_enabled nodes would leave the user's grad mode changed
+            torch._C._set_grad_enabled(grad_mode)
+            self.example_inputs.clear()
+        return compiled, gm
+
+    def _order_inputs(self):
+        """Placeholders in the order the replacement code passes them: inputs read
+        directly first, then those read under one root by a SourceReader."""
+        order, self.direct_input_sources, self.input_readers = plan_inputs([v.source for v in self.inputs])
+        if not self.input_readers:
+            return
+        self.inputs = [self.inputs[i] for i in order]
+        self.example_inputs = [self.example_inputs[i] for i in order]
+        first_op = next(n for n in self.graph.nodes if n.op != "placeholder")
+        for var in self.inputs:
+            first_op.prepend(var.node)
+
+    def _add_shape_guard(self):
+        shape_guard = self.shapes.guard({v.source for v in self.inputs})
+        self.guards = {g: None for g in self.guards if g.kind != "SHAPE_ENV"}
+        if shape_guard is not None:
+            self.add_guard("SHAPE_ENV", None, shape_guard)
+
+    def _prune_inputs(self):
+        """Drop placeholders nothing used (for instance items of an input list)."""
+        for var in list(self.inputs):
+            if not var.node.users and not var.used:
+                self.graph.erase_node(var.node)
+                self.example_inputs.pop(self.inputs.index(var))
+                self.inputs.remove(var)
+                self.guards.pop(self.input_guards[id(var.node)], None)
+
+    # ---- global grad mode (see variables/ctx_managers.py)
+    def set_grad_mode(self, mode: bool) -> None:
+        """Switch grad mode in the graph, and for the rest of the trace."""
+        if mode != self.grad_mode:
+            self.graph.call_function(_GRAD_TOGGLE, (mode,))
+            _GRAD_TOGGLE(mode)
+            self.grad_mode = mode
+
+    def enter_state(self, switch, values) -> torch.fx.Node:
+        """Record ``switch.enter(*values)`` and enter that state for the rest of the
+        trace; the node stands for the mode object ``exit_state`` hands back."""
+        node = self.graph.call_function(switch.enter, tuple(values))
+        self.open_states.append((switch, node, switch.enter(*values)))
+        return node
+
+    def exit_state(self, switch, node) -> None:
+        """Record ``switch.exit(<mode of node>)`` and leave that state in the trace."""
+        if not self.open_states or self.open_states[-1][1] is not node:
+            unsupported("unsupported_ctx_manager", "context managers exited out of order")
+        self.graph.call_function(switch.exit, (node,))
+        switch.exit(self.open_states.pop()[2])
+
+    def close_states(self) -> None:
+        """Leave every state the trace entered and did not exit (a trace that
+        stopped inside the block): the real state is the caller's again."""
+        while self.open_states:
+            switch, _, mode = self.open_states.pop()
+            switch.exit(mode)
+
+    def _has_work(self, outputs) -> bool:
+        ops = [n for n in self.graph.nodes if n.op not in ("placeholder", "output")]
+        if any(n.target is not _GRAD_TOGGLE and n.target not in _STATE_TARGETS for n in ops):
+            return True
+        toggles = [n.args[0] for n in ops]
+        return bool(toggles) and toggles[-1] != self.initial_grad_mode
+
+    def op_count(self) -> int:
+        return sum(1 for n in self.graph.nodes if n.op not in ("placeholder", "output"))
+
+
+def _meta_of(value):
+    """Shape, strides, offset and dtype of a fake result, for the meta_ops check's message."""
+    if isinstance(value, torch.Tensor):
+        return (f"{type(value).__name__}(size={tuple(value.shape)}, stride={value.stride()}, "
+                f"offset={value.storage_offset()}, {value.dtype}, requires_grad={value.requires_grad})")
+    if isinstance(value, (tuple, list)):
+        return "[" + ", ".join(_meta_of(v) for v in value) + "]"
+    return repr(value)
+
+
+def _target_name(target) -> str:
+    return target if isinstance(target, str) else getattr(target, "__qualname__", repr(target))
+
+
+def _tensor_arguments(value, found: dict):
+    """{id(fake): tracker} of the tensor trackers in an op's arguments, through containers."""
+    from ..variables.dicts import ConstDictVariable
+
+    if isinstance(value, TensorVariable):
+        found[id(value._fake)] = value
+    elif isinstance(value, (list, tuple)) and not isinstance(value, VariableTracker):
+        for v in value:
+            _tensor_arguments(v, found)
+    elif isinstance(value, dict):
+        _tensor_arguments(list(value.values()), found)
+    elif isinstance(value, BaseListVariable):
+        _tensor_arguments(list(value.items), found)
+    elif isinstance(value, ConstDictVariable):
+        _tensor_arguments(list(value.as_plain_dict().values()), found)
+
+
+def _lower(value):
+    """(FX argument, fake argument) of a tracker, or of a list/tuple/dict of trackers."""
+    if isinstance(value, (TensorVariable, SymNodeVariable)):
+        return value.node, value.fake if isinstance(value, TensorVariable) else value.value
+    if isinstance(value, (list, tuple)) and not isinstance(value, VariableTracker):
+        pairs = [_lower(v) for v in value]
+        return type(value)(p[0] for p in pairs), type(value)(p[1] for p in pairs)
+    if isinstance(value, dict):
+        pairs = {k: _lower(v) for k, v in value.items()}
+        return {k: p[0] for k, p in pairs.items()}, {k: p[1] for k, p in pairs.items()}
+    if isinstance(value, SizeVariable) and not has_symbols(value) or isinstance(value, ConstantVariable):
+        const = value.as_python_constant()
+        return const, const
+    if isinstance(value, BaseListVariable):
+        node, fake = _lower(list(value.items))
+        kind = value.python_type()
+        if kind is slice:
+            return slice(*node), slice(*fake)
+        if kind not in (list, tuple):
+            kind = tuple
+        return kind(node), kind(fake)
+    from ..variables.dicts import ConstDictVariable
+
+    if isinstance(value, ConstDictVariable):
+        return _lower(value.as_plain_dict())
+    if isinstance(value, VariableTracker) and value.is_python_constant():
+        const = value.as_python_constant()
+        return const, const
+    unsupported("unsupported_value", f"{value} as an argument of a tensor operation")

@@ -1,0 +1,234 @@
+"""Checks skipped while nothing they read changed.
+
+Two kinds of group, each rendered as one part of the check function:
+
+* ``_VersionGroup``: identity/constant checks of items of one dict (module
+  globals), behind the dict's PEP 509 version tag.
+* ``_ReaderCall`` / ``_ReaderGroup``: the values under one root (a module's
+  parameters, submodules, closure cells) read by one ``_C.SourceReader``
+  call, and their identity/constant checks, run only when the reader saw a
+  change (reader.py).
+
+Neither drops a fact: a skipped check is one whose inputs are provably the
+objects it passed on before. Which guards may join a group, their kind's
+record says (``GuardKind.versioned``, ``same_object``); each group is an
+expression node (expr.py) that writes itself, members after an ``or``.
+"""
+import dataclasses
+from typing import Dict, List, Optional
+
+from .. import _C
+from .expr import Leaf, Node, Plain, Py, Read, Render
+from .kinds import KINDS, Guard
+from .reader import Reader, chain, group
+from .sources import GLOBALS, GetItemSource, GlobalSource, Source
+
+
+# ---- dict-version groups: many item checks of one dict, skipped while it is unchanged
+MIN_GROUP = 2  # below this a version check costs as much as the checks it skips
+
+
+def _versioned_dict(g: Guard):
+    """(True, source of the dict) when ``g`` only checks one item (or key) of a dict
+    by identity or immutable value, so an unchanged dict version implies ``g``;
+    the source is None for the frame's globals. (False, None) otherwise."""
+    kind = KINDS[g.kind]
+    if kind.versioned == "dict":
+        return True, g.source
+    if kind.versioned != "item" or not kind.same_object(g):
+        return False, None
+    if isinstance(g.source, GlobalSource):
+        return True, None
+    if isinstance(g.source, GetItemSource) and type(g.source.index) is str:
+        return True, g.source.base
+    return False, None
+
+
+class _VersionGroup(Node):
+    """Checks of items of one dict, behind a check of the dict's version tag.
+
+    CPython 3.11 gives every dict a version (``ma_version_tag``, PEP 509) from
+    a global counter, renewed by every change to the dict: an equal version
+    means the same dict with the same key -> value identities. The group runs
+    its member checks (the slow path) until they pass once, then remembers the
+    version it read *before* running them; later calls that find the same
+    version skip the members. A dict that changes (a module global rebound, a
+    submodule replaced) gets a version never seen before, so the members run
+    again and decide. ``_C.dict_version`` is None for anything but an exact
+    dict (a subclass may override ``__getitem__``), which never matches.
+    """
+
+    def __init__(self, base: Optional[Source], members: List[Guard]):
+        self.base, self.members = base, members
+        self.checks = [KINDS[g.kind].check(g, self._value(g)) for g in members]
+        self.seen = [-1]  # the version the members last passed on (-1: none yet)
+
+    def _value(self, g: Guard) -> Node:
+        """What member ``g`` checks: the dict itself, a global, or an item of the dict
+        (read from the dict as the header bound it)."""
+        if KINDS[g.kind].versioned == "dict":
+            return Py(GLOBALS) if self.base is None else Read(self.base)
+        if isinstance(g.source, GlobalSource):
+            return Plain(g.source)
+        return Py(Read(self.base), f"[{g.source.index!r}]")
+
+    def counted(self):
+        return [self.base] if self.base is not None else []
+
+    def render(self, r: Render) -> str:
+        header = GLOBALS if self.base is None else r.read(self.base, bind=True)
+        checks = r.skippable(lambda: " and ".join(c.render(r) for c in self.checks))
+        seen = r.consts(self.seen)
+        version = f"{seen}_v"
+        return (f"({seen}[0] == ({version} := {r.consts(_C.dict_version)}({header})) or "
+                f"({checks} and ({version} is None or {seen}.__setitem__(0, {version}) is None)))")
+
+
+# ---- source readers: the values under one root read in C, walk skipped while unchanged
+class _ReaderCall(Node):
+    """``(___rK := reader(root))``: binds the values a SourceReader (reader.py)
+    returns on every call; ``all_name`` (``___aK``) is bound to all its values only
+    where its group's checks run."""
+
+    def __init__(self, reader: Reader, k: int):
+        self.reader, self.k = reader, k
+        self.name, self.all_name = f"___r{k}", f"___a{k}"
+
+    def counted(self):
+        return [self.reader.root]
+
+    def render(self, r: Render) -> str:
+        return f"({self.name} := {r.consts(self.reader.c)}({r.read(self.reader.root)})) is not None"
+
+
+class _ReaderGroup(Node):
+    """Identity and immutable-constant checks of values a reader returns, skipped
+    while the reader has not walked since they last passed: an unchanged walk
+    means the same objects (``SourceReader.walks`` counts walks). Values only
+    these checks read are not returned by the reader's call (fewer objects
+    touched each call) but by ``reader.all(root)``, here."""
+
+    def __init__(self, call: _ReaderCall, members: List[Guard]):
+        self.call, self.members = call, members
+        self.checks = [KINDS[g.kind].check(g, Read(g.source)) for g in members]
+        self.seen = [-1]
+        self.reads_all = call.reader.nhot < len(call.reader.leaves)
+
+    def counted(self):
+        return [self.call.reader.root] if self.reads_all else []
+
+    def render(self, r: Render) -> str:
+        reader = self.call.reader
+        checks = r.skippable(lambda: [c.render(r) for c in self.checks])
+        if self.reads_all:
+            checks.insert(0, r.skippable(
+                lambda: f"({self.call.all_name} := {r.consts(reader.c)}.all({r.read(reader.root)})) is not None"))
+        seen, walks = r.consts(self.seen), f"{r.consts(reader.c)}.walks"
+        return f"({seen}[0] == {walks} or ({' and '.join(checks)} and {seen}.__setitem__(0, {walks}) is None))"
+
+
+def reader_calls(guards: List[Guard], batched):
+    """The reader calls of the guards, the ``Leaf`` of each value they return, and
+    the reader group of each guard that needs checking only after a walk.
+
+    A guarded source that is a chain of reads (source_reader.chain) is read by
+    its root's reader; one that is not (``dict.get(state, p)``, ``len(x)``)
+    through its nearest ancestor that is. Values some check reads every call
+    are "hot" and come first (batched tensors first, in batch order, so the
+    tensor check can take them as ``*___rK``); the rest are only read by the
+    reader's group."""
+    def readable(source):
+        while source is not None and chain(source) is None:
+            source = getattr(source, "base", None)
+        return source
+
+    first: List[Source] = []
+    rest: List[Source] = []
+    for g in guards:
+        for read in KINDS[g.kind].reads(g):
+            source = readable(read)
+            if source is not None:
+                (first if g in batched and source == read else rest).append(source)
+    by_root = group(first + rest)
+    owner = {s: root for root, sources in by_root.items() for s in sources}
+
+    def skippable(g):
+        """Checks the same objects pass again, all of whose reads are values of one reader."""
+        reads = KINDS[g.kind].reads(g)
+        root = owner.get(g.source)
+        return (root is not None and KINDS[g.kind].same_object(g)
+                and all(owner.get(s) == root and s == readable(s) for s in reads))
+
+    members = {g for g in guards if skippable(g)}
+    hot = set()
+    for g in guards:
+        if g not in members:
+            hot.update(readable(r) for r in KINDS[g.kind].reads(g))
+    for root in by_root:
+        hot.update(part for part in _parts(root) if part in owner)
+    calls, leaves, by_call = [], {}, {}
+    for k, root in enumerate(_roots_in_order(by_root, owner)):
+        sources = by_root[root]
+        ordered = [s for s in sources if s in hot] + [s for s in sources if s not in hot]
+        nhot = sum(1 for s in sources if s in hot)
+        watched = {r for g in members if owner[g.source] == root for r in KINDS[g.kind].reads(g)}
+        call = _ReaderCall(Reader(root, ordered, nhot, watched), k)
+        calls.append(call)
+        by_call[root] = call
+        leaves.update((s, Leaf(call, i)) for i, s in enumerate(ordered))
+    groups: Dict[Guard, _ReaderGroup] = {}
+    for root, call in by_call.items():
+        mine = [g for g in guards if g in members and owner[g.source] == root]
+        if mine:
+            grp = _ReaderGroup(call, mine)
+            groups.update((g, grp) for g in mine)
+    return calls, leaves, groups
+
+
+def _roots_in_order(groups, owner) -> List[Source]:
+    """Reader roots, each after the readers whose values its root is read from
+    (``dict.get(___r0[1], ...)``)."""
+    done: Dict[Source, None] = {}
+
+    visiting = set()
+
+    def visit(root):
+        if root in done or root in visiting:  # a cycle cannot occur: a root is below its own leaves
+            return
+        visiting.add(root)
+        for part in _parts(root):
+            if part in owner and owner[part] != root:
+                visit(owner[part])
+        done[root] = None
+
+    for root in groups:
+        visit(root)
+    return list(done)
+
+
+def _parts(source) -> List[Source]:
+    """Every source ``source`` is read from (bases, and the key of a DictGetSource)."""
+    out = []
+    for field in dataclasses.fields(source) if dataclasses.is_dataclass(source) else ():
+        value = getattr(source, field.name)
+        if isinstance(value, Source):
+            out.append(value)
+            out.extend(_parts(value))
+    return out
+
+
+def version_groups(guards: List[Guard]) -> Dict[Guard, _VersionGroup]:
+    """Guard -> its group, for dicts with at least MIN_GROUP versioned checks."""
+    if getattr(_C, "dict_version", None) is None:
+        return {}
+    by_dict: Dict[Optional[Source], List[Guard]] = {}
+    for g in guards:
+        ok, base = _versioned_dict(g)
+        if ok:
+            by_dict.setdefault(base, []).append(g)
+    groups = {}
+    for base, members in by_dict.items():
+        if len(members) >= MIN_GROUP:
+            group = _VersionGroup(base, members)
+            groups.update((g, group) for g in members)
+    return groups

@@ -1,0 +1,123 @@
+"""Guard kinds as records: every kind checks, reads aloud and explains itself, and
+guard functions are written from structured checks (golden text)."""
+import types
+
+import pytest
+import torch
+
+from framegraph.guards.compile import CompiledGuard
+from framegraph.guards.kinds import KINDS, Guard, GuardKind, HookDicts, TensorSpec, global_state
+from framegraph.guards.sources import AttrSource, GetItemSource, GlobalSource, LocalSource
+
+X, Y = LocalSource("x"), LocalSource("y")
+OBJ, OTHER = object(), object()
+EXEC_GLOBALS = {}
+exec("def fn(x, y):\n    pass\n", EXEC_GLOBALS)  # noqa: S102  (globals the test may change)
+FN = EXEC_GLOBALS["fn"]
+HOOKS = {}
+
+
+def _grad_off():
+    torch.set_grad_enabled(False)
+    return lambda: torch.set_grad_enabled(True)
+
+
+def _float64():
+    torch.set_default_dtype(torch.float64)
+    return lambda: torch.set_default_dtype(torch.float32)
+
+
+def _shadow_len():
+    EXEC_GLOBALS["len"] = len
+    return lambda: EXEC_GLOBALS.pop("len")
+
+
+def _add_hook():
+    HOOKS[0] = print
+    return HOOKS.clear
+
+
+# kind -> (guard, (x, y) it accepts, (x, y) it rejects or a change of state that makes it reject)
+EXAMPLES = {
+    "GRAD_MODE": (Guard("GRAD_MODE", None, True), (0, 0), _grad_off),
+    "GLOBAL_STATE": (Guard("GLOBAL_STATE", None, global_state()), (0, 0), _float64),
+    "SAME_GLOBALS": (Guard("SAME_GLOBALS", None, id(EXEC_GLOBALS)), (0, 0), "other globals"),
+    "NOT_IN_GLOBALS": (Guard("NOT_IN_GLOBALS", None, "len"), (0, 0), _shadow_len),
+    "NO_HOOKS": (Guard("NO_HOOKS", None, HookDicts([HOOKS])), (0, 0), _add_hook),
+    "TYPE_MATCH": (Guard("TYPE_MATCH", X, int), (3, 0), ("3", 0)),
+    "ID_MATCH": (Guard("ID_MATCH", X, (id(OBJ), "OBJ")), (OBJ, 0), (OTHER, 0)),
+    "CONSTANT_MATCH": (Guard("CONSTANT_MATCH", X, 2), (2, 0), (2.0, 0)),
+    "SET_MATCH": (Guard("SET_MATCH", X, (frozenset, frozenset({1, 2}))), (frozenset({1, 2}), 0), ({1, 2}, 0)),
+    "LENGTH": (Guard("LENGTH", X, (list, 2)), ([1, 2], 0), ([1], 0)),
+    "DICT_CONTAINS": (Guard("DICT_CONTAINS", X, ("a", True)), ({"a": 1}, 0), ({}, 0)),
+    "DICT_KEYS": (Guard("DICT_KEYS", X, (dict, ("a", "b"))), ({"a": 1, "b": 2}, 0), ({"b": 2, "a": 1}, 0)),
+    "IS_SAME": (Guard("IS_SAME", X, Y), (OBJ, OBJ), (OBJ, OTHER)),
+    "TENSOR_MATCH": (Guard("TENSOR_MATCH", X, TensorSpec.of(torch.zeros(2))), (torch.ones(2), 0),
+                     (torch.ones(3), 0)),
+}
+
+
+def test_every_kind_has_a_complete_record():
+    for name, kind in KINDS.items():
+        assert isinstance(kind, GuardKind) and kind.name == name
+        assert isinstance(kind.cost, int) and callable(kind.check) and callable(kind.line)
+        assert kind.versioned in (None, "item", "dict")
+    # SHAPE_ENV needs a ShapeEnv: test_dynamic_shapes covers it
+    assert set(EXAMPLES) == set(KINDS) - {"SHAPE_ENV"}, "a new kind needs an example here"
+
+
+@pytest.mark.parametrize("name", sorted(EXAMPLES))
+def test_a_kind_checks_reads_aloud_and_explains_itself(name):
+    guard, accepted, rejected = EXAMPLES[name]
+    compiled = CompiledGuard([guard], ("x", "y"))
+    assert compiled(FN, *accepted) is True
+    assert compiled.failure(FN, *accepted) is None
+    assert compiled.lines == [KINDS[name].line(guard)]
+    fn, restore = FN, None
+    if rejected == "other globals":
+        fn = types.FunctionType(FN.__code__, {})
+    elif callable(rejected):
+        restore = rejected()
+    else:
+        accepted = rejected
+    try:
+        assert compiled(fn, *accepted) is False
+        reason = compiled.failure(fn, *accepted)
+    finally:
+        if restore:
+            restore()
+    assert reason
+    assert reason.startswith("guard failed: ") == (KINDS[name].explain is None), reason
+
+
+def test_a_shared_prefix_is_bound_once_and_a_value_read_twice_is_bound():
+    cfg = AttrSource(LocalSource("cfg"), "a")
+    g = CompiledGuard([Guard("CONSTANT_MATCH", AttrSource(cfg, "b"), 2),
+                       Guard("CONSTANT_MATCH", AttrSource(cfg, "c"), 3)], ("cfg",))
+    assert g.source_code.splitlines()[2] == (
+        "        return (type((___t1 := (___t0 := cfg.a).b)) is ___c0 and ___t1 == 2) and "
+        "(type((___t2 := ___t0.c)) is ___c0 and ___t2 == 3)")
+    ns = types.SimpleNamespace
+    assert g(FN, ns(a=ns(b=2, c=3))) and not g(FN, ns(a=ns(b=2, c=4)))
+
+
+def test_module_globals_sit_behind_a_version_tag_and_reader_values_are_star_arguments():
+    spec = TensorSpec.of(torch.zeros(2))
+    params = AttrSource(LocalSource("m"), "_parameters")
+    guards = [Guard("TENSOR_MATCH", GetItemSource(params, k), spec) for k in "abc"]
+    guards += [Guard("ID_MATCH", GlobalSource("torch"), (id(torch), "torch")),
+               Guard("NOT_IN_GLOBALS", None, "len")]
+    g = CompiledGuard(guards, ("m",))
+    body = g.source_code.splitlines()[3]
+    assert body == (
+        "        return (___c0[0] == (___c0_v := ___c1(___G)) or ('len' not in ___G and "
+        f"id(___G['torch']) == {id(torch)} and (___c0_v is None or ___c0.__setitem__(0, ___c0_v) is None))) "
+        "and (___r0 := ___c2(m)) is not None and ___c3(*___r0)")
+    m = types.SimpleNamespace(_parameters={k: torch.ones(2) for k in "abc"})
+    assert g(_module_fn, m) and g(_module_fn, m)
+    m._parameters["b"] = torch.ones(3)
+    assert not g(_module_fn, m)
+
+
+def _module_fn(m):  # its globals are this module's: torch, no len
+    pass
