@@ -19,6 +19,7 @@ a module that was never imported has nothing to clear:
     runtime/convert_frame.py, breaks/split.py   messages said once per process (a
                               frame run unmodified, a graph-break site)
     diagnostics/records.py    observers (owned by the `observing` blocks that add them)
+    backends/distributed.py   observers of DDP bucket splits (the same, its own `observing`)
     backends/, errors.py, tracer/registry.py   registries filled at import
     caches that only remember a pure function of their key (resume codes per
     (code, offset, stack shape), decoded instructions, signatures, classes made at
@@ -59,6 +60,9 @@ class _Config:
         # Run each op that meta_ops propagates directly also through FakeTensorMode,
         # and raise if the two results' metadata differ.
         "check_meta_ops": (bool, False),
+        # Inside a DistributedDataParallel forward, split graphs for AOTAutograd
+        # backends at DDP's bucket boundaries (backends/distributed.py).
+        "optimize_ddp": (bool, True),
     }
 
     def __init__(self):

@@ -35,6 +35,7 @@ from torch._subclasses.fake_tensor import (
 )
 
 from . import meta_ops
+from ..backends.distributed import backend_for
 from ..config import config
 from ..errors import BackendError, unsupported
 from .dynamic import ShapeContext
@@ -277,7 +278,7 @@ class OutputGraph:
         try:
             # the TracingContext gives backends (Inductor) the ShapeEnv of symbolic inputs
             with torch._guards.tracing(torch._guards.TracingContext(self.fake_mode)):
-                compiled = self.options.backend(gm, examples)
+                compiled = backend_for(self.options)(gm, examples)  # DDP: split at buckets
             self._add_shape_guard()  # a backend may have added shape guards
         except Exception as e:
             raise BackendError(f"backend {self.options.backend_name!r} failed: {type(e).__name__}: {e}") from e

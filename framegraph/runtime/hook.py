@@ -14,6 +14,7 @@ import torch
 
 from .. import _C
 from ..backends import lookup_backend
+from ..backends.distributed import delegates
 from ..config import MODES, CompileOptions, reset_state
 from . import skip
 from .convert_frame import ConvertFrame, touched_codes
@@ -132,6 +133,8 @@ class OptimizedModule(torch.nn.Module):
         self.__dict__["_framegraph_plain"] = _plain_call_checks(self, mod)
         self.__dict__["_framegraph_ready"] = True
         _register_roots(type(mod).forward)
+        for inner in delegates(mod):  # DDP(m) calls m's forward as a frame of its own
+            _register_roots(type(inner).forward)
 
     # The wrapper mirrors the module, as torch.compile's does: `training` is the
     # module's, and setting any other attribute sets it on the module.

@@ -187,6 +187,9 @@ def _wrap_set(tx, value, source):
 
 
 def _wrap_function(tx, value, source):
+    if getattr(value, "__code__", None) is _TORCH_DISABLED:  # torch._disable_dynamo(fn): torch's own
+        return BreakingCallVariable(value, "unsupported_call",  # "do not compile this" mark, kept
+                                    f"{value.__qualname__} is marked by torch._disable_dynamo")
     if _made_per_call(value):
         return _wrap_nested_function(tx, value, source)
     guard_identity(tx, value, source)
@@ -201,6 +204,9 @@ def _wrap_function(tx, value, source):
     if value in TRACE_TIME or is_graph_callable(value):
         return TorchFunctionVariable(value, source=source)
     return UserFunctionVariable(value, source=source)
+
+
+_TORCH_DISABLED = torch._disable_dynamo(lambda: None).__code__  # the code of its wrapper
 
 
 def _made_per_call(fn) -> bool:

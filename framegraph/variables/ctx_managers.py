@@ -21,6 +21,7 @@ unmodified.
 ``__exit__`` (``WithExitVariable``); the normal exit path calls it with three
 Nones.
 """
+import contextlib
 import inspect
 from typing import Callable, NamedTuple
 
@@ -232,13 +233,18 @@ class WithExitVariable(VariableTracker):
         return self.ctx.call_method(tx, self.name, args, kwargs)
 
     def reconstruct(self, cg):
-        """A grad-mode ``__exit__`` on the stack, as a real context's ``__exit__``.
+        """A grad-mode ``__exit__`` on the stack, as a real context's ``__exit__``
+        (a null context's, ``record_function``'s, as ``nullcontext()``'s).
 
         ``torch.set_grad_enabled(mode)`` switches the mode when built and records
         the mode it found, which its ``__exit__`` restores: so set the mode found
         on entry to the ``with`` first, then build it.
         """
         ctx = self.ctx
+        if getattr(ctx, "exits_like_nullcontext", False) and self.name == "__exit__":
+            cg.call_constant(contextlib.nullcontext)  # entering did nothing, so leaving does nothing
+            cg.load_attr("__exit__")
+            return
         if not isinstance(ctx, GradModeVariable) or ctx.previous is None or self.name != "__exit__":
             unsupported("cannot_resume", f"the context manager {ctx} is active")
         cg.set_grad_mode(ctx.previous)

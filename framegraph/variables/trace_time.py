@@ -248,6 +248,8 @@ class NullContextVariable(ContextManagerVariable):
     and ``torch.autograd.profiler.record_function(name)`` (it only labels a range
     for an active profiler; graphs are not profiled op by op, like torch.compile)."""
 
+    exits_like_nullcontext = True  # a resume function inside the block leaves it with nullcontext()
+
     def __init__(self, cls, value=None, **kwargs):
         super().__init__(**kwargs)
         self.cls, self.value = cls, value

@@ -26,6 +26,7 @@ from ..guards.sources import AttrSource, GenericAttrSource, TypeSource
 from .base import STABLE_MODULES, VariableTracker, guard_identity
 from .constant import ConstantVariable
 from .ops import dunder_name
+from .wrappers import INSTANCE_METHOD
 
 
 def _static(cls, name):
@@ -67,6 +68,10 @@ def bind_class_attribute(tx, obj, attr, source, guard=False):
         from .wrappers import LruCacheVariable
 
         return UserMethodVariable(LruCacheVariable(attr, source=source), obj)
+    if type(attr) is INSTANCE_METHOD and getattr(obj, "value", None) is not None:
+        from .wrappers import cpp_method  # torch's C++ classes: calling it is a break
+
+        return cpp_method(attr, obj.value)
     if hasattr(type(attr), "__get__") and not isinstance(attr, type):
         unsupported("unsupported_attribute", f"descriptor {type(attr).__name__}")
     return tx.wrap(attr, source, guard=guard)

@@ -18,6 +18,8 @@ bound ``__exit__`` of a ``torch.set_grad_enabled(mode)`` object (see
 ``codegen/rebuild.py``); ``grad_mode_exit`` wraps it back into the same
 ``WithExitVariable`` the tracer had, so the rest of the block traces on.
 """
+import types
+
 import torch
 
 from ..errors import unsupported
@@ -136,3 +138,17 @@ def _hashes_quietly(v) -> bool:
         return v.source is not None and v.python_type().__hash__ is object.__hash__
     except Exception:  # a tracker that does not know its type
         return False
+
+
+# pybind11's method descriptor (PyInstanceMethod_Type, not in `types`): how
+# torch's C++ classes (Reducer, Logger, Store) expose their methods.
+INSTANCE_METHOD = type(torch._C._distributed_c10d.Store.__dict__["add"]) \
+    if torch.distributed.is_available() else None
+
+
+def cpp_method(attr, obj):
+    """``obj.name`` where the class has a pybind11 method: its ``__get__`` binds the
+    builtin to ``obj`` as a function's does; the C++ body is opaque, so calling it is
+    a graph break at the CALL."""
+    return BreakingCallVariable(types.MethodType(attr.__func__, obj), "unsupported_call",
+                                f"C++ method {type(obj).__name__}.{attr.__func__.__name__}")

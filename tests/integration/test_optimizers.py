@@ -31,9 +31,9 @@ VARIANTS = [
     ("AdamW", dict(amsgrad=True)),
     ("SGD", dict(nesterov=True)),  # KINDS' SGD has momentum, which nesterov needs
 ]
-# The first step creates the state: its trace stops at the missing key (inside
-# the step wrapper's `with`, so it cannot resume) and that call runs eagerly.
-FIRST_STEP_EAGER = pytest.mark.expect_fallback("missing_dict_key")
+# The first step creates the state: its trace breaks at the missing key, so the
+# step runs in CPython and the wrapper resumes after it, inside its
+# `with record_function(...)` block (before, it could not resume there).
 
 
 @pytest.fixture(autouse=True)
@@ -81,7 +81,6 @@ def run_five_steps(kind, **overrides):
     return cnt
 
 
-@FIRST_STEP_EAGER
 @pytest.mark.parametrize("foreach", [False, True], ids=["for_loop", "foreach"])
 @pytest.mark.parametrize("kind", list(KINDS))
 def test_step_is_one_graph_and_bitwise_eager(kind, foreach):
@@ -89,7 +88,6 @@ def test_step_is_one_graph_and_bitwise_eager(kind, foreach):
     assert cnt.frame_count == 1  # the first step ran eagerly (it creates the state)
 
 
-@FIRST_STEP_EAGER
 @pytest.mark.parametrize("foreach", [False, True], ids=["for_loop", "foreach"])
 @pytest.mark.parametrize("kind, options", VARIANTS, ids=[f"{k}-{next(iter(o))}" for k, o in VARIANTS])
 def test_variant_step_is_one_graph_and_bitwise_eager(kind, options, foreach):
@@ -97,7 +95,6 @@ def test_variant_step_is_one_graph_and_bitwise_eager(kind, options, foreach):
     assert cnt.frame_count == 1
 
 
-@FIRST_STEP_EAGER
 @pytest.mark.parametrize("kind", list(KINDS))
 def test_foreach_step_has_no_per_parameter_tensor_ops(kind):
     """The tensor work is a few foreach nodes over all parameters; what is per
@@ -109,7 +106,6 @@ def test_foreach_step_has_no_per_parameter_tensor_ops(kind):
     assert all(n.target == "item" for n in nodes if n.op == "call_method")
 
 
-@FIRST_STEP_EAGER
 def test_adam_step_counter_is_a_python_number():
     params, opt = make("Adam")
     cnt = CountingBackend()
@@ -147,7 +143,6 @@ def test_function_calling_step():
     assert cnt.frame_count == 2
 
 
-@FIRST_STEP_EAGER
 def test_changed_lr_recompiles():
     eager_params, eager_opt = make("SGD", n=4)
     params, opt = make("SGD", n=4)

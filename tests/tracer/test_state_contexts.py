@@ -1,6 +1,8 @@
 """``torch.autocast`` and ``torch.inference_mode`` inside compiled code: one
 graph that switches the state where eager does (enter/exit nodes), with the
 dtypes and inference tensors eager gives."""
+import contextlib
+
 import pytest
 import torch
 
@@ -152,3 +154,36 @@ def test_autocast_and_inference_mode_as_decorators():
         return mm(x).dtype, (x @ x.t()).dtype, double(x).is_inference()
 
     check(f, torch.randn(3, 3))
+
+
+# A context modelled as doing nothing (record_function, nullcontext) leaves
+# nothing to undo: the resume function continues in a `with nullcontext()`
+# (DistributedDataParallel.forward breaks inside its record_function block).
+@pytest.mark.parametrize("make", [lambda: torch.autograd.profiler.record_function("step"),
+                                  lambda: contextlib.nullcontext()], ids=["record_function", "nullcontext"])
+def test_a_break_inside_a_null_context_resumes_inside_it(make):
+    def f(x):
+        with make():
+            y = x * 2
+            framegraph.graph_break()
+            z = y + 1
+        return z
+
+    x = torch.randn(3)
+    result, cnt, breaks, errors = run_counted(f, x)
+    assert_same(result, f(x))
+    assert (cnt.frame_count, len(breaks), errors) == (2, 1, [])
+
+
+@pytest.mark.expect_fallback("exception")  # the resume function raises: it runs as it is
+def test_an_exception_after_a_break_inside_a_null_context_leaves_it():
+    def f(x):
+        with contextlib.nullcontext():
+            y = x * 2
+            framegraph.graph_break()
+            raise ValueError("inside")
+        return y
+
+    compiled = framegraph.compile(f, backend=CountingBackend())
+    with pytest.raises(ValueError, match="inside"):
+        compiled(torch.randn(3))
