@@ -96,12 +96,13 @@ def _build(code, offset, layout, live_locals, cell_args):
     body = [_neutralise(i) for i in insts]
     varnames = args + [v for v in code.co_varnames if v not in args]
     line = target.positions.lineno if target.positions and target.positions.lineno else code.co_firstlineno
-    name = f"{_base_name(code.co_name)}_resume_at_{line}"
+    # co_name stays the function's own, as CPython's tracebacks show it
+    # (traceback.extract_tb(...).name); the qualname says where it resumes
     return bytecode.assemble(
         prefix + body, code,
         co_varnames=tuple(varnames), co_argcount=len(args), co_posonlyargcount=0,
         co_kwonlyargcount=0, co_flags=code.co_flags & ~(inspect.CO_VARARGS | inspect.CO_VARKEYWORDS),
-        co_name=name, co_qualname=f"{_base_name(code.co_qualname)}_resume_at_{line}",
+        co_name=code.co_name, co_qualname=f"{_base_name(code.co_qualname)}_resume_at_{line}",
     )
 
 

@@ -18,7 +18,8 @@ _writer = None
 
 
 def _frame_info(code):
-    return {"name": code.co_name, "qualname": code.co_qualname, "file": code.co_filename,
+    # a resume function's name is its original's; its qualname ends in _resume_at_<line>
+    return {"name": code.co_qualname.rsplit(".", 1)[-1], "qualname": code.co_qualname, "file": code.co_filename,
             "line": code.co_firstlineno}
 
 

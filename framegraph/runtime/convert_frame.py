@@ -65,7 +65,7 @@ def _lock_for(code):
 
 
 def _where(code):
-    return f"{code.co_name} ({code.co_filename}:{code.co_firstlineno})"
+    return f"{code.co_qualname} ({code.co_filename}:{code.co_firstlineno})"
 
 
 def _warn_once(code, message):

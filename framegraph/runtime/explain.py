@@ -86,7 +86,6 @@ class _ScriptCallback:
     def __call__(self, func, code, f_locals):
         if code.co_filename != self.path:
             return _C.SKIP
-        base = code.co_name.split("_resume_at_")[0]
-        if self.function is not None and base != self.function:
+        if self.function is not None and code.co_name != self.function:  # resume codes keep the name
             return _C.SKIP
         return self.convert(func, code, f_locals)

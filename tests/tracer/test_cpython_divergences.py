@@ -366,3 +366,23 @@ def read_descriptor_through_class(x):
 
 def test_class_attribute_descriptor_is_not_read_raw(strict_trace):
     same_as_eager(read_descriptor_through_class, torch.ones(2))
+
+
+# ---- test_contextlib.test_contextmanager_traceback: the frame names of a traceback
+def fails_after_a_break(x):
+    y = x + 1
+    framegraph.graph_break()
+    return 1 / 0 if y.sum() > 0 else y  # raises in the resume function
+
+
+def test_a_traceback_through_a_resume_function_names_the_function(strict_trace):
+    import traceback
+
+    names = []
+    for fn in (fails_after_a_break, framegraph.compile(fails_after_a_break, backend="eager")):
+        try:
+            fn(torch.ones(2))
+        except ZeroDivisionError as e:
+            names.append([frame.name for frame in traceback.extract_tb(e.__traceback__)][-1])
+    assert names == ["fails_after_a_break", "fails_after_a_break"]
+    assert strict_trace.graphs == 2  # x + 1; then y.sum() > 0 in the resume function, which breaks there
