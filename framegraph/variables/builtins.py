@@ -361,9 +361,10 @@ def _reversed(tx, seq):
         if isinstance(_static(seq.cls, "__reversed__")[1], types.FunctionType):
             return seq.call_method(tx, "__reversed__", [], {})
         if _static(seq.cls, "__len__")[0] and _static(seq.cls, "__getitem__")[0]:
+            from .iterators import SequenceReversedVariable
+
             n = seq.call_method(tx, "__len__", [], {}).as_python_constant()
-            return ListIteratorVariable([seq.call_method(tx, "__getitem__", [ConstantVariable(i)], {})
-                                         for i in reversed(range(n))])
+            return SequenceReversedVariable(seq, n - 1)
         unsupported("operator_error", f"{seq.cls.__name__!r} object is not reversible")
     from .iterators import REVERSED_TYPES, builtin_iterator_type
 

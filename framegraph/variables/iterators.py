@@ -227,6 +227,45 @@ class ListIteratorVariable(IteratorVariable):
         return f"ListIteratorVariable({self.index}/{len(self.items)})"
 
 
+class SequenceReversedVariable(IteratorVariable):
+    """``reversed(obj)`` of a user sequence (``__len__`` and ``__getitem__``, no
+    ``__reversed__``), as CPython's reversed object (Objects/enumobject.c):
+    ``len()`` once when made, then one ``__getitem__`` per ``next()``, from the
+    end, so an early ``break`` reads no more items than CPython does."""
+
+    py_type = reversed
+
+    def __init__(self, seq, index, **kwargs):
+        super().__init__(**kwargs)
+        self.seq, self.index = seq, index  # seq None: exhausted (CPython drops it)
+
+    def next(self, tx):
+        if self.seq is None or self.index < 0:
+            self.seq = None
+            return None
+        from .exceptions import TracedException
+
+        try:
+            item = self.seq.call_method(tx, "__getitem__", [ConstantVariable(self.index)], {})
+        except TracedException as error:
+            if not issubclass(error.value.cls, (IndexError, StopIteration)):
+                raise
+            self.seq = None
+            return None
+        self.index -= 1
+        return item
+
+    def length(self, tx):
+        """``__length_hint__``: ``len(seq)`` again, capped by the position (reversed_len)."""
+        if self.seq is None:
+            return 0
+        size = self.seq.call_method(tx, "__len__", [], {}).as_python_constant()
+        return 0 if size < self.index + 1 else self.index + 1
+
+    def __repr__(self):
+        return f"SequenceReversedVariable({self.index})"
+
+
 class LiveListIteratorVariable(ListIteratorVariable):
     """``iter(a_list)``: reads the list as it is at each step, like CPython's list
     iterator (a worklist loop that appends while iterating sees the new items);

@@ -386,3 +386,34 @@ def test_a_traceback_through_a_resume_function_names_the_function(strict_trace):
             names.append([frame.name for frame in traceback.extract_tb(e.__traceback__)][-1])
     assert names == ["fails_after_a_break", "fails_after_a_break"]
     assert strict_trace.graphs == 2  # x + 1; then y.sum() > 0 in the resume function, which breaks there
+
+
+# ---- test_enumerate.test_len: reversed() of a user sequence reads one item per next()
+class Recorded:
+    """A sequence by __len__ and __getitem__ only, recording what is read."""
+
+    def __init__(self):
+        self.reads = []
+
+    def __len__(self):
+        return 4
+
+    def __getitem__(self, i):
+        self.reads.append(i)
+        return i * 10
+
+
+def first_small_from_the_end(x, seq):
+    for v in reversed(seq):
+        if v < 25:
+            break
+    return x + v
+
+
+def test_reversed_of_a_user_sequence_reads_items_as_it_goes(strict_trace):
+    expected_seq, seq = Recorded(), Recorded()
+    expected = first_small_from_the_end(torch.ones(1), expected_seq)
+    actual = framegraph.compile(first_small_from_the_end, backend="eager")(torch.ones(1), seq)
+    assert_same(actual, expected)
+    assert seq.reads == expected_seq.reads == [3, 2]  # not all four up front
+    assert strict_trace.graphs == 1
