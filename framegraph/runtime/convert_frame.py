@@ -65,7 +65,8 @@ def _lock_for(code):
 
 
 def _where(code):
-    return f"{code.co_qualname} ({code.co_filename}:{code.co_firstlineno})"
+    # the qualname's last part: a resume function's name says where it resumes (f_resume_at_7)
+    return f"{code.co_qualname.rsplit('.', 1)[-1]} ({code.co_filename}:{code.co_firstlineno})"
 
 
 def _warn_once(code, message):

@@ -324,6 +324,13 @@ def _checked_len(result):
     return value
 
 
+def _items_of(tx, iterator):
+    """Every item of what ``__iter__`` returned; an iterator of a user class: ``__next__`` until it stops."""
+    if isinstance(iterator, UserDefinedObjectVariable):
+        return iterator._drain(tx)
+    return iterator.unpack(tx)
+
+
 class UserDefinedObjectVariable(VariableTracker):
     @property
     def replay_kind(self):
@@ -482,13 +489,25 @@ class UserDefinedObjectVariable(VariableTracker):
             unsupported("operator_error", f"{self.cls.__name__} is not subscriptable")
         return result
 
+    def iter(self, tx):
+        """``iter(obj)``: the class's ``__iter__`` runs now, and the iterator it returns
+        (a generator, ``iter(self.items)``) is consumed lazily, one ``next()`` at a time,
+        as CPython does; an iterator object of a user class is read to its end here."""
+        from .iterators import IteratorVariable, ListIteratorVariable
+
+        result = self._iterator(tx)
+        if isinstance(result, IteratorVariable):
+            return result
+        return ListIteratorVariable(_items_of(tx, result))
+
     def unpack(self, tx):
+        return _items_of(tx, self._iterator(tx))
+
+    def _iterator(self, tx):
         result = self._dunder(tx, "__iter__", [])
         if result is NotImplemented:
             unsupported("operator_error", f"{self.cls.__name__} is not iterable")
-        if isinstance(result, UserDefinedObjectVariable):  # an iterator of a user class: call __next__
-            return result._drain(tx)
-        return result.unpack(tx)
+        return result
 
     def _drain(self, tx, limit=10000):
         """``list(it)`` for an iterator object of a user class: ``__next__`` until StopIteration."""

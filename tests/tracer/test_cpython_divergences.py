@@ -417,3 +417,21 @@ def test_reversed_of_a_user_sequence_reads_items_as_it_goes(strict_trace):
     assert_same(actual, expected)
     assert seq.reads == expected_seq.reads == [3, 2]  # not all four up front
     assert strict_trace.graphs == 1
+
+
+# ---- test_userlist.test_exhausted_iterator: iter() of an object whose __iter__ is a generator
+def two_iterators_of_a_userlist(x):
+    import collections
+
+    a = collections.UserList([1, 2, 3])
+    exhausted, paused = iter(a), iter(a)
+    for _ in exhausted:
+        next(paused)  # paused after its third item
+    a.append(9)
+    return x + 1, list(exhausted), list(paused)
+
+
+def test_iter_of_an_object_runs_its_generator_lazily(strict_trace):
+    out = same_as_eager(two_iterators_of_a_userlist, torch.ones(1))
+    assert out[1:] == ([], [9])  # the paused one sees the item appended after it paused
+    assert strict_trace.graphs == 1
