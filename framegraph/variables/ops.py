@@ -43,11 +43,14 @@ _DUNDER = {
 }
 
 
-def _fold(fn, *values):
+def _fold_value(fn, *values):
     """``fn(*values)`` on constants, now; what it raises (``1 / 0``) is raised in the trace."""
     with python_operation(f"{fn.__name__}{values!r}"):
-        result = fn(*values)
-    return wrap_constant(result)
+        return fn(*values)
+
+
+def _fold(fn, *values):
+    return wrap_constant(_fold_value(fn, *values))
 
 
 def _is_tensor(v):
@@ -66,7 +69,14 @@ def binary_op(tx, fn, a: VariableTracker, b: VariableTracker) -> VariableTracker
             fn = _NOT_INPLACE.get(fn, fn)
         return tx.output.call_function(tx, fn, [a, b], {})
     if _immutable_const(a) and _immutable_const(b):
-        return _fold(_NOT_INPLACE.get(fn, fn), a.as_python_constant(), b.as_python_constant())
+        x, y = a.as_python_constant(), b.as_python_constant()
+        result = _fold_value(_NOT_INPLACE.get(fn, fn), x, y)
+        # CPython hands back an operand itself where it can (``t * 1``, ``t + ()`` for
+        # an exact tuple): so do we, keeping the operand's identity and its source
+        for value, var in ((x, a), (y, b)):
+            if type(value) is tuple and result is value:
+                return var
+        return wrap_constant(result)
     tried = False
     for x, y, reflected in ((a, b, False), (b, a, True)):
         slot = getattr(x, "binop", None)

@@ -435,3 +435,17 @@ def test_iter_of_an_object_runs_its_generator_lazily(strict_trace):
     out = same_as_eager(two_iterators_of_a_userlist, torch.ones(1))
     assert out[1:] == ([], [9])  # the paused one sees the item appended after it paused
     assert strict_trace.graphs == 1
+
+
+# ---- test_userlist.test_repeat (seq_tests): id(s) == id(s * 1), with id() run by CPython
+def same_id_after_repeat(x):
+    out = []
+    for m in range(3):
+        s = tuple(range(m))
+        out.append(id(s) == id(s * 1))  # id: a graph break; s * 1 is traced in the resume function
+    return x + 1, out
+
+
+def test_a_tuple_times_one_keeps_its_identity_across_a_graph_break(strict_trace):
+    assert same_as_eager(same_id_after_repeat, torch.ones(1))[1] == [True, True, True]
+    assert strict_trace.graphs == 1  # x + 1, in the last resume function
