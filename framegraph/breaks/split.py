@@ -42,7 +42,7 @@ from ..diagnostics import logs
 from ..errors import CATALOGUE, NO_BREAK, RETRY, Entry, InternalError, Unsupported, unsupported
 from ..variables.base import NULL
 from ..variables.functions import CellVariable
-from ..variables.iterators import IteratorVariable, remaining_items
+from ..variables.iterators import IteratorVariable, checked_rest, remaining_items
 from ..variables.lists import TupleVariable
 from . import resume
 
@@ -305,7 +305,12 @@ def _stack_slot(cg, value, shared=False):
     if isinstance(value, IteratorVariable) and not shared:  # shared: one real iterator for both
         # the resume function gets the rest as a tuple and iterates it
         # (resume.ITER): its trace unrolls the rest of the loop
-        return resume.ITER, cg.materialize(TupleVariable(remaining_items(value)))
+        rest = cg.materialize(TupleVariable(remaining_items(value)))
+        check = getattr(value, "size_check", lambda: None)()
+        if check is not None:
+            container, size, message = check
+            cg.size_checks[rest] = (cg.materialize(container), size, message)
+        return resume.ITER, rest
     return resume.VALUE, cg.materialize(value)
 
 
@@ -420,6 +425,15 @@ def _resume_block(cg, tx, func, brk, succ, below_slots, live, live_temps, shared
     for name in names:
         if temps[name] == lasti and lasti is not None:
             block.load_const((brk.instruction.offset + len(rcode.co_code) - len(tx.code.co_code)) // 2)
+        elif temps[name] in cg.size_checks:  # the instruction may have changed the container's size
+            container, size, message = cg.size_checks[temps[name]]
+            block.emit_op("PUSH_NULL")
+            block.load_const(checked_rest)
+            block.load_fast(container)
+            block.load_const(size)
+            block.load_fast(temps[name])
+            block.load_const(message)
+            block.call(4)
         else:
             block.load_fast(temps[name])
     block.call(len(names))

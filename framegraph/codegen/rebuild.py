@@ -53,6 +53,9 @@ class FrameCodegen(PyCodegen):
         # replayed and advanced after them (variables/iterators.py); None: no replay follows
         self.after_replay = None
         self.replayed = frozenset()  # ids of the containers the replay will change
+        # temporary of a dict's or set's remaining items -> (its container's temporary,
+        # size, message): checked after a break instruction (breaks/split.py)
+        self.size_checks: Dict[str, tuple] = {}
 
     def expect_replay(self, side_effects):
         """Values built from here on are built before ``side_effects`` are replayed."""

@@ -20,6 +20,7 @@ the caller's object: ``check_mutable`` records it in the side-effect ledger
 (``side_effects.py``), which replays it after the graph.
 """
 import collections
+import types
 from typing import Any, Dict, List, Optional
 
 from ..errors import unsupported
@@ -38,6 +39,15 @@ def guard_identity(tx, value, source):
     if source is not None:
         tx.output.add_guard("ID_MATCH", source, function_guard_values(value))
 
+
+
+def _finalizable(cls) -> bool:
+    """Does ``cls`` (a user class) define ``__del__`` in Python?"""
+    try:
+        mro = cls.__mro__
+    except AttributeError:
+        return False
+    return any(isinstance(klass.__dict__.get("__del__"), types.FunctionType) for klass in mro)
 
 class VariableTracker:
     """Base class: every slot is 'unsupported' until a subclass models it."""
@@ -67,6 +77,16 @@ class VariableTracker:
     def mutable(self) -> bool:
         """True when the value was created during the trace (mutations stay local)."""
         return self.source is None
+
+    def check_dropped(self, dropped, what: str):
+        """Before this container lets go of the trackers ``dropped``: a real object
+        among them whose class has a ``__del__`` would be finalised when the replay
+        drops it after the graph, not here, as CPython would (its ``__del__`` may
+        change what the rest of the frame sees): stop the trace instead."""
+        for var in dropped:
+            if var.source is not None and _finalizable(var.python_type()):
+                unsupported("side_effect", f"{what} drops a {var.python_type().__name__}, whose __del__ "
+                                           "would run at the replay instead")
 
     def check_mutable(self, what: str, tx=None):
         """Called before mutating in place: an object from outside the frame goes

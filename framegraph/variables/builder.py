@@ -41,6 +41,7 @@ from .dicts import ConstDictVariable, SetVariable
 from .functions import UserFunctionVariable
 from .lists import ListVariable, NamedTupleVariable, SizeVariable, TupleVariable
 from .nn_module import NNModuleVariable
+from .iterators import ChangedSize, wrap_changed_size
 from .lazy_dict import wrap_lazy_dict
 from .object_dicts import is_object_keyed, wrap_object_keyed_dict
 from .optim import OPTIM_MODELS
@@ -331,7 +332,7 @@ EXACT = {
     **{t: _wrap_constant for t in CONSTANT_TYPES},
     slice: _wrap_constant, range: _wrap_constant, torch.Size: _wrap_sequence,
     tuple: _wrap_sequence, list: _wrap_sequence, dict: _wrap_dict,
-    collections.OrderedDict: _wrap_dict, set: _wrap_set, frozenset: _wrap_set,
+    collections.OrderedDict: _wrap_dict, set: _wrap_set, frozenset: _wrap_set, ChangedSize: wrap_changed_size,
     types.FunctionType: _wrap_function, types.MethodType: _wrap_method,
     types.ModuleType: _wrap_pymodule, types.BuiltinFunctionType: _wrap_builtin,
     types.MethodDescriptorType: _wrap_builtin, types.WrapperDescriptorType: _wrap_builtin,

@@ -120,11 +120,16 @@ class ConstDictVariable(VariableTracker):
         if pair is not None and pair[1] is value and self.py_type in (dict, collections.OrderedDict):
             return  # `d[k] = d[k]`: no change, nothing to replay (an optimizer storing its buffers back)
         self.check_mutable("dict item assignment", tx)
+        if pair is not None:
+            self.check_dropped([pair[1]], "dict item assignment")
         # an existing key keeps its first object, as in CPython (`d[1.0] = x` with 1 in d)
         self.items[hash_key(key)] = (pair[0] if pair is not None else key, value)
 
     def delitem(self, tx, key):
         self.check_mutable("del dict item", tx)
+        pair = self.items.get(hash_key(key))
+        if pair is not None:
+            self.check_dropped(list(pair), "del dict item")
         self.items.pop(hash_key(key))
 
     def binop(self, tx, fn, other, reflected):

@@ -139,6 +139,16 @@ class ListIteratorVariable(IteratorVariable):
     def remaining(self):  # a live list iterator continues as a snapshot
         return list(self.items[self.index:])
 
+    def size_check(self):
+        """(container, size, message) for a dict's or set's iterator: handed over at a
+        graph break as the items it had left, it must still fail as CPython's does if
+        the container's size changed meanwhile (``checked_rest``); else None."""
+        if self.keys_at_start is None or self.done or self.container is None:
+            return None
+        what = "Set" if self.make is iter and self.kind in (ITERATOR_TYPES[set], ITERATOR_TYPES[frozenset]) \
+            else "dictionary"
+        return self.container, len(self.keys_at_start), f"{what} changed size during iteration"
+
     def python_type(self):
         if self.from_generator:
             return types.GeneratorType
@@ -205,10 +215,7 @@ class ListIteratorVariable(IteratorVariable):
             unsupported("unsupported_value", "a dict or set whose keys changed during iteration")
         from .exceptions import ExceptionVariable, TracedException
 
-        what = "Set" if self.make is iter and self.kind in (ITERATOR_TYPES[set], ITERATOR_TYPES[frozenset]) \
-            else "dictionary"
-        raise TracedException(ExceptionVariable(
-            RuntimeError, [ConstantVariable(f"{what} changed size during iteration")]))
+        raise TracedException(ExceptionVariable(RuntimeError, [ConstantVariable(self.size_check()[2])]))
 
     def next(self, tx) -> Optional[VariableTracker]:
         if self.done:
@@ -389,3 +396,47 @@ def remaining_items(it) -> List[VariableTracker]:
     if not isinstance(it, IteratorVariable):
         unsupported("cannot_resume", f"the iterator {it} cannot be rebuilt")
     return it.remaining()
+
+
+class ChangedSize:
+    """What a dict's or set's iterator handed over at a graph break became when its
+    container changed size meanwhile: its next step raises CPython's RuntimeError.
+    The resume function that gets it is traced (``ChangedSizeVariable``)."""
+
+    def __init__(self, message):
+        self.message = message
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        raise RuntimeError(self.message)
+
+
+def checked_rest(container, size, rest, message):
+    """The items a dict's or set's iterator had left at a graph break (``rest``) if its
+    container still has the ``size`` it had, else a ``ChangedSize``. The break site's
+    code calls it after the break instruction ran (breaks/split.py)."""
+    return rest if len(container) == size else ChangedSize(message)
+
+
+class ChangedSizeVariable(IteratorVariable):
+    """A ``ChangedSize`` from outside: iterating it raises the RuntimeError."""
+
+    py_type = ChangedSize
+
+    def __init__(self, message, **kwargs):
+        super().__init__(**kwargs)
+        self.message = message
+
+    def next(self, tx):
+        from .exceptions import ExceptionVariable, TracedException
+
+        raise TracedException(ExceptionVariable(RuntimeError, [ConstantVariable(self.message)]))
+
+
+def wrap_changed_size(tx, value, source):
+    """builder rule for ``ChangedSize``: its type is guarded, its message is a constant."""
+    if source is not None:
+        tx.output.add_guard("TYPE_MATCH", source, ChangedSize)
+    return ChangedSizeVariable(value.message)

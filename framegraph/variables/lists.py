@@ -341,12 +341,16 @@ class ListVariable(BaseListVariable):
         index = _index(key)
         items = value.unpack(tx) if isinstance(index, slice) else value
         with _user_error(f"{self}[{index!r}] = ..."):
+            old = self.items[index]
+            self.check_dropped(old if isinstance(index, slice) else [old], "list item assignment")
             self.items[index] = items
 
     def delitem(self, tx, key):
         self.check_mutable("del list item", tx)
         index = _index(key)
         with _user_error(f"del {self}[{index!r}]"):
+            old = self.items[index]
+            self.check_dropped(old if isinstance(index, slice) else [old], "del list item")
             del self.items[index]
 
     def iter(self, tx):

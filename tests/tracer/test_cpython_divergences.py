@@ -449,3 +449,61 @@ def same_id_after_repeat(x):
 def test_a_tuple_times_one_keeps_its_identity_across_a_graph_break(strict_trace):
     assert same_as_eager(same_id_after_repeat, torch.ones(1))[1] == [True, True, True]
     assert strict_trace.graphs == 1  # x + 1, in the last resume function
+
+
+# ---- test_dict.test_oob_indexing_dictiter_iternextitem: a dict changed by what CPython runs at a break
+@framegraph.disable
+def drop_one(d, key):
+    del d[key]
+
+
+def mutate_at_a_break(x, d):
+    try:
+        for key, _ in d.items():
+            if key == 2:
+                drop_one(d, 3)  # run by CPython at the break: the loop's next step must raise
+    except RuntimeError as e:
+        return x + 1, str(e)
+    return x - 1, len(d)
+
+
+def test_a_dict_iterator_handed_over_at_a_break_still_sees_the_dict_change(strict_trace):
+    results = []
+    for fn in (mutate_at_a_break, framegraph.compile(mutate_at_a_break, backend="eager")):
+        results.append(fn(torch.ones(1), {i: i for i in range(5)})[1])
+    assert results == ["dictionary changed size during iteration"] * 2
+    assert strict_trace.graphs == 1  # x + 1 in the resume function's handler
+
+
+class Finalised(int):
+    """An int whose __del__ empties a dict: when it runs decides what a loop sees."""
+
+    box = None
+
+    def __del__(self):
+        if Finalised.box is not None:
+            Finalised.box.clear()
+
+
+def overwrite_while_iterating(x, d):
+    try:
+        for key, _ in d.items():
+            if key == 2:
+                d[2] = None  # drops Finalised(2): its __del__ clears d mid-loop
+    except RuntimeError:
+        return x + 1, "changed size"
+    return x - 1, len(d)
+
+
+def test_dropping_an_object_with_a_finaliser_is_left_to_cpython(strict_trace):
+    # the store is a graph break, so CPython drops the value when it runs it (not at a
+    # replay after the loop); the first call's trace still holds it, later calls do not
+    compiled = framegraph.compile(overwrite_while_iterating, backend="eager")
+    results = []
+    for fn in (overwrite_while_iterating, compiled, compiled):
+        d = {i: Finalised(i) for i in range(4)}
+        Finalised.box = d
+        results.append(fn(torch.ones(1), d)[1])
+        Finalised.box = None
+    assert results[0] == results[2] == "changed size"
+    assert strict_trace.graphs >= 1
