@@ -18,6 +18,19 @@
   partial's own dict (mutating it changes later calls), so the tracker hands
   out the same dict tracker every time.
 
+The same tracker models every class whose instances are made and called by that
+C code (``partial_class``): ``functools.partial``, another copy of its type (a
+fresh import of ``_functools``, as CPython's own tests make one), and a Python
+subclass that keeps partial's ``__new__``, ``__call__`` and attribute access
+(``class P(functools.partial): ...``). ``cls`` is the instance's class; class
+attributes of a subclass are looked up as for any object (methods bind to the
+partial). An instance has a ``__dict__`` once an attribute is set: a partial
+made in the trace keeps those attributes (``attrs``), and once it has them,
+``partial(p, ...)`` no longer flattens it, as CPython does. Reading
+``__dict__`` creates it, which changes later flattening, so the tracer never
+reads the ``__dict__`` of a partial from outside: its attributes other than the
+members and class attributes are a graph break.
+
 A partial from outside the frame (an argument, ``self.act`` of a module) is
 wrapped by the builder from its three members, each read through its source
 (``p.func``, ``p.args``, ``p.keywords``): they get the guards any value read
@@ -27,6 +40,7 @@ leaves the trace (returned, or live across a graph break) is rebuilt: from its
 source when it has one, else as ``functools.partial(func, *args, **keywords)``.
 """
 import functools
+import types
 
 from ..errors import unsupported
 from ..guards.sources import AttrSource
@@ -37,17 +51,29 @@ from .lists import TupleVariable
 
 
 class PartialVariable(VariableTracker):
-    def __init__(self, func, args: TupleVariable, keywords: ConstDictVariable, *, flat=True, **kwargs):
+    def __init__(self, func, args: TupleVariable, keywords: ConstDictVariable, *, flat=True,
+                 cls=functools.partial, **kwargs):
         super().__init__(**kwargs)
         self.func, self.args, self.keywords = func, args, keywords
         self.flat = flat  # False: ``func`` is a partial CPython may have flattened into this one
+        self.cls = cls
+        self.attrs = {}  # instance attributes set in the trace: the partial then has a __dict__
 
     def python_type(self):
-        return functools.partial
+        return self.cls
+
+    @property
+    def has_dict(self) -> bool:
+        """Whether CPython's ``part->dict`` is set (only known for a partial made in the trace)."""
+        return self.source is not None or bool(self.attrs)
 
     def call(self, tx, args, kwargs):
         keywords = {k.as_python_constant(): v for k, v in self.keywords.items.values()}
         keywords.update(kwargs)
+        if not all(isinstance(key, str) for key in keywords):  # p.keywords[1] = ...: the call refuses
+            from .exceptions import raise_in_trace
+
+            raise_in_trace(TypeError, "keywords must be strings")
         return self.func.call(tx, list(self.args.unpack(tx)) + list(args), keywords)
 
     def getattr(self, tx, name):
@@ -60,7 +86,25 @@ class PartialVariable(VariableTracker):
             from .base import BoundMethodVariable
 
             return BoundMethodVariable(self, "__call__")
-        unsupported("unsupported_attribute", f"functools.partial.{name}")
+        if name == "__class__":
+            return self.class_var if self.class_var is not None else tx.wrap(self.cls)
+        if name == "__dict__" or self.source is not None:  # reading __dict__ would create it
+            unsupported("unsupported_attribute", f"{self.cls.__name__}.{name}")
+        from .user_defined import lookup_attribute
+
+        return lookup_attribute(tx, self, name, self.attrs.get)
+
+    class_var = None  # the class tracker that made it (type(p), and how p is rebuilt)
+
+    def setattr(self, tx, name, value):
+        from .exceptions import raise_in_trace
+
+        if name in _MEMBERS:
+            raise_in_trace(AttributeError, "readonly attribute")
+        found = next((k.__dict__[name] for k in self.cls.__mro__ if name in k.__dict__), None)
+        if self.source is not None or name.startswith("__") or hasattr(type(found), "__set__"):
+            unsupported("unsupported_attribute", f"setting {self.cls.__name__}.{name}")
+        self.attrs[name] = value
 
     def call_method(self, tx, name, args, kwargs):
         if name == "__call__":
@@ -68,7 +112,9 @@ class PartialVariable(VariableTracker):
         return super().call_method(tx, name, args, kwargs)
 
     def hasattr(self, tx, name):
-        return hasattr(functools.partial, name) or None
+        if name in _MEMBERS or name in self.attrs or hasattr(self.cls, name):
+            return True
+        return None if self.source is not None else False
 
     def reconstruct(self, cg):
         if self.source is not None:
@@ -77,7 +123,10 @@ class PartialVariable(VariableTracker):
 
         pairs = list(self.keywords.items.values())
         cg.emit(bytecode.create_instruction("PUSH_NULL"))
-        cg.load_const(functools.partial)
+        if self.class_var is not None:
+            cg(self.class_var)
+        else:
+            cg.load_const(self.cls)
         cg(self.func)
         for item in self.args.items:
             cg(item)
@@ -86,6 +135,12 @@ class PartialVariable(VariableTracker):
         names = [k.as_python_constant() for k, _ in pairs]
         nargs = 1 + len(self.args.items) + len(pairs)
         cg.call_kw(nargs, names) if names else cg.call(nargs)
+        if self.attrs:  # then its __dict__: set before anything that holds it is rebuilt
+            temp = cg.remember(self)
+            for name, value in self.attrs.items():
+                cg(value)
+                cg.store_attr_of(temp, name, False)
+            cg.load_fast(temp)
 
     def __repr__(self):
         return f"PartialVariable({self.func!r})"
@@ -93,9 +148,34 @@ class PartialVariable(VariableTracker):
 
 _MEMBERS = ("func", "args", "keywords")
 
+# What a class must leave to partial's C code for this tracker to model its instances.
+_OVERRIDES = ("__new__", "__init__", "__call__", "__getattribute__", "__getattr__", "__setattr__",
+              "__delattr__", "__get__")
 
-def make_partial(tx, *args, **kwargs):
-    """``functools.partial(func, *args, **keywords)`` called in the trace (partial_new)."""
+
+def _is_c_partial(klass) -> bool:
+    """``functools.partial`` or another copy of its C type (``_functools`` imported afresh)."""
+    return (klass.__module__ == "functools" and klass.__qualname__ == "partial"
+            and isinstance(klass.__dict__.get("__call__"), types.WrapperDescriptorType))
+
+
+@functools.lru_cache(maxsize=None)
+def partial_class(cls) -> bool:
+    """Whether CPython's partial code makes and calls instances of ``cls``: a C partial
+    type, or a Python subclass of one that overrides none of ``_OVERRIDES`` (with
+    ``type`` as its metaclass)."""
+    if not isinstance(cls, type) or type(cls) is not type:
+        return False
+    for klass in cls.__mro__:
+        if _is_c_partial(klass):
+            return True
+        if any(name in klass.__dict__ for name in _OVERRIDES):
+            return False
+    return False
+
+
+def make_partial(tx, cls_var, args, kwargs):
+    """``cls(func, *args, **keywords)`` for a ``partial_class`` (partial_new)."""
     from .exceptions import raise_in_trace
 
     if not args:
@@ -105,14 +185,17 @@ def make_partial(tx, *args, **kwargs):
         raise_in_trace(TypeError, "the first argument must be callable")
     keywords = dict(kwargs)
     flat = True
-    if isinstance(func, PartialVariable):
-        if func.source is None and func.flat:  # made in this trace: no __dict__, CPython flattens
+    if isinstance(func, PartialVariable):  # its type's tp_call is partial_call: flattened if no __dict__
+        if func.source is None and not func.has_dict and func.flat:
             args = list(func.args.items) + args
             keywords = {**{k.as_python_constant(): v for k, v in func.keywords.items.values()}, **keywords}
             func = func.func
-        else:
+        elif func.source is not None:
             flat = False
-    return PartialVariable(func, TupleVariable(args), ConstDictVariable.from_kwargs(keywords), flat=flat)
+    var = PartialVariable(func, TupleVariable(args), ConstDictVariable.from_kwargs(keywords), flat=flat,
+                          cls=cls_var.as_python_constant())
+    var.class_var = cls_var
+    return var
 
 
 def _is_callable(var) -> bool:
@@ -123,15 +206,12 @@ def _is_callable(var) -> bool:
 
 
 def wrap_partial(tx, value, source):
-    """A ``functools.partial`` from outside the frame, read member by member
+    """An instance of a ``partial_class`` from outside the frame, read member by member
     (``source`` None: a value assumed stable, wrapped without guards)."""
 
     if source is not None:
-        tx.output.add_guard("TYPE_MATCH", source, functools.partial)
+        tx.output.add_guard("TYPE_MATCH", source, type(value))
     func, args, keywords = (tx.wrap(getattr(value, name), AttrSource(source, name) if source else None)
                             for name in _MEMBERS)
-    return PartialVariable(func, args, keywords, flat=True, source=source)
+    return PartialVariable(func, args, keywords, flat=True, cls=type(value), source=source)
 
-
-# The classes whose call the builder models here (``functools.partial(f, ...)``).
-PARTIAL_MODELS = {functools.partial: make_partial}

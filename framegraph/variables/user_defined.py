@@ -258,8 +258,16 @@ class UserDefinedClassVariable(VariableTracker):
 
         if is_user_container_class(cls):
             return new_user_container(tx, cls, args, kwargs)
-        if cls.__new__ is not object.__new__ or "__slots__" in cls.__dict__:
-            unsupported("unsupported_call", f"creating a {cls.__name__} (custom __new__/metaclass/slots)")
+        from .partials import make_partial, partial_class
+
+        if partial_class(cls):  # functools.partial, a copy of its C type, a subclass keeping its C code
+            return make_partial(tx, self, args, kwargs)
+        if isinstance(cls.__new__, types.FunctionType):  # __new__ then __init__, both inlined
+            from .instances import type_call
+
+            return type_call(tx, self, args, kwargs)
+        if cls.__new__ is not object.__new__:
+            unsupported("unsupported_call", f"creating a {cls.__name__} (a __new__ of a builtin base)")
         if getattr(cls, "__abstractmethods__", None):  # object.__new__ refuses: its TypeError
             from .exceptions import python_operation
 
@@ -317,6 +325,14 @@ def _checked_len(result):
     except (TypeError, ValueError) as e:
         raise TracedException(ExceptionVariable(type(e), [ConstantVariable(str(e))])) from None
     return value
+
+
+def _is_slot(attr, name) -> bool:
+    """Whether class attribute ``attr`` is the member ``__slots__`` made for ``name``."""
+    if not isinstance(attr, types.MemberDescriptorType) or attr.__name__ != name:
+        return False
+    slots = attr.__objclass__.__dict__.get("__slots__", ())
+    return name in ((slots,) if isinstance(slots, str) else slots)
 
 
 class UserDefinedObjectVariable(VariableTracker):
@@ -426,6 +442,9 @@ class UserDefinedObjectVariable(VariableTracker):
 
             UserFunctionVariable(attr.fset).call(tx, [self, value], {})
             return
+        if found and _is_slot(attr, name) and not self.overrides_setattr:  # a member of a Python class's __slots__
+            self.attrs[name] = value
+            return
         if found and hasattr(type(attr), "__set__"):  # a data descriptor's __set__ decides
             unsupported("unsupported_attribute", f"setting {self.cls.__name__}.{name} ({type(attr).__name__})")
         user_setattr = _static(self.cls, "__setattr__")[1]
@@ -434,6 +453,10 @@ class UserDefinedObjectVariable(VariableTracker):
                 unsupported("unsupported_attribute", f"{self.cls.__name__} overrides __setattr__")
             bind_class_attribute(tx, self, user_setattr, None).call(tx, [ConstantVariable(name), value], {})
             return
+        if self.cls.__dictoffset__ == 0:  # only __slots__, no instance __dict__
+            from .exceptions import raise_in_trace
+
+            raise_in_trace(AttributeError, f"'{self.cls.__name__:.50}' object has no attribute '{name}'")
         self.attrs[name] = value
 
     def object_setattr(self, tx, name, value):
