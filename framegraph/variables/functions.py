@@ -199,7 +199,7 @@ class UserFunctionVariable(BaseUserFunctionVariable):
 
     def as_python_constant(self):
         if not self.by_identity:  # another call passes another object of the same code
-            raise NotImplementedError(f"{self} is not a constant")
+            unsupported("unsupported_value", f"{self} is not a constant (a nested function made per call)")
         return self.fn
 
     def fn_name(self):

@@ -96,6 +96,57 @@ class PartialVariable(VariableTracker):
 
     class_var = None  # the class tracker that made it (type(p), and how p is rebuilt)
 
+    value = None  # no real object: made in the trace, or read member by member
+
+    def tp_name(self) -> str:
+        """``Py_TYPE(p)->tp_name``: ``functools.partial`` for a C partial type, else the class name."""
+        return "functools.partial" if _is_c_partial(self.cls) else self.cls.__name__
+
+    def missing_attribute(self, tx, name):
+        """No ``name`` on the class nor in the attributes set in the trace: AttributeError,
+        guarded on the program's classes of the MRO staying without it."""
+        from .exceptions import raise_in_trace
+        from .user_defined import UserDefinedObjectVariable
+
+        if _is_c_partial(self.cls):  # a C type: its attributes cannot change
+            raise_in_trace(AttributeError, f"'{self.tp_name()}' object has no attribute '{name}'")
+        UserDefinedObjectVariable.missing_attribute(self, tx, name)  # returns where it cannot guard
+
+    def repr(self, tx):
+        """partial_repr: ``tp_name(func, *args, k=v)``, ``...`` where it contains itself."""
+        from .builtins import _repr
+        from .constant import ConstantVariable
+
+        own = self._python_slot("__repr__")
+        if own is not None:
+            return own.call(tx, [], {})
+        if id(self) in _IN_REPR:
+            return ConstantVariable("...")
+        _IN_REPR.add(id(self))
+        try:
+            parts = [_repr(tx, self.func).as_python_constant()]
+            parts += [_repr(tx, arg).as_python_constant() for arg in self.args.unpack(tx)]
+            parts += [f"{key.as_python_constant()!s}={_repr(tx, value).as_python_constant()}"
+                      for key, value in self.keywords.items.values()]
+        finally:
+            _IN_REPR.discard(id(self))
+        return ConstantVariable(f"{self.tp_name()}({', '.join(parts)})")
+
+    def str(self, tx):
+        own = self._python_slot("__str__")
+        return own.call(tx, [], {}) if own is not None else self.repr(tx)
+
+    def _python_slot(self, name):
+        """The bound method a subclass defines for ``name`` in Python, else None."""
+        from .functions import UserFunctionVariable, UserMethodVariable
+
+        for klass in self.cls.__mro__:
+            if name in klass.__dict__:
+                attr = klass.__dict__[name]
+                return UserMethodVariable(UserFunctionVariable(attr), self) \
+                    if isinstance(attr, types.FunctionType) else None
+        return None
+
     def setattr(self, tx, name, value):
         from .exceptions import raise_in_trace
 
@@ -147,6 +198,7 @@ class PartialVariable(VariableTracker):
 
 
 _MEMBERS = ("func", "args", "keywords")
+_IN_REPR = set()  # partial trackers whose repr is being built (Py_ReprEnter)
 
 # What a class must leave to partial's C code for this tracker to model its instances.
 _OVERRIDES = ("__new__", "__init__", "__call__", "__getattribute__", "__getattr__", "__setattr__",
