@@ -26,6 +26,7 @@ from ..guards.sources import AttrSource, GenericAttrSource, TypeSource
 from .base import STABLE_MODULES, VariableTracker, guard_identity
 from .constant import ConstantVariable
 from .ops import dunder_name
+from .rng import is_rng_class, is_rng_method, rng_break
 
 
 def _static(cls, name):
@@ -68,6 +69,8 @@ def bind_class_attribute(tx, obj, attr, source, guard=False):
 
         return UserMethodVariable(LruCacheVariable(attr, source=source), obj)
     if hasattr(type(attr), "__get__") and not isinstance(attr, type):
+        if is_rng_method(attr):  # rng.getrandbits: the generator's state is not the trace's
+            rng_break(f"{attr.__qualname__} of a {obj.python_type().__name__}")
         unsupported("unsupported_attribute", f"descriptor {type(attr).__name__}")
     return tx.wrap(attr, source, guard=guard)
 
@@ -266,6 +269,8 @@ class UserDefinedClassVariable(VariableTracker):
             from .instances import type_call
 
             return type_call(tx, self, args, kwargs)
+        if is_rng_class(cls):  # _random.Random.__new__ seeds it from outside the trace
+            rng_break(f"creating a {cls.__name__}")
         if cls.__new__ is not object.__new__:
             unsupported("unsupported_call", f"creating a {cls.__name__} (a __new__ of a builtin base)")
         if getattr(cls, "__abstractmethods__", None):  # object.__new__ refuses: its TypeError
