@@ -24,20 +24,25 @@ fresh import of ``_functools``, as CPython's own tests make one), and a Python
 subclass that keeps partial's ``__new__``, ``__call__`` and attribute access
 (``class P(functools.partial): ...``). ``cls`` is the instance's class; class
 attributes of a subclass are looked up as for any object (methods bind to the
-partial). An instance has a ``__dict__`` once an attribute is set: a partial
-made in the trace keeps those attributes (``attrs``), and once it has them,
-``partial(p, ...)`` no longer flattens it, as CPython does. Reading
+partial). An instance has a ``__dict__`` once an attribute is set or
+``__dict__`` is read: for a partial made in the trace that is ``dict_var`` (a
+dict tracker, None while CPython's ``part->dict`` is NULL), and once it exists
+``partial(p, ...)`` no longer flattens ``p``, as CPython does. Reading
 ``__dict__`` creates it, which changes later flattening, so the tracer never
 reads the ``__dict__`` of a partial from outside: its attributes other than the
-members and class attributes are a graph break.
+members and class attributes are a graph break. ``__setstate__`` (what
+unpickling and ``copy`` call) is partial_setstate, with its checks; a partial
+made in the trace is rebuilt the same way, ``cls(func)`` and then the C base's
+``__setstate__`` with the very args tuple, keywords dict and ``__dict__`` it
+holds (so a partial inside its own args is itself).
 
 A partial from outside the frame (an argument, ``self.act`` of a module) is
 wrapped by the builder from its three members, each read through its source
 (``p.func``, ``p.args``, ``p.keywords``): they get the guards any value read
 there gets (identity of the function, length and items of the tuple, keys and
 values of the dict), which is everything a call depends on. A partial that
-leaves the trace (returned, or live across a graph break) is rebuilt: from its
-source when it has one, else as ``functools.partial(func, *args, **keywords)``.
+leaves the trace (returned, or live across a graph break) is rebuilt from its
+source when it has one.
 """
 import functools
 import types
@@ -46,7 +51,7 @@ from ..errors import unsupported
 from ..guards.sources import AttrSource
 from .base import VariableTracker
 from .constant import ConstantVariable
-from .dicts import ConstDictVariable
+from .dicts import ConstDictVariable, hash_key
 from .lists import TupleVariable
 
 
@@ -57,7 +62,7 @@ class PartialVariable(VariableTracker):
         self.func, self.args, self.keywords = func, args, keywords
         self.flat = flat  # False: ``func`` is a partial CPython may have flattened into this one
         self.cls = cls
-        self.attrs = {}  # instance attributes set in the trace: the partial then has a __dict__
+        self.dict_var = None  # ``part->dict``: None until an attribute is set or __dict__ read
 
     def python_type(self):
         return self.cls
@@ -65,7 +70,18 @@ class PartialVariable(VariableTracker):
     @property
     def has_dict(self) -> bool:
         """Whether CPython's ``part->dict`` is set (only known for a partial made in the trace)."""
-        return self.source is not None or bool(self.attrs)
+        return self.source is not None or self.dict_var is not None
+
+    def _instance_dict(self):
+        """``p.__dict__`` of a partial made in the trace: reading it creates it, as in CPython."""
+        if self.dict_var is None:
+            self.dict_var = ConstDictVariable([])
+        return self.dict_var
+
+    def _own_attribute(self, name):
+        if self.dict_var is None:
+            return None
+        return self.dict_var.items.get(_key(name), (None, None))[1]
 
     def call(self, tx, args, kwargs):
         keywords = {k.as_python_constant(): v for k, v in self.keywords.items.values()}
@@ -88,11 +104,17 @@ class PartialVariable(VariableTracker):
             return BoundMethodVariable(self, "__call__")
         if name == "__class__":
             return self.class_var if self.class_var is not None else tx.wrap(self.cls)
-        if name == "__dict__" or self.source is not None:  # reading __dict__ would create it
+        if self.source is not None:  # reading its __dict__ would create it
             unsupported("unsupported_attribute", f"{self.cls.__name__}.{name}")
         from .user_defined import lookup_attribute
 
-        return lookup_attribute(tx, self, name, self.attrs.get)
+        if name == "__dict__":
+            return self._instance_dict()
+        if name == "__setstate__" and _resolved(self.cls, name) is _c_base(self.cls).__dict__[name]:
+            from .base import BoundMethodVariable
+
+            return BoundMethodVariable(self, name)
+        return lookup_attribute(tx, self, name, self._own_attribute)
 
     class_var = None  # the class tracker that made it (type(p), and how p is rebuilt)
 
@@ -155,43 +177,76 @@ class PartialVariable(VariableTracker):
         found = next((k.__dict__[name] for k in self.cls.__mro__ if name in k.__dict__), None)
         if self.source is not None or name.startswith("__") or hasattr(type(found), "__set__"):
             unsupported("unsupported_attribute", f"setting {self.cls.__name__}.{name}")
-        self.attrs[name] = value
+        self._instance_dict().call_method(tx, "__setitem__", [ConstantVariable(name), value], {})
 
     def call_method(self, tx, name, args, kwargs):
         if name == "__call__":
             return self.call(tx, args, kwargs)
+        if name == "__setstate__" and len(args) == 1 and not kwargs:
+            return self.setstate(tx, args[0])
         return super().call_method(tx, name, args, kwargs)
 
     def hasattr(self, tx, name):
-        if name in _MEMBERS or name in self.attrs or hasattr(self.cls, name):
+        if name in _MEMBERS or self._own_attribute(name) is not None or hasattr(self.cls, name):
             return True
         return None if self.source is not None else False
 
     def reconstruct(self, cg):
+        """``p = cls(func)``, then the C base's ``__setstate__(p, (func, args, keywords, dict))``:
+        the same args tuple, keywords dict and ``__dict__`` the trace's partial holds (a
+        partial inside its own args is the one being rebuilt)."""
         if self.source is not None:
             return super().reconstruct(cg)
-        from .. import bytecode
-
-        pairs = list(self.keywords.items.values())
-        cg.emit(bytecode.create_instruction("PUSH_NULL"))
+        cg.emit_op("PUSH_NULL")
         if self.class_var is not None:
             cg(self.class_var)
         else:
             cg.load_const(self.cls)
         cg(self.func)
-        for item in self.args.items:
-            cg(item)
-        for _, value in pairs:
-            cg(value)
-        names = [k.as_python_constant() for k, _ in pairs]
-        nargs = 1 + len(self.args.items) + len(pairs)
-        cg.call_kw(nargs, names) if names else cg.call(nargs)
-        if self.attrs:  # then its __dict__: set before anything that holds it is rebuilt
-            temp = cg.remember(self)
-            for name, value in self.attrs.items():
-                cg(value)
-                cg.store_attr_of(temp, name, False)
-            cg.load_fast(temp)
+        cg.call(1)
+        temp = cg.remember(self)
+        cg.emit_op("PUSH_NULL")
+        cg.load_const(_c_base(self.cls).__setstate__)
+        cg.load_fast(temp)
+        for part in (self.func, self.args, self.keywords):
+            cg(part)
+        if self.dict_var is not None:
+            cg(self.dict_var)
+        else:
+            cg.load_const(None)
+        cg.build(tuple, 4)
+        cg.call(2)
+        cg.emit_op("POP_TOP")
+        cg.load_fast(temp)
+
+    def setstate(self, tx, state):
+        """partial_setstate: ``(func, args, keywords or None, dict or None)``, checked as
+        CPython checks it; the args tuple, keywords dict and dict are kept as they are."""
+        from .exceptions import raise_in_trace
+
+        if self.source is not None:
+            unsupported("side_effect", f"{self.tp_name()}.__setstate__ of a partial from outside the frame")
+        kind = state.python_type()
+        if not (isinstance(kind, type) and issubclass(kind, tuple)):
+            raise_in_trace(TypeError, "invalid partial state")
+        if kind is not tuple:
+            unsupported("unsupported_value", f"partial.__setstate__ of a {kind.__name__}")
+        items = state.unpack(tx)
+        if len(items) != 4:
+            raise_in_trace(TypeError, "invalid partial state")
+        func, args, keywords, namespace = items
+        kw_none = keywords.is_python_constant() and keywords.as_python_constant() is None
+        if not _is_callable(func) or not issubclass(args.python_type(), tuple) or not (
+                kw_none or issubclass(keywords.python_type(), dict)):
+            raise_in_trace(TypeError, "invalid partial state")
+        dict_none = namespace.is_python_constant() and namespace.as_python_constant() is None
+        if args.python_type() is not tuple or not (kw_none or type(keywords) is ConstDictVariable) \
+                or not (dict_none or type(namespace) is ConstDictVariable):
+            unsupported("unsupported_value", "partial.__setstate__ of containers of other types")
+        self.func, self.args, self.flat = func, args, True
+        self.keywords = ConstDictVariable([]) if kw_none else keywords
+        self.dict_var = None if dict_none else namespace
+        return ConstantVariable(None)
 
     def __repr__(self):
         return f"PartialVariable({self.func!r})"
@@ -209,6 +264,18 @@ def _is_c_partial(klass) -> bool:
     """``functools.partial`` or another copy of its C type (``_functools`` imported afresh)."""
     return (klass.__module__ == "functools" and klass.__qualname__ == "partial"
             and isinstance(klass.__dict__.get("__call__"), types.WrapperDescriptorType))
+
+
+def _c_base(cls):
+    return next(klass for klass in cls.__mro__ if _is_c_partial(klass))
+
+
+def _resolved(cls, name):
+    return next((klass.__dict__[name] for klass in cls.__mro__ if name in klass.__dict__), None)
+
+
+def _key(name):
+    return hash_key(ConstantVariable(name))
 
 
 @functools.lru_cache(maxsize=None)

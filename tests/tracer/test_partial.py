@@ -8,6 +8,8 @@ are guarded: changing any of them makes a new trace.
 """
 import functools
 
+import pytest
+
 import torch
 from torch import nn
 
@@ -282,4 +284,36 @@ def test_another_copy_of_the_c_type_from_outside_keeps_no_dict(strict_trace):
 
     assert_same(framegraph.compile(f, backend="eager")(torch.ones(2)), f(torch.ones(2)))
     assert fresh.partial(p, 3).func is capture  # still flattened: p has no __dict__
+    assert strict_trace.graphs == 1
+
+
+def signature(part):
+    return part.func, part.args, part.keywords, part.__dict__
+
+
+def setstate_and_rebuild(x, kind):
+    f = kind(signature)
+    f.__setstate__((capture, (1,), dict(a=10), dict(attr=[])))  # what unpickling does
+    out = [signature(f), f(2, b=20)]
+    f.__setstate__((capture, (1,), None, None))
+    out += [f(2), signature(f)]
+    for bad in ((capture, (), {}), [capture, (), {}, None], (None, (), {}, None), (capture, [], {}, None)):
+        try:
+            f.__setstate__(bad)
+        except TypeError as e:
+            out.append(str(e))
+    g = kind(capture)
+    g.__setstate__((capture, (g,), {}, {}))  # a partial inside its own args
+    out.append(repr(g).startswith(f"{'functools.partial' if kind is functools.partial else 'Bound'}(<function"))
+    out.append(kind(f).func is f)  # reading f.__dict__ made it: no flattening
+    return x + 1, out, g
+
+
+@pytest.mark.parametrize("kind", [functools.partial, Bound])
+def test_setstate_and_dict_of_a_partial_made_in_the_trace(strict_trace, kind):
+    expected = setstate_and_rebuild(torch.ones(2), kind)
+    actual = framegraph.compile(setstate_and_rebuild, backend="eager")(torch.ones(2), kind)
+    assert_same(actual[:2], expected[:2])
+    g = actual[2]
+    assert type(g) is kind and g.args[0] is g and g.__dict__ == {}  # rebuilt with the same state
     assert strict_trace.graphs == 1
