@@ -202,6 +202,8 @@ class PartialVariable(VariableTracker):
             cg(self.class_var)
         else:
             cg.load_const(self.cls)
+        if not self.flat:  # func is a partial from outside: flattened (or not) as CPython decides
+            return self._rebuild_by_call(cg)
         cg(self.func)
         cg.call(1)
         temp = cg.remember(self)
@@ -218,6 +220,17 @@ class PartialVariable(VariableTracker):
         cg.call(2)
         cg.emit_op("POP_TOP")
         cg.load_fast(temp)
+
+    def _rebuild_by_call(self, cg):
+        if self.dict_var is not None:
+            unsupported("graph_output", "a partial of a partial from outside with attributes of its own")
+        pairs = list(self.keywords.items.values())
+        cg(self.func)
+        for item in list(self.args.items) + [value for _, value in pairs]:
+            cg(item)
+        names = [k.as_python_constant() for k, _ in pairs]
+        nargs = 1 + len(self.args.items) + len(pairs)
+        cg.call_kw(nargs, names) if names else cg.call(nargs)
 
     def setstate(self, tx, state):
         """partial_setstate: ``(func, args, keywords or None, dict or None)``, checked as

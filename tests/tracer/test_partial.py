@@ -317,3 +317,15 @@ def test_setstate_and_dict_of_a_partial_made_in_the_trace(strict_trace, kind):
     g = actual[2]
     assert type(g) is kind and g.args[0] is g and g.__dict__ == {}  # rebuilt with the same state
     assert strict_trace.graphs == 1
+
+
+def test_partial_of_an_outside_partial_returned_flattens_like_eager(strict_trace):
+    outer = functools.partial(capture, 1)
+
+    def f(x):
+        return x + 1, functools.partial(outer, 2, k=3)
+
+    p = framegraph.compile(f, backend="eager")(torch.ones(2))[1]
+    expected = f(torch.ones(2))[1]
+    assert (p.func, p.args, p.keywords) == (expected.func, expected.args, expected.keywords)
+    assert strict_trace.graphs == 1
