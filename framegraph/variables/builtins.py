@@ -545,16 +545,6 @@ def _tuple_new(tx, cls, iterable=None):
 
 BUILTINS[tuple.__new__] = _tuple_new
 BUILTINS[object.__new__] = object_new  # super().__new__(cls) in a Python __new__
-
-
-def _object(tx, *args, **kwargs):
-    """``object()``: a new featureless object (a sentinel), made like ``object.__new__(object)``."""
-    if args or kwargs:
-        raise_in_trace(TypeError, "object() takes no arguments")
-    return object_new(tx, tx.wrap(object))
-
-
-BUILTINS[object] = _object
 BUILTINS.update(BUILTIN_METHOD_MODELS)
 BUILTINS.update(ITERTOOLS_MODELS)
 BUILTINS.update(OPERATOR_GETTER_MODELS)

@@ -71,9 +71,9 @@ def object_new(tx, cls_var=None, *args, **kwargs):
     from .exceptions import python_operation, raise_in_trace
     from .user_defined import UserDefinedClassVariable, UserDefinedObjectVariable
 
-    cls = cls_var.as_python_constant() if cls_var is not None and cls_var.is_python_constant() else None
-    if not isinstance(cls, type) or not (isinstance(cls_var, UserDefinedClassVariable) or cls is object):
+    if not isinstance(cls_var, UserDefinedClassVariable) or not isinstance(cls_var.cls, type):
         unsupported("unsupported_call", f"object.__new__({cls_var})")
+    cls = cls_var.cls
     if type(cls) is not type or not _layout_is_objects(cls):
         unsupported("unsupported_call", f"object.__new__({cls.__name__}): not a plain object layout")
     if args or kwargs:
