@@ -152,7 +152,7 @@ class PartialVariable(VariableTracker):
                       for key, value in self.keywords.items.values()]
         finally:
             _IN_REPR.discard(id(self))
-        return ConstantVariable(f"{self.tp_name()}({', '.join(parts)})")
+        return ConstantVariable(f"{_repr_prefix(self.cls)}({', '.join(parts)})")
 
     def str(self, tx):
         own = self._python_slot("__str__")
@@ -270,13 +270,22 @@ _IN_REPR = set()  # partial trackers whose repr is being built (Py_ReprEnter)
 
 # What a class must leave to partial's C code for this tracker to model its instances.
 _OVERRIDES = ("__new__", "__init__", "__call__", "__getattribute__", "__getattr__", "__setattr__",
-              "__delattr__", "__get__")
+              "__delattr__", "__get__", "__del__")
 
 
 def _is_c_partial(klass) -> bool:
     """``functools.partial`` or another copy of its C type (``_functools`` imported afresh)."""
     return (klass.__module__ == "functools" and klass.__qualname__ == "partial"
             and isinstance(klass.__dict__.get("__call__"), types.WrapperDescriptorType))
+
+
+@functools.lru_cache(maxsize=None)
+def _repr_prefix(cls) -> str:
+    """What partial_repr writes before the parenthesis for ``cls`` (3.13 adds the module
+    of a subclass): read from the repr of a probe instance (no Python code of ``cls``
+    runs: ``partial_class`` admits no ``__new__``, ``__init__`` or ``__del__``)."""
+    text = repr(cls(print))
+    return text[:text.index("(")]
 
 
 def _c_base(cls):

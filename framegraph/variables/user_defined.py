@@ -332,6 +332,18 @@ def _checked_len(result):
     return value
 
 
+@functools.lru_cache(maxsize=64)
+def _no_slot_message(class_name, name) -> str:
+    """CPython's AttributeError for setting ``name`` on an object with only ``__slots__``
+    (its wording changed in 3.13), from a probe class of the same name."""
+    probe = object.__new__(type(class_name, (), {"__slots__": ()}))
+    try:
+        setattr(probe, name, None)
+    except AttributeError as e:
+        return str(e)
+    return f"'{class_name}' object has no attribute '{name}'"  # pragma: no cover
+
+
 def _is_slot(attr, name) -> bool:
     """Whether class attribute ``attr`` is the member ``__slots__`` made for ``name``."""
     if not isinstance(attr, types.MemberDescriptorType) or attr.__name__ != name:
@@ -461,7 +473,7 @@ class UserDefinedObjectVariable(VariableTracker):
         if self.cls.__dictoffset__ == 0:  # only __slots__, no instance __dict__
             from .exceptions import raise_in_trace
 
-            raise_in_trace(AttributeError, f"'{self.cls.__name__:.50}' object has no attribute '{name}'")
+            raise_in_trace(AttributeError, _no_slot_message(self.cls.__name__, name))
         self.attrs[name] = value
 
     def object_setattr(self, tx, name, value):
