@@ -106,6 +106,13 @@ _entry("exception", "Exception raised while tracing",
 _entry("generator", "Generator or coroutine",
        "Generators, coroutines and async code are not traced.",
        "Materialise the values into a list first, or move the generator outside.")
+_entry("rng_state", "Random number generator state",
+       "A `random.Random` generator (the `random` module's functions use one) keeps its state in C, "
+       "outside the trace. Drawn at trace time, the numbers would be constants of the compiled code, "
+       "the same on every call, and the generator would advance once instead of on every call; so "
+       "the call runs in CPython, and values and state stay exactly as without compiling.",
+       "Draw the numbers outside the compiled function and pass them in, or use torch's random "
+       "functions, which are captured in the graph.")
 _entry("unsupported_ctx_manager", "Unsupported context manager",
        "Only grad-mode context managers (`torch.no_grad()`, `torch.enable_grad()`, "
        "`torch.set_grad_enabled(b)`) are modelled.",

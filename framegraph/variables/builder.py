@@ -45,7 +45,8 @@ from .iterators import ChangedSize, wrap_changed_size
 from .lazy_dict import wrap_lazy_dict
 from .object_dicts import is_object_keyed, wrap_object_keyed_dict
 from .optim import OPTIM_MODELS
-from .partials import PARTIAL_MODELS, wrap_partial
+from .partials import partial_class, wrap_partial
+from .rng import is_rng_method
 from .torch_fn import TRACE_TIME, TorchFunctionVariable, is_graph_callable
 from .supers import OBJECT_SLOTS, ObjectSlotVariable
 from .user_defined import UserDefinedClassVariable, UserDefinedObjectVariable, bind_class_attribute
@@ -276,8 +277,6 @@ def _wrap_class(tx, value, source):
         return GradModeClassVariable(value, source=source)
     if value in STATE_SWITCHES:
         return StateSwitchClassVariable(value, source=source)
-    if value in PARTIAL_MODELS:  # functools.partial(...): built like partial_new does
-        return ModelledCallVariable(value, PARTIAL_MODELS[value], source=source)
     if value in BUILTINS or value in PURE or value.__module__ == "builtins":
         return BuiltinVariable(value, source=source)
     return UserDefinedClassVariable(value, source=source)
@@ -293,6 +292,9 @@ def _wrap_builtin(tx, value, source):
         return TorchFunctionVariable(value, source=source)
     if value in BUILTINS or value in PURE or getattr(value, "__module__", None) in ("math", "_operator"):
         return BuiltinVariable(value, source=source)
+    if is_rng_method(value):  # random.random: the generator's state is not the trace's (rng.py)
+        return BreakingCallVariable(value, "rng_state", f"{value.__qualname__}(): the generator's state "
+                                                        "is outside the trace")
     # no model: a value like any other, but calling it is a graph break (wrappers.py)
     owner = getattr(value, "__self__", None)  # slot wrappers (object.__setattr__) have none
     if owner is not None and not isinstance(owner, types.ModuleType):
@@ -322,7 +324,9 @@ def _wrap_annotation(tx, value, source):
 def _wrap_object(tx, value, source):
     if callable(value) and not hasattr(type(value), "__call__"):  # pragma: no cover
         unsupported("unsupported_value", type(value).__name__)
-    if isinstance(value, functools.partial):  # a subclass: its own __call__ or __new__ may differ
+    if partial_class(type(value)):  # a copy of partial's C type, a subclass keeping its C code
+        return wrap_partial(tx, value, source)
+    if isinstance(value, functools.partial):  # a subclass with its own __call__, __new__, ...
         unsupported("unsupported_value", f"a subclass of functools.partial ({type(value).__name__})")
     _guard(tx, "TYPE_MATCH", source, type(value))
     return UserDefinedObjectVariable(value, source=source)

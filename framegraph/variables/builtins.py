@@ -28,6 +28,7 @@ from .deques import make_deque
 from .dicts import ConstDictVariable, SetVariable
 from .exceptions import TracedException, is_exception_class, make_exception, python_operation, raise_in_trace
 from .generators import GeneratorVariable
+from .instances import object_new
 from .itertools_iters import MODELS as ITERTOOLS_MODELS
 from .iterators import EnumerateVariable, FilterVariable, ListIteratorVariable, MapVariable, ZipVariable
 from .lists import ListVariable, SizeVariable, SliceVariable, TupleVariable
@@ -74,7 +75,8 @@ class BuiltinVariable(CallableVariable):
         return super().getattr(tx, name)
 
     def hasattr(self, tx, name):
-        if isinstance(self.fn, type):
+        if isinstance(self.fn, (type, types.BuiltinFunctionType, types.MethodDescriptorType,
+                                types.WrapperDescriptorType)):  # attributes no program can set
             return hasattr(self.fn, name)
         return super().hasattr(tx, name)
 
@@ -543,6 +545,7 @@ def _tuple_new(tx, cls, iterable=None):
 
 
 BUILTINS[tuple.__new__] = _tuple_new
+BUILTINS[object.__new__] = object_new  # super().__new__(cls) in a Python __new__
 BUILTINS.update(BUILTIN_METHOD_MODELS)
 BUILTINS.update(ITERTOOLS_MODELS)
 BUILTINS.update(OPERATOR_GETTER_MODELS)

@@ -199,7 +199,7 @@ class UserFunctionVariable(BaseUserFunctionVariable):
 
     def as_python_constant(self):
         if not self.by_identity:  # another call passes another object of the same code
-            raise NotImplementedError(f"{self} is not a constant")
+            unsupported("unsupported_value", f"{self} is not a constant (a nested function made per call)")
         return self.fn
 
     def fn_name(self):
@@ -268,6 +268,10 @@ def _item(base, key):
     return GetItemSource(base, key)
 
 
+def _plain_function():
+    pass
+
+
 class NestedUserFunctionVariable(BaseUserFunctionVariable):
     """A function created by MAKE_FUNCTION during the trace."""
 
@@ -300,6 +304,11 @@ class NestedUserFunctionVariable(BaseUserFunctionVariable):
         if name in ("__name__", "__qualname__"):
             return ConstantVariable(self.code.co_name if name == "__name__" else self.qualname)
         return super().getattr(tx, name)
+
+    def hasattr(self, tx, name):
+        """A function made in the trace has only what every function has (setting an
+        attribute on it is a break, so its ``__dict__`` is empty)."""
+        return hasattr(_plain_function, name)
 
     def reconstruct(self, cg):
         """``types.FunctionType(code, globals, None, defaults, closure)``, then the

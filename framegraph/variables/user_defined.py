@@ -26,6 +26,7 @@ from ..guards.sources import AttrSource, GenericAttrSource, TypeSource
 from .base import STABLE_MODULES, VariableTracker, guard_identity
 from .constant import ConstantVariable
 from .ops import dunder_name
+from .rng import is_rng_class, is_rng_method, rng_break
 from .wrappers import INSTANCE_METHOD
 
 
@@ -73,6 +74,8 @@ def bind_class_attribute(tx, obj, attr, source, guard=False):
 
         return cpp_method(attr, obj.value)
     if hasattr(type(attr), "__get__") and not isinstance(attr, type):
+        if is_rng_method(attr):  # rng.getrandbits: the generator's state is not the trace's
+            rng_break(f"{attr.__qualname__} of a {obj.python_type().__name__}")
         unsupported("unsupported_attribute", f"descriptor {type(attr).__name__}")
     return tx.wrap(attr, source, guard=guard)
 
@@ -263,8 +266,18 @@ class UserDefinedClassVariable(VariableTracker):
 
         if is_user_container_class(cls):
             return new_user_container(tx, cls, args, kwargs)
-        if cls.__new__ is not object.__new__ or "__slots__" in cls.__dict__:
-            unsupported("unsupported_call", f"creating a {cls.__name__} (custom __new__/metaclass/slots)")
+        from .partials import make_partial, partial_class
+
+        if partial_class(cls):  # functools.partial, a copy of its C type, a subclass keeping its C code
+            return make_partial(tx, self, args, kwargs)
+        if isinstance(cls.__new__, types.FunctionType):  # __new__ then __init__, both inlined
+            from .instances import type_call
+
+            return type_call(tx, self, args, kwargs)
+        if is_rng_class(cls):  # _random.Random.__new__ seeds it from outside the trace
+            rng_break(f"creating a {cls.__name__}")
+        if cls.__new__ is not object.__new__:
+            unsupported("unsupported_call", f"creating a {cls.__name__} (a __new__ of a builtin base)")
         if getattr(cls, "__abstractmethods__", None):  # object.__new__ refuses: its TypeError
             from .exceptions import python_operation
 
@@ -329,6 +342,26 @@ def _items_of(tx, iterator):
     if isinstance(iterator, UserDefinedObjectVariable):
         return iterator._drain(tx)
     return iterator.unpack(tx)
+
+
+@functools.lru_cache(maxsize=64)
+def _no_slot_message(class_name, name) -> str:
+    """CPython's AttributeError for setting ``name`` on an object with only ``__slots__``
+    (its wording changed in 3.13), from a probe class of the same name."""
+    probe = object.__new__(type(class_name, (), {"__slots__": ()}))
+    try:
+        setattr(probe, name, None)
+    except AttributeError as e:
+        return str(e)
+    return f"'{class_name}' object has no attribute '{name}'"  # pragma: no cover
+
+
+def _is_slot(attr, name) -> bool:
+    """Whether class attribute ``attr`` is the member ``__slots__`` made for ``name``."""
+    if not isinstance(attr, types.MemberDescriptorType) or attr.__name__ != name:
+        return False
+    slots = attr.__objclass__.__dict__.get("__slots__", ())
+    return name in ((slots,) if isinstance(slots, str) else slots)
 
 
 class UserDefinedObjectVariable(VariableTracker):
@@ -438,6 +471,9 @@ class UserDefinedObjectVariable(VariableTracker):
 
             UserFunctionVariable(attr.fset).call(tx, [self, value], {})
             return
+        if found and _is_slot(attr, name) and not self.overrides_setattr:  # a member of a Python class's __slots__
+            self.attrs[name] = value
+            return
         if found and hasattr(type(attr), "__set__"):  # a data descriptor's __set__ decides
             unsupported("unsupported_attribute", f"setting {self.cls.__name__}.{name} ({type(attr).__name__})")
         user_setattr = _static(self.cls, "__setattr__")[1]
@@ -446,6 +482,10 @@ class UserDefinedObjectVariable(VariableTracker):
                 unsupported("unsupported_attribute", f"{self.cls.__name__} overrides __setattr__")
             bind_class_attribute(tx, self, user_setattr, None).call(tx, [ConstantVariable(name), value], {})
             return
+        if self.cls.__dictoffset__ == 0:  # only __slots__, no instance __dict__
+            from .exceptions import raise_in_trace
+
+            raise_in_trace(AttributeError, _no_slot_message(self.cls.__name__, name))
         self.attrs[name] = value
 
     def object_setattr(self, tx, name, value):

@@ -12,6 +12,7 @@ from ... import pyver
 from ...errors import unsupported
 from ...variables.base import NULL
 from ...variables.dicts import ConstDictVariable
+from ...variables.exceptions import raise_in_trace
 from ...variables.functions import NestedUserFunctionVariable
 from ..registry import handler
 
@@ -64,7 +65,10 @@ def CALL_FUNCTION_EX(tx, inst):
         unsupported("unsupported_opcode", "CALL_FUNCTION_EX without NULL")
     if not isinstance(kwargs, ConstDictVariable):
         unsupported("unsupported_value", f"**{kwargs}")
-    tx.push(fn.call(tx, args.unpack(tx), kwargs.as_plain_dict()))
+    kwargs = kwargs.as_plain_dict()
+    if not all(isinstance(key, str) for key in kwargs):  # the call unpacks the dict: _PyStack_UnpackDict
+        raise_in_trace(TypeError, "keywords must be strings")
+    tx.push(fn.call(tx, args.unpack(tx), kwargs))
 
 
 @handler("MAKE_FUNCTION")
