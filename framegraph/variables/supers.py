@@ -1,0 +1,109 @@
+"""``super()``, and ``object``'s own slots called directly: lookups that skip an override.
+
+``SuperVariable`` follows ``super(cls, obj)``: the attribute is looked up in
+``obj``'s MRO after ``cls`` and bound to ``obj``. Reached that way, a builtin
+base's method (``super().__setitem__`` in a dict subclass) is the tracker's
+own builtin model, and ``object.__setattr__`` / ``object.__getattribute__`` set
+or read past the class's override, as ``ObjectSlotVariable`` does when they
+are called unbound (``object.__setattr__(self, name, value)``).
+"""
+import types
+
+from torch import nn
+
+from ..errors import unsupported
+from .base import VariableTracker
+from .constant import ConstantVariable
+from .user_defined import UserDefinedClassVariable, UserDefinedObjectVariable, bind_class_attribute
+
+
+class SuperVariable(VariableTracker):
+    """``super(cls, obj)``: attribute lookup starting after ``cls`` in obj's MRO."""
+
+    def __init__(self, cls, obj, **kwargs):
+        super().__init__(**kwargs)
+        self.cls, self.obj = cls, obj
+
+    @classmethod
+    def create(cls, tx, args):
+        if args:
+            return cls(args[0].as_python_constant(), args[1])
+        klass, obj = tx.zero_arg_super()
+        return cls(klass, obj)
+
+    def getattr(self, tx, name):
+        obj_type = self.obj.python_type()
+        if isinstance(self.obj, UserDefinedClassVariable):
+            obj_type = self.obj.cls
+        elif issubclass(obj_type, type) and self.obj.is_python_constant():
+            obj_type = self.obj.as_python_constant()  # super().__new__(cls) with cls a class of any tracker
+        mro = obj_type.__mro__
+        if self.cls not in mro:  # CPython: TypeError, obj must be an instance or subtype of type
+            unsupported("unsupported_call", f"super({self.cls.__name__}, {self.obj}): not in its MRO")
+        for klass in mro[mro.index(self.cls) + 1:]:
+            if name in klass.__dict__:
+                attr = klass.__dict__[name]
+                if attr is object.__init__ or attr is nn.Module.__init__ and name == "__init__":
+                    return _NoOp()
+                if _is_builtin_method(attr) and hasattr(self.obj, "builtin_method"):
+                    return _BuiltinMethod(self.obj, name)  # super().__setitem__ in a dict subclass
+                if attr in OBJECT_SLOTS and isinstance(self.obj, UserDefinedObjectVariable):
+                    return _BuiltinMethod(self.obj, name)
+                return bind_class_attribute(tx, self.obj, attr, None)
+        unsupported("unsupported_attribute", f"super().{name}")
+
+
+def _is_builtin_method(attr) -> bool:
+    return isinstance(attr, (types.MethodDescriptorType, types.WrapperDescriptorType,
+                             types.ClassMethodDescriptorType, types.BuiltinFunctionType))
+
+
+class _BuiltinMethod(VariableTracker):
+    """A builtin base's method reached through ``super()``: the tracker's builtin model."""
+
+    def __init__(self, obj, name, **kwargs):
+        super().__init__(**kwargs)
+        self.obj, self.name = obj, name
+
+    def call(self, tx, args, kwargs):
+        if hasattr(self.obj, "builtin_method"):
+            return self.obj.builtin_method(tx, self.name, args, kwargs)
+        if self.name == "__getattribute__":
+            return self.obj.generic_getattr(tx, args[0].as_python_constant())
+        return self.obj.object_setattr(tx, args[0].as_python_constant(), args[1])
+
+
+OBJECT_SLOTS = (object.__setattr__, object.__getattribute__)
+
+
+class ObjectSlotVariable(VariableTracker):
+    """``object.__setattr__`` or ``object.__getattribute__`` called unbound, as
+    ``original_setattr(self, name, value)`` in a ``__setattr__`` override that
+    saved the class's previous one (huggingface_hub's strict dataclasses): the
+    same as ``super().__setattr__(name, value)`` on the object passed first."""
+
+    def __init__(self, slot, **kwargs):
+        super().__init__(**kwargs)
+        self.slot = slot
+
+    def call(self, tx, args, kwargs):
+        obj = args[0] if args else None
+        if kwargs or not (isinstance(obj, UserDefinedObjectVariable) or hasattr(obj, "builtin_method")):
+            unsupported("unsupported_call", f"object.{self.slot.__name__} on {obj}")
+        return _BuiltinMethod(obj, self.slot.__name__).call(tx, list(args[1:]), {})
+
+    def python_type(self):
+        return type(self.slot)
+
+    def is_python_constant(self):
+        return True
+
+    def as_python_constant(self):
+        return self.slot
+
+
+class _NoOp(VariableTracker):
+    """``object.__init__`` reached through super(): nothing to do."""
+
+    def call(self, tx, args, kwargs):
+        return ConstantVariable(None)
