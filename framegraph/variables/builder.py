@@ -35,6 +35,7 @@ from ..guards.sources import AttrSource, GetItemSource, ListItemSource, Source, 
 from .aliases import remember_object, same_object
 from .base import STABLE_MODULES, VariableTracker, guard_identity
 from .builtins import BUILTINS, PURE, BuiltinVariable
+from .classes import CLASS_DECORATORS, ClassDecoratorVariable
 from .constant import CONSTANT_TYPES, ConstantVariable, wrap_constant
 from .ctx_managers import GRAD_MODE_CLASSES, STATE_SWITCHES, GradModeClassVariable, StateSwitchClassVariable
 from .dicts import ConstDictVariable, SetVariable
@@ -192,6 +193,8 @@ def _wrap_function(tx, value, source):
     guard_identity(tx, value, source)
     if value in PURE_CALLS:
         return PureCallVariable(value, source=source)
+    if value in CLASS_DECORATORS:  # dataclass on a class the trace built: run now (classes.py)
+        return ClassDecoratorVariable(value, source=source)
     if value in COPY_MODELS:
         return ModelledCallVariable(value, COPY_MODELS[value], source=source)
     if value in OPTIM_MODELS:  # step counters stay Python numbers (optim.py)

@@ -508,7 +508,14 @@ class UserDefinedObjectVariable(VariableTracker):
             return super().reconstruct(cg)
         if self.value is not None:
             unsupported("graph_output", f"returning a {self.cls.__name__} created inside compiled code")
-        cg.call_constant(object.__new__, self.cls)
+        class_var = getattr(self, "class_var", None)
+        if getattr(class_var, "rebuilt", False):  # a class the trace made: rebuilt too (classes.py)
+            cg.emit_op("PUSH_NULL")
+            cg.load_const(object.__new__)
+            cg(class_var)
+            cg.call(1)
+        else:
+            cg.call_constant(object.__new__, self.cls)
         temp = cg.remember(self)  # attributes may refer back to the object
         for name, value in self.attrs.items():
             cg(value)
