@@ -335,7 +335,7 @@ EXACT = {
     types.MethodWrapperType: _wrap_builtin, types.ClassMethodDescriptorType: _wrap_builtin,
     _C.Wrapper: wrap_framegraph_wrapper, functools._lru_cache_wrapper: _wrap_lru_cache,
     os._Environ: lambda tx, value, source: EnvironVariable(source=source),
-    types.GenericAlias: _wrap_annotation,
+    types.GenericAlias: _wrap_annotation, types.UnionType: _wrap_annotation,  # int | None
     functools.partial: wrap_partial,
 }
 BY_BASE = (

@@ -6,23 +6,52 @@ class, a new object on every run. The tracer builds the class for real, at
 trace time, when doing so now is indistinguishable from doing it on each
 call:
 
-* the body only binds names (STORE_NAME) to constants, functions it makes,
-  and ``staticmethod``/``classmethod``/``property`` of them (with a
-  property's ``setter``/``getter``/``deleter``); it reads no name but its own,
-  ``__name__`` and those three builtins (each read as the frame reads a global,
-  so guarded). ``check_body`` proves it by walking the body's bytecode over an
-  abstract stack: no call can reach anything else;
-* the body has no free variables (a method reading the enclosing function's
-  locals would need that frame's real cells);
+* the body runs nothing but what ``BodyWalk`` proves over an abstract stack
+  of kinds: it binds names (STORE_NAME) to constants, functions it makes,
+  ``staticmethod``/``classmethod``/``property``/``abstractmethod`` of them
+  (with a property's ``setter``/``getter``/``deleter``) and ``dataclasses.field``
+  calls (``BODY_CALLS``); it fills ``__annotations__`` (SETUP_ANNOTATIONS) with
+  what it reads and typing's subscripts and ``|`` of those (``List[int]``,
+  ``int | None``);
+* what it reads from outside (``Read``) is one fixed, immutable object, read
+  as the frame would read it, so guarded: a global or builtin (LOAD_NAME), an
+  attribute of a module, a variable of the enclosing function
+  (LOAD_CLASSDEREF; 3.12: LOAD_LOCALS + LOAD_FROM_DICT_OR_DEREF). An
+  annotation may also be a marker object such as ``KW_ONLY``, guarded by
+  identity;
 * every base is a class of metaclass ``type`` with no ``__init_subclass__``
   of its own, and there are no keywords (``metaclass=``).
 
+The methods' closures are the enclosing function's cells: each is stood for
+by a new real cell that the trace maps to the frame's ``CellVariable``
+(``aliases.remember_cell``), so a method called in the trace reads the
+variable's value at the call (test_set's ``Bad.__eq__`` reading ``enabled``,
+set after the class statement) and its ``nonlocal`` writes go to the frame.
+A cell the body reads itself holds the value read. The functions are never
+run for real: calls of them are inlined.
+
 The class is then a trace-time prototype: lookups on it and on instances made
 in the trace read its dict. Where it outlives the trace (returned, stored, a
-graph break with it in a local) the replacement code builds a fresh class the
-same way (``BuiltClassVariable.reconstruct``), so each call still gets its own
-class. ``PROTOTYPES`` holds the prototypes and their functions: codegen refuses
-to embed one as a constant (``is_prototype``), the one place that would leak it.
+graph break with it or an instance of it in a local) the replacement code
+builds a fresh class the same way (``BuiltClassVariable.reconstruct``: the
+frame's real cells, or for a variable only the body read, a cell with the
+value it read), so each call still gets its own class, and instances made in
+the trace are rebuilt with it. ``PROTOTYPES`` holds the prototypes and their
+functions: codegen refuses to embed one as a constant (``is_prototype``), the
+one place that would leak it.
+
+Class decorators (``CLASS_DECORATORS``: ``dataclasses.dataclass``, with or
+without options) on a prototype run for real, now, on the prototype, and
+again on the class rebuilt. That is what CPython does on each run, and it is
+sound here because dataclass is a function of the class alone: it reads the
+class's dict and annotations (fixed by the checks above), the options
+(constants) and the stdlib modules, and its only effect is on the class it
+was given (the methods it generates by ``exec``, ``__dataclass_fields__``,
+...; ``slots=True`` returns a new class). Tracing it instead would mean
+tracing ``exec`` of generated source. What it raises (``non-default argument
+follows default argument``) is raised in the trace where CPython raises it.
+The generated methods are ordinary functions of the prototype, inlined when
+called.
 """
 import abc
 import builtins
@@ -35,7 +64,7 @@ import weakref
 
 from .. import pyver
 from ..errors import unsupported
-from .base import CallableVariable
+from .base import CallableVariable, guard_identity
 from .constant import is_constant_value
 from .exceptions import python_operation
 from .trace_time import OpaqueConstantVariable, is_pure_class_getitem
@@ -84,7 +113,9 @@ class Read:
 
     def __init__(self, how, name, base=None):
         self.how, self.name, self.base = how, name, base  # how: "global", "deref", "attr"
-        self.uses = set()  # "call" (under the kind it was called as), "operand"
+        # ("call", the kind it was called as), "operand" (of [] or |), "annotation",
+        # "stored" (a class attribute), "argument" (of a call), "item" (of a tuple)
+        self.uses = set()
 
     def __repr__(self):
         return self.name if self.base is None else f"{self.base}.{self.name}"
@@ -146,15 +177,19 @@ class BodyWalk:
         kind = self.stack.pop()
         if kind in ("locals", "null", "annotations", "property method"):
             _reject(self.name, f"its body binds {inst.argval} to {kind}")
+        if isinstance(kind, Read):
+            kind.uses.add("stored")
         self.bound[inst.argval] = kind
 
     def SETUP_ANNOTATIONS(self, inst):
         self.bound["__annotations__"] = "annotations"
 
     def STORE_SUBSCR(self, inst):  # (value container key -- ): only __annotations__[name] = ...
-        key, container, _value = self.stack.pop(), self.stack.pop(), self.stack.pop()
+        key, container, value = self.stack.pop(), self.stack.pop(), self.stack.pop()
         if container != "annotations" or key != "constant":
             _reject(self.name, "its body stores an item")
+        if isinstance(value, Read):
+            value.uses.add("annotation")
 
     def _operand(self, kind):
         if isinstance(kind, Read):
@@ -196,6 +231,8 @@ class BodyWalk:
 
     def BUILD_TUPLE(self, inst):
         for kind in self.stack[len(self.stack) - inst.arg:]:
+            if isinstance(kind, Read):
+                kind.uses.add("item")
             if kind not in ("constant", "cell", "annotation") and not isinstance(kind, Read):
                 _reject(self.name, f"its body puts a {kind} in a tuple")
         del self.stack[len(self.stack) - inst.arg:]
@@ -235,6 +272,8 @@ class BodyWalk:
         args = stack[len(stack) - argc:]
         del stack[-argc - 2:]
         for arg in args:
+            if isinstance(arg, Read):
+                arg.uses.add("argument")
             if arg not in ("constant", "function", "descriptor", "property", "tuple", "annotation") \
                     and not isinstance(arg, Read):
                 _reject(self.name, f"its body passes a {arg} to a call")
@@ -350,12 +389,16 @@ def _closure(tx, body, name, reads):
     for read in reads:
         var = done[id(read)] = _resolve(tx, body, name, read, done)
         real = _fixed_object(var)
+        if real is None and read.uses == {"annotation"} and var.source is not None \
+                and hasattr(var, "value"):  # `_: KW_ONLY`: a marker object, only looked at by identity
+            real = var.value
+            guard_identity(tx, real, var.source)
         if real is None:
             _reject(name, f"its body reads {read}, which is not a fixed object ({var})")
         for use in read.uses:
             if use == "operand" and not _pure_operand(real):
                 _reject(name, f"its body subscripts or combines {read}")
-            if use != "operand":
+            if isinstance(use, tuple):
                 try:
                     kind = BODY_CALLS.get(real)
                 except TypeError:
