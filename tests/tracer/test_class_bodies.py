@@ -288,3 +288,20 @@ def instance_across_a_graph_break(x):
 def test_an_instance_of_a_local_class_across_a_graph_break(strict_trace):
     same_as_eager(instance_across_a_graph_break, torch.ones(2))
     assert strict_trace.graphs == 1  # nothing to compute before the break: one graph, after it
+
+
+def replaced(x):
+    @dataclasses.dataclass
+    class Span:
+        start: int
+        unit: ClassVar[str] = "s"
+        end: int = 0
+
+    a = Span(1, 4)
+    b = dataclasses.replace(a, end=9)  # compares each field's kind by identity (`is _FIELD`)
+    return x + b.end, (b.start, b.end), type(b) is Span, a == Span(1, 4), b.unit
+
+
+def test_dataclasses_replace(strict_trace):
+    same_as_eager(replaced, torch.ones(2))
+    assert strict_trace.graphs == 1
