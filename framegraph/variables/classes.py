@@ -114,11 +114,24 @@ class Read:
     def __init__(self, how, name, base=None):
         self.how, self.name, self.base = how, name, base  # how: "global", "deref", "attr"
         # ("call", the kind it was called as), "operand" (of [] or |), "annotation",
-        # "stored" (a class attribute), "argument" (of a call), "item" (of a tuple)
+        # "stored" (a class attribute), "argument" (of a call)
         self.uses = set()
 
     def __repr__(self):
         return self.name if self.base is None else f"{self.base}.{self.name}"
+
+
+class ReadTuple(tuple):
+    """A tuple the body builds with reads in it (``(int, str)``): each is used as the tuple is."""
+
+
+def _use(kind, use):
+    for read in kind if isinstance(kind, ReadTuple) else (kind,):
+        if isinstance(read, Read):
+            read.uses.add(use)
+
+
+_VALUES = ("constant", "function", "descriptor", "property", "tuple", "annotation")
 
 
 class BodyWalk:
@@ -177,8 +190,7 @@ class BodyWalk:
         kind = self.stack.pop()
         if kind in ("locals", "null", "annotations", "property method"):
             _reject(self.name, f"its body binds {inst.argval} to {kind}")
-        if isinstance(kind, Read):
-            kind.uses.add("stored")
+        _use(kind, "stored")
         self.bound[inst.argval] = kind
 
     def SETUP_ANNOTATIONS(self, inst):
@@ -194,7 +206,7 @@ class BodyWalk:
     def _operand(self, kind):
         if isinstance(kind, Read):
             kind.uses.add("operand")
-        elif kind not in ("constant", "annotation", "tuple"):
+        elif kind not in ("constant", "annotation", "tuple") and not isinstance(kind, ReadTuple):
             _reject(self.name, f"its body subscripts or combines a {kind}")
 
     def BINARY_SUBSCR(self, inst):  # List[int], ClassVar[int]: typing's subscripts
@@ -230,13 +242,13 @@ class BodyWalk:
         self.LOAD_CLOSURE(inst)
 
     def BUILD_TUPLE(self, inst):
-        for kind in self.stack[len(self.stack) - inst.arg:]:
-            if isinstance(kind, Read):
-                kind.uses.add("item")
+        items = self.stack[len(self.stack) - inst.arg:]
+        for kind in items:
             if kind not in ("constant", "cell", "annotation") and not isinstance(kind, Read):
                 _reject(self.name, f"its body puts a {kind} in a tuple")
         del self.stack[len(self.stack) - inst.arg:]
-        self.stack.append("tuple")
+        reads = ReadTuple(kind for kind in items if isinstance(kind, Read))
+        self.stack.append(reads if reads else "tuple")
 
     def _attribute(self, inst):
         base, name, method_form = self.stack.pop(), inst.argval, inst.opname == "LOAD_METHOD"
@@ -272,10 +284,8 @@ class BodyWalk:
         args = stack[len(stack) - argc:]
         del stack[-argc - 2:]
         for arg in args:
-            if isinstance(arg, Read):
-                arg.uses.add("argument")
-            if arg not in ("constant", "function", "descriptor", "property", "tuple", "annotation") \
-                    and not isinstance(arg, Read):
+            _use(arg, "argument")
+            if arg not in _VALUES and not isinstance(arg, (Read, ReadTuple)):
                 _reject(self.name, f"its body passes a {arg} to a call")
         if callee == "property method":
             stack.append("property")
@@ -305,6 +315,20 @@ def _fixed_object(var):
             real, (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType)):
         return real
     return None
+
+
+_HEAPTYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class whose attributes can be set
+
+
+def _held_as_is(value) -> bool:
+    """May the class hold ``value`` (a class attribute, a field's default) for every call?
+    Its reads through the class are not guarded, so it must not change: a constant, a
+    function (by identity), a builtin type, a typing form, a class made in this trace."""
+    if is_constant_value(value) or is_prototype(value) or isinstance(value, (
+            types.FunctionType, types.BuiltinFunctionType, types.GenericAlias, types.UnionType,
+            getattr(typing, "_Final", ()))):
+        return True
+    return isinstance(value, type) and not value.__flags__ & _HEAPTYPE
 
 
 def _pure_operand(value) -> bool:
@@ -395,6 +419,8 @@ def _closure(tx, body, name, reads):
             guard_identity(tx, real, var.source)
         if real is None:
             _reject(name, f"its body reads {read}, which is not a fixed object ({var})")
+        if read.uses & {"stored", "argument"} and not _held_as_is(real):
+            _reject(name, f"its class would hold {read} ({type(real).__name__}), which may change")
         for use in read.uses:
             if use == "operand" and not _pure_operand(real):
                 _reject(name, f"its body subscripts or combines {read}")

@@ -144,6 +144,28 @@ def test_a_body_reading_a_mutable_local_runs_as_cpython_runs_it(strict_trace):
     assert strict_trace.graphs == 1  # after the break
 
 
+class Registry:
+    level = 1
+
+
+def holds_a_global_class(x):
+    class Uses:
+        kind = Registry  # a class whose attributes may change: not held by a class built now
+
+    return x + Uses.kind.level
+
+
+def test_a_body_holding_a_mutable_global_runs_as_cpython_runs_it(strict_trace):
+    compiled = framegraph.compile(holds_a_global_class, backend="eager")
+    assert torch.equal(compiled(torch.ones(2)), torch.full((2,), 2.0))
+    Registry.level = 2
+    try:
+        assert torch.equal(compiled(torch.ones(2)), torch.full((2,), 3.0))
+    finally:
+        Registry.level = 1
+    assert strict_trace.graphs == 2  # after the break; again when Registry.level changed (a guard)
+
+
 # ---- annotations
 def annotated(x):
     class Point:
