@@ -130,8 +130,8 @@ def real_object(obj):
 def lookup_attribute(tx, obj, name, instance_dict_lookup):
     """Generic attribute lookup; ``instance_dict_lookup(name)`` -> tracker or None."""
     cls = obj.python_type()
-    if name == "__class__":  # the type is fixed by the tracker (and guarded by TYPE_MATCH)
-        return class_of(tx, obj)
+    if name == "__class__" and _static(cls, name)[1] is object.__dict__["__class__"]:
+        return class_of(tx, obj)  # the type is fixed by the tracker (and guarded by TYPE_MATCH)
     found, attr = _static(cls, name)
     source = None
     if found:  # a class attribute is re-read from the class: its mutations are real ones

@@ -327,3 +327,37 @@ def replaced(x):
 def test_dataclasses_replace(strict_trace):
     same_as_eager(replaced, torch.ones(2))
     assert strict_trace.graphs == 1
+
+
+# ---- what classes made in the trace exposed in the object model
+def keys_hashed_by_a_counting_hash(x):
+    class Key:
+        def __hash__(self):
+            calls.append(1)
+            return 7
+
+    calls = []
+    d = {}
+    k = Key()
+    d[k] = 1
+    return x + d[k], len(calls)  # each lookup runs __hash__: 2 calls, as in CPython
+
+
+@pytest.mark.expect_fallback("unsupported_value")
+def test_a_key_with_a_python_hash_runs_it_as_cpython_does(strict_trace):
+    # hashing by identity would skip __hash__, and a guard's lookup would run it: the dict
+    # store breaks the graph, and the rest (a dict holding such a key) runs unmodified
+    same_as_eager(keys_hashed_by_a_counting_hash, torch.ones(2))
+    assert strict_trace.graphs == 0
+
+
+def class_attribute_named_class(x):
+    class Odd:
+        __class__ = 413  # found on the type before object's __class__ descriptor
+
+    return x + 1, Odd().__class__
+
+
+def test_a_class_attribute_named_dunder_class(strict_trace):
+    same_as_eager(class_attribute_named_class, torch.ones(2))
+    assert strict_trace.graphs == 1
