@@ -35,6 +35,7 @@ from ..guards.sources import AttrSource, GetItemSource, ListItemSource, Source, 
 from .aliases import remember_object, same_object
 from .base import STABLE_MODULES, VariableTracker, guard_identity
 from .builtins import BUILTINS, PURE, BuiltinVariable
+from .classes import CLASS_DECORATORS, ClassDecoratorVariable
 from .constant import CONSTANT_TYPES, ConstantVariable, wrap_constant
 from .ctx_managers import GRAD_MODE_CLASSES, STATE_SWITCHES, GradModeClassVariable, StateSwitchClassVariable
 from .dicts import ConstDictVariable, SetVariable
@@ -197,6 +198,8 @@ def _wrap_function(tx, value, source):
     guard_identity(tx, value, source)
     if value in PURE_CALLS:
         return PureCallVariable(value, source=source)
+    if value in CLASS_DECORATORS:  # dataclass on a class the trace built: run now (classes.py)
+        return ClassDecoratorVariable(value, source=source)
     if value in COPY_MODELS:
         return ModelledCallVariable(value, COPY_MODELS[value], source=source)
     if value in OPTIM_MODELS:  # step counters stay Python numbers (optim.py)
@@ -343,7 +346,7 @@ EXACT = {
     types.MethodWrapperType: _wrap_builtin, types.ClassMethodDescriptorType: _wrap_builtin,
     _C.Wrapper: wrap_framegraph_wrapper, functools._lru_cache_wrapper: _wrap_lru_cache,
     os._Environ: lambda tx, value, source: EnvironVariable(source=source),
-    types.GenericAlias: _wrap_annotation,
+    types.GenericAlias: _wrap_annotation, types.UnionType: _wrap_annotation,  # int | None
     functools.partial: wrap_partial,
 }
 BY_BASE = (

@@ -38,7 +38,23 @@ def hash_key(key: VariableTracker):
         # trackers): the lookup would run __hash__ and __eq__, which identity does not model.
         # Tensors hash by id, so their __eq__ is never asked.
         unsupported("unsupported_value", f"a dict or set key of type {cls.__name__}, compared by its __eq__")
+    if runs_python_hash(cls):
+        # each lookup runs it (its side effects, a hash that changes: test_ordered_dict's
+        # randrange key), which hashing by identity does not model
+        unsupported("unsupported_value", f"a dict or set key of type {cls.__name__}, hashed by its __hash__")
     return _Identity(key)
+
+
+# Modules whose Python __hash__ methods are pure functions of the object's identity
+# and fixed fields (Enum hashes its name).
+_PURE_HASH_MODULES = frozenset({"enum"})
+
+
+def runs_python_hash(cls) -> bool:
+    """Does hashing an instance of ``cls`` run a Python ``__hash__`` (not Tensor's ``id``)?"""
+    own_hash = getattr(cls, "__hash__", None)
+    return isinstance(own_hash, types.FunctionType) and own_hash.__module__ not in _PURE_HASH_MODULES \
+        and not issubclass(cls, torch.Tensor)
 
 
 def _key_error(key: VariableTracker):

@@ -29,6 +29,7 @@ from ..errors import unsupported
 from ..guards.sources import ConstSource, DictContainsSource, DictGetSource
 from .base import VariableTracker
 from .constant import ConstantVariable, is_constant_value
+from .dicts import runs_python_hash
 
 # The dict types read lazily: their lookup is the builtin one (hash + identity).
 OBJECT_DICT_TYPES = (dict, collections.defaultdict, collections.OrderedDict)
@@ -37,7 +38,8 @@ OBJECT_DICT_TYPES = (dict, collections.defaultdict, collections.OrderedDict)
 def is_object_keyed(value) -> bool:
     """A plain dict from outside the frame with a key that is not a constant."""
     return type(value) in OBJECT_DICT_TYPES and any(
-        not isinstance(k, (str, int, float, bool, bytes, type(None))) for k in value)
+        not isinstance(k, (str, int, float, bool, bytes, type(None))) for k in value) \
+        and not any(runs_python_hash(type(k)) for k in value)  # the guard's lookup would run it
 
 
 def _real_key(tx, key: VariableTracker):

@@ -14,7 +14,7 @@ import collections
 import operator
 
 from ..errors import unsupported
-from .base import VariableTracker
+from .base import VariableTracker, guard_identity
 from .constant import ConstantVariable, wrap_constant
 from .exceptions import python_operation
 from .symint import SymNodeVariable, has_symbols, sym_operands
@@ -223,7 +223,17 @@ def is_op(tx, a: VariableTracker, b: VariableTracker) -> bool:
         return False  # created in the trace: a fresh object
     if _same_function(tx, a, b):
         return True
+    if _outside_object(a) and _outside_object(b):  # two real objects: pinned, then compared
+        for var in (a, b):
+            guard_identity(tx, var.value, var.source)
+        return a.value is b.value
     unsupported("unsupported_value", f"`is` between {a} and {b}")
+
+
+def _outside_object(var) -> bool:
+    """Does ``var`` stand for one real object made outside the trace (``identity``: that object)?"""
+    value = getattr(var, "value", None)
+    return value is not None and getattr(var, "identity", None) is value
 
 
 def _same_function(tx, a, b) -> bool:

@@ -138,8 +138,8 @@ def real_object(obj):
 def lookup_attribute(tx, obj, name, instance_dict_lookup):
     """Generic attribute lookup; ``instance_dict_lookup(name)`` -> tracker or None."""
     cls = obj.python_type()
-    if name == "__class__":  # the type is fixed by the tracker (and guarded by TYPE_MATCH)
-        return class_of(tx, obj)
+    if name == "__class__" and _static(cls, name)[1] is object.__dict__["__class__"]:
+        return class_of(tx, obj)  # the type is fixed by the tracker (and guarded by TYPE_MATCH)
     found, attr = _static(cls, name)
     source = None
     if found:  # a class attribute is re-read from the class: its mutations are real ones
@@ -572,7 +572,14 @@ class UserDefinedObjectVariable(VariableTracker):
             return super().reconstruct(cg)
         if self.value is not None:
             unsupported("graph_output", f"returning a {self.cls.__name__} created inside compiled code")
-        cg.call_constant(object.__new__, self.cls)
+        class_var = getattr(self, "class_var", None)
+        if getattr(class_var, "rebuilt", False):  # a class the trace made: rebuilt too (classes.py)
+            cg.emit_op("PUSH_NULL")
+            cg.load_const(object.__new__)
+            cg(class_var)
+            cg.call(1)
+        else:
+            cg.call_constant(object.__new__, self.cls)
         temp = cg.remember(self)  # attributes may refer back to the object
         for name, value in self.attrs.items():
             cg(value)

@@ -273,8 +273,8 @@ def class_reading_a_local(x):
     return x + Reads().get()
 
 
-def test_class_body_with_free_variables_runs_in_cpython(strict_trace):
-    # a method reading the enclosing function's locals needs that frame's real cell:
-    # the class statement breaks the graph
+def test_class_body_with_free_variables(strict_trace):
+    # a method reading the enclosing function's locals reads the frame's cell (its real
+    # cell is stood for by one the trace maps to it): one graph (tests/tracer/test_class_bodies.py)
     same_as_eager(class_reading_a_local, torch.ones(2))
     assert strict_trace.graphs == 1
