@@ -26,8 +26,18 @@ class SuperVariable(VariableTracker):
 
     @classmethod
     def create(cls, tx, args):
+        """``super(...)`` as ``super_init`` checks it: at most two arguments, a type first."""
+        from .exceptions import raise_in_trace
+
+        if len(args) > 2:
+            raise_in_trace(TypeError, f"super() expected at most 2 arguments, got {len(args)}")
+        if len(args) == 1:
+            unsupported("unsupported_call", "super() with one argument (an unbound super object)")
         if args:
-            return cls(args[0].as_python_constant(), args[1])
+            klass = args[0].as_python_constant() if args[0].is_python_constant() else None
+            if not isinstance(klass, type):
+                raise_in_trace(TypeError, f"super() argument 1 must be a type, not {args[0].python_type().__name__}")
+            return cls(klass, args[1])
         klass, obj = tx.zero_arg_super()
         return cls(klass, obj)
 

@@ -507,3 +507,18 @@ def test_dropping_an_object_with_a_finaliser_is_left_to_cpython(strict_trace):
         Finalised.box = None
     assert results[0] == results[2] == "changed size"
     assert strict_trace.graphs >= 1
+
+
+# ---- test_super.test_super_argcount, test_super_argtype: super()'s own argument errors
+def bad_super(x, args):
+    try:
+        super(*args)
+    except TypeError as e:
+        return x + 1, str(e)
+    return x - 1, None
+
+
+@pytest.mark.parametrize("args", [(int, int, int), (1, int)], ids=["three", "not-a-type"])
+def test_super_checks_its_arguments(args, strict_trace):
+    same_as_eager(bad_super, torch.ones(1), args)
+    assert strict_trace.graphs == 1
