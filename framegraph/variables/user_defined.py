@@ -364,6 +364,12 @@ def _is_slot(attr, name) -> bool:
     return name in ((slots,) if isinstance(slots, str) else slots)
 
 
+def _runs_code_on_get(attr) -> bool:
+    """Is ``attr`` a descriptor of a user class, whose ``__get__`` may raise?"""
+    getter = getattr(type(attr), "__get__", None)
+    return isinstance(getter, types.FunctionType)
+
+
 class UserDefinedObjectVariable(VariableTracker):
     @property
     def replay_kind(self):
@@ -422,6 +428,8 @@ class UserDefinedObjectVariable(VariableTracker):
             return True
         found, attr = _static(self.cls, name)
         if found and not isinstance(attr, _C_DESCRIPTORS):
+            if isinstance(attr, property) or _runs_code_on_get(attr):
+                return None  # its getter decides, and may raise AttributeError: hasattr traces it
             return True  # class attributes are stable (the class is guarded by identity)
         if self.value is not None:
             d = getattr(self.value, "__dict__", None)

@@ -522,3 +522,27 @@ def bad_super(x, args):
 def test_super_checks_its_arguments(args, strict_trace):
     same_as_eager(bad_super, torch.ones(1), args)
     assert strict_trace.graphs == 1
+
+
+# ---- test_property.test_property_decorator_baseclass: hasattr() runs a property's getter
+class Lazy:
+    def __init__(self):
+        self.ready = False
+
+    @property
+    def value(self):
+        if not self.ready:
+            raise AttributeError("value is not ready")
+        return 1
+
+
+def has_value_before_and_after(x):
+    o = Lazy()
+    before = hasattr(o, "value")  # the getter raises AttributeError: False
+    o.ready = True
+    return x + 1, before, hasattr(o, "value")
+
+
+def test_hasattr_of_a_property_runs_its_getter(strict_trace):
+    assert same_as_eager(has_value_before_and_after, torch.ones(1))[1:] == (False, True)
+    assert strict_trace.graphs == 1
