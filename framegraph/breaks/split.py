@@ -306,7 +306,7 @@ def _stack_slot(cg, value, shared=False):
         # the resume function gets the rest as a tuple and iterates it
         # (resume.ITER): its trace unrolls the rest of the loop
         rest = cg.materialize(TupleVariable(remaining_items(value)))
-        check = getattr(value, "size_check", lambda: None)()
+        check = value.size_check()
         if check is not None:
             container, size, message = check
             cg.size_checks[rest] = (cg.materialize(container), size, message)

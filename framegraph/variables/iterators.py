@@ -96,6 +96,11 @@ class IteratorVariable(VariableTracker):
         function gets the rest of a loop's iterator as a tuple, breaks/split.py)."""
         unsupported("cannot_resume", f"the iterator {self} cannot be rebuilt")
 
+    def size_check(self):
+        """(container, size, message) when the iterator must fail once its container's
+        size changes (a dict's or set's); None for the others."""
+        return None
+
     def iter(self, tx):
         return self
 

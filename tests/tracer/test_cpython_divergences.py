@@ -506,7 +506,7 @@ def test_dropping_an_object_with_a_finaliser_is_left_to_cpython(strict_trace):
         results.append(fn(torch.ones(1), d)[1])
         Finalised.box = None
     assert results[0] == results[2] == "changed size"
-    assert strict_trace.graphs >= 1
+    assert strict_trace.graphs == 2  # the store breaks the frame: a graph before it and one in the resume function
 
 
 # ---- test_super.test_super_argcount, test_super_argtype: super()'s own argument errors
