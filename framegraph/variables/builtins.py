@@ -55,10 +55,17 @@ class BuiltinVariable(CallableVariable):
             args = [ListIteratorVariable(a.unpack(tx)) if isinstance(a, GeneratorVariable) else a for a in args]
         values = list(args) + list(kwargs.values())
         if _is_pure(self.fn) and all(_is_constant_arg(a) for a in values):
-            real_args = [_constant_arg(a) for a in args]
-            real_kwargs = {k: _constant_arg(v) for k, v in kwargs.items()}
-            with python_operation(_name(self.fn)):  # what it raises, CPython raises
-                value = self.fn(*real_args, **real_kwargs)
+            read = []
+            real_args = [_constant_arg(a, read=read) for a in args]
+            real_kwargs = {k: _constant_arg(v, read=read) for k, v in kwargs.items()}
+            try:
+                with python_operation(_name(self.fn)):  # what it raises, CPython raises
+                    value = self.fn(*real_args, **real_kwargs)
+            finally:  # operator.indexOf(it, x) stops after the match: so does the traced iterator
+                for tracker, real in read:
+                    tracker.index -= real.__length_hint__()
+                    # an exhausted list iterator reduces to iter([]), without a position
+                    tracker.done = tracker.done or len(real.__reduce__()) == 2
             return wrap_constant(value)
         unsupported("unsupported_call", f"builtin {_name(self.fn)}")
 
@@ -108,10 +115,12 @@ def _is_constant_arg(v, inside=()) -> bool:
     return v.is_python_constant()
 
 
-def _constant_arg(v, made=None):
+def _constant_arg(v, made=None, read=None):
     """A constant argument of a pure builtin (lists of constants too: ``", ".join(names)``;
     an iterator over constants is consumed, as the builtin would: ``",".join(genexpr)``).
-    A list in it twice is one list (``a.append(a); repr(a)``)."""
+    A list in it twice is one list (``a.append(a); repr(a)``). With ``read``, each
+    (iterator tracker, real list iterator) goes there, for the caller to give back
+    to the tracker what the builtin left unread."""
     if isinstance(v, ListVariable):
         made = {} if made is None else made
         if id(v) not in made:
@@ -121,7 +130,10 @@ def _constant_arg(v, made=None):
     if isinstance(v, ListIteratorVariable):
         rest = [_constant_arg(x) for x in v.items[v.index:]]
         v.index += len(rest)
-        return iter(rest)
+        real = iter(rest)
+        if read is not None:
+            read.append((v, real))
+        return real
     return v.as_python_constant()
 
 
@@ -350,7 +362,7 @@ def _next(tx, it, default=None):
     item = it.next(tx)
     if item is None:
         if default is None:
-            raise_in_trace(StopIteration)
+            it.raise_stop()  # only iterators answer None
         return default
     return item
 

@@ -79,12 +79,17 @@ class ExceptionVariable(VariableTracker):
 
             return BoundMethodVariable(self, name)
         if name == "__class__":
-
             return tx.wrap(self.cls)
+        if name == "value" and issubclass(self.cls, StopIteration):
+            # StopIteration_init: value is args[0], None without arguments
+            self._check_plain("__init__", "StopIteration.value")
+            return self.args[0] if self.args else ConstantVariable(None)
         unsupported("unsupported_attribute", f"{self.cls.__name__}.{name}")
 
     def hasattr(self, tx, name):
         if name in ("args", "__cause__", "__context__", "__suppress_context__", "__traceback__"):
+            return True
+        if name == "value" and issubclass(self.cls, StopIteration):
             return True
         return None
 

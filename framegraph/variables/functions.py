@@ -74,7 +74,25 @@ class CellVariable(VariableTracker):
 def bind_args(code, name, defaults, kwdefaults, args, kwargs) -> Dict[str, VariableTracker]:
     """Bind tracker arguments to ``code``'s parameters with CPython's rules:
     positional, then keyword, then defaults; extras to ``*args``/``**kwargs``.
-    A call CPython would reject is a clean break (it raises again eagerly)."""
+    A call CPython would reject raises its TypeError in the trace (``name`` is the
+    function's ``__qualname__``, which the message names)."""
+    try:
+        return _bind(code, defaults, kwdefaults, args, kwargs)
+    except _Rejected as rejected:
+        from .call_errors import binding_error
+        from .exceptions import raise_in_trace
+
+        message = binding_error(code, name, len(defaults), list(kwdefaults), len(args), list(kwargs))
+        if message is None:
+            unsupported("operator_error", f"calling {name}: {name}() {rejected}")
+        raise_in_trace(TypeError, message)
+
+
+class _Rejected(Exception):
+    """A call that does not bind (the text says why)."""
+
+
+def _bind(code, defaults, kwdefaults, args, kwargs):
     from .dicts import ConstDictVariable
     from .lists import TupleVariable
 
@@ -85,18 +103,18 @@ def bind_args(code, name, defaults, kwdefaults, args, kwargs) -> Dict[str, Varia
     starstar = (names[nargs + nkwonly + (star is not None)]
                 if code.co_flags & inspect.CO_VARKEYWORDS else None)
     if len(args) > nargs and star is None:
-        _reject(name, f"takes {nargs} positional arguments but {len(args)} were given")
+        _reject(f"takes {nargs} positional arguments but {len(args)} were given")
     given = dict(zip(positional, args))
     extra = {}
     for key, value in kwargs.items():
         if key in kwonly or key in positional[posonly:]:
             if key in given:
-                _reject(name, f"got multiple values for argument {key!r}")
+                _reject(f"got multiple values for argument {key!r}")
             given[key] = value
         elif starstar is not None:
             extra[key] = value
         else:
-            _reject(name, f"got an unexpected keyword argument {key!r}")
+            _reject(f"got an unexpected keyword argument {key!r}")
     first_default = nargs - len(defaults)
     result = {}
     for i, param in enumerate(positional):
@@ -105,14 +123,14 @@ def bind_args(code, name, defaults, kwdefaults, args, kwargs) -> Dict[str, Varia
         elif i >= first_default:
             result[param] = defaults[i - first_default]
         else:
-            _reject(name, f"missing required argument {param!r}")
+            _reject(f"missing required argument {param!r}")
     for param in kwonly:
         if param in given:
             result[param] = given[param]
         elif param in kwdefaults:
             result[param] = kwdefaults[param]
         else:
-            _reject(name, f"missing required keyword-only argument {param!r}")
+            _reject(f"missing required keyword-only argument {param!r}")
     if star is not None:
         result[star] = TupleVariable(list(args[nargs:]))
     if starstar is not None:
@@ -120,8 +138,8 @@ def bind_args(code, name, defaults, kwdefaults, args, kwargs) -> Dict[str, Varia
     return result
 
 
-def _reject(name, why):
-    unsupported("operator_error", f"calling {name}: {name}() {why}")
+def _reject(why):
+    raise _Rejected(why)
 
 
 class BaseUserFunctionVariable(VariableTracker):
@@ -232,7 +250,7 @@ class UserFunctionVariable(BaseUserFunctionVariable):
                     for i, v in enumerate(self.fn.__defaults__ or ())]
         kwdefaults = {k: tx.wrap(v, default_source("__kwdefaults__", k))
                       for k, v in (self.fn.__kwdefaults__ or {}).items()}
-        return bind_args(self.get_code(), self.fn.__name__, defaults, kwdefaults, args, kwargs)
+        return bind_args(self.get_code(), self.fn.__qualname__, defaults, kwdefaults, args, kwargs)
 
     def getattr(self, tx, name):
 
@@ -298,7 +316,7 @@ class NestedUserFunctionVariable(BaseUserFunctionVariable):
         return list(self.closure or ())
 
     def bind(self, tx, args, kwargs):
-        return bind_args(self.code, self.code.co_name, self.defaults, self.kwdefaults, args, kwargs)
+        return bind_args(self.code, self.qualname, self.defaults, self.kwdefaults, args, kwargs)
 
     def getattr(self, tx, name):
         if name in ("__name__", "__qualname__"):

@@ -35,6 +35,7 @@ class GeneratorVariable(IteratorVariable):
         self.finished = False
         self.running = False          # a body that advances itself raises ValueError, as CPython
         self.return_value = None      # what the body returned (``yield from`` reads it)
+        self.just_returned = False    # the last resume ran the body to its return
 
     # ---- the protocol
     def next(self, tx):
@@ -45,6 +46,7 @@ class GeneratorVariable(IteratorVariable):
         yielded tracker, or None once the body returned."""
         if self.running:
             raise_in_trace(ValueError, "generator already executing")
+        self.just_returned = False
         if self.finished:
             if throw is not None:
                 raise throw
@@ -77,15 +79,24 @@ class GeneratorVariable(IteratorVariable):
             self.running = False
         if gtx.done:
             self.finished = True
+            self.just_returned = True
             self.return_value = gtx.return_value
             return None
         return gtx.yielded_value
+
+    def stop_args(self):
+        """``StopIteration(value)`` from the resume that ran the body to ``return value``
+        (``gen_send_ex``: none for None); a finished generator's later resumes raise a bare one."""
+        value = self.return_value
+        if not self.just_returned or value is None or _is_none(value):
+            return []
+        return [value]
 
     def throw(self, tx, exc):
         """``g.throw(exc)``: the body's next yielded value after handling it."""
         item = self.send(tx, ConstantVariable(None), throw=TracedException(exc))
         if item is None:
-            raise_in_trace(StopIteration)
+            self.raise_stop()
         return item
 
     def close(self, tx):
@@ -109,7 +120,7 @@ class GeneratorVariable(IteratorVariable):
         if name == "send" and len(args) == 1:
             item = self.send(tx, args[0])
             if item is None:
-                raise_in_trace(StopIteration)
+                self.raise_stop()
             return item
         if name == "throw" and 1 <= len(args) <= 3:
             # throw(exc), or the old throw(type, value, traceback) contextlib still calls:

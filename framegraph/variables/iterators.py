@@ -101,6 +101,18 @@ class IteratorVariable(VariableTracker):
         size changes (a dict's or set's); None for the others."""
         return None
 
+    def stop_args(self) -> List[VariableTracker]:
+        """The arguments of the StopIteration that the last exhausted ``next()``
+        raises: a generator that just returned a value carries it (``gen_iternext``
+        sets ``StopIteration(value)``); every other iterator raises a bare one."""
+        return []
+
+    def raise_stop(self):
+        """Raise in the trace the StopIteration that ``next()`` on this exhausted iterator raises."""
+        from .exceptions import ExceptionVariable, TracedException
+
+        raise TracedException(ExceptionVariable(StopIteration, self.stop_args()))
+
     def iter(self, tx):
         return self
 
@@ -117,9 +129,7 @@ class IteratorVariable(VariableTracker):
         if name == "__next__" and not args:
             item = self.next(tx)
             if item is None:
-                from .exceptions import raise_in_trace
-
-                raise_in_trace(StopIteration)
+                self.raise_stop()
             return item
         if name == "__iter__":
             return self

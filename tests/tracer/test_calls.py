@@ -137,7 +137,7 @@ def test_a_call_python_rejects_raises_the_same_type_error_compiled(strict_trace)
             framegraph.compile(bad, backend="eager")(torch.ones(2))
         assert str(compiled.value) == str(eager.value)
     assert (strict_trace.frames, strict_trace.graphs) == (6, 0)
-    # each bad call is an operator_error break at the call, which raises in CPython
+    # each bad call raises its TypeError in the trace; it escapes the frame and CPython raises it
 
 
 def test_frame_with_star_args_and_kwargs():
