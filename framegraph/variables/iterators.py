@@ -22,7 +22,7 @@ from .. import bytecode
 from ..errors import unsupported
 from .base import VariableTracker
 from .constant import ConstantVariable
-from .lists import TupleVariable
+from .lists import MAX_RANGE_ITEMS, TupleVariable, range_size
 
 # iter(x) and reversed(x) of the builtin containers: what an iterator over one is, rebuilt
 _SAMPLES = (collections.OrderedDict(), (), [], {}, set(), frozenset(), "", b"", range(0), {}.keys(), {}.values(),
@@ -304,6 +304,59 @@ class LiveListIteratorVariable(ListIteratorVariable):
     @items.setter
     def items(self, value):
         pass  # the constructor's snapshot: this iterator has none
+
+
+class _RangeItems:
+    """The items of a range as trackers, made when read (a list of them could be 2**64 long)."""
+
+    def __init__(self, r):
+        self.range = r
+
+    def __len__(self):
+        return range_size(self.range)
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return [ConstantVariable(v) for v in self.range[index]]
+        return ConstantVariable(self.range[index])
+
+
+class RangeIteratorVariable(ListIteratorVariable):
+    """``iter(range(...))``: each ``next()`` computes its item, as CPython's rangeiter
+    does, so a loop that stops early never lists the range; rebuilt as
+    ``iter(range)`` advanced, of the range's own iterator type (a range past
+    ``sys.maxsize`` has a ``longrange_iterator``)."""
+
+    def __init__(self, container, **kwargs):
+        super().__init__([], container=container, kind=type(iter(container.value)), **kwargs)
+        self.range = container.value
+
+    @property
+    def items(self):
+        return _RangeItems(self.range)
+
+    @items.setter
+    def items(self, value):
+        pass  # the constructor's empty snapshot: the range is the items
+
+    def next(self, tx):
+        if self.done or self.index >= range_size(self.range):
+            self.done = True
+            return None
+        self.index += 1
+        return ConstantVariable(self.range[self.index - 1])
+
+    def remaining(self):
+        rest = self.range[self.index:]
+        if range_size(rest) > MAX_RANGE_ITEMS:
+            unsupported("cannot_resume", f"the rest of iter({self.range!r}) is too long to hand over")
+        return [ConstantVariable(v) for v in rest]
+
+    def length(self, tx):
+        return max(range_size(self.range) - self.index, 0)
+
+    def __repr__(self):
+        return f"RangeIteratorVariable({self.range!r} at {self.index})"
 
 
 class EnumerateVariable(IteratorVariable):

@@ -412,8 +412,19 @@ class SliceVariable(BaseListVariable):
         cg.load_const(self.as_python_constant())
 
 
+# A longer range is not listed item by item at trace time (``list(range(2**40))``).
+MAX_RANGE_ITEMS = 1 << 20
+
+
+def range_size(r: range) -> int:
+    """``len(r)``, also past ``sys.maxsize`` (where ``len()`` raises OverflowError)."""
+    return (r[-1] - r[0]) // r.step + 1 if r else 0
+
+
 class RangeVariable(BaseListVariable):
-    """range(...) of constants."""
+    """range(...) of constants. Like CPython's range it computes what it is asked
+    (``count``, ``index``, ``in``, iteration) from start, stop and step: a range can
+    hold 2**64 items, so its items are only listed where code asks for all of them."""
 
     py_type = range
 
@@ -423,13 +434,39 @@ class RangeVariable(BaseListVariable):
 
     @property
     def items(self):
+        size = range_size(self.value)
+        if size > MAX_RANGE_ITEMS:
+            unsupported("unsupported_value", f"the {size} items of {self.value!r}, one by one")
         return [ConstantVariable(v) for v in self.value]
 
     def as_python_constant(self):
         return self.value
 
+    def is_python_constant(self):
+        return True  # ints only (asking every item would list them)
+
+    def iter(self, tx):
+        from .iterators import RangeIteratorVariable
+
+        return RangeIteratorVariable(self)
+
+    def contains(self, tx, item):
+        if item.is_python_constant() and type(item.as_python_constant()) in (int, bool):
+            return item.as_python_constant() in self.value  # range_contains_long: arithmetic
+        return super().contains(tx, item)
+
+    def call_method(self, tx, name, args, kwargs):
+        # range.count / range.index of an int are arithmetic (range_count, range_index);
+        # of anything else they compare item by item, as the sequence methods do
+        if name in ("count", "index") and len(args) == 1 and not kwargs and args[0].is_python_constant() \
+                and type(args[0].as_python_constant()) in (int, bool):
+            with python_operation(f"range.{name}"):  # index of a missing int: ValueError
+                return ConstantVariable(getattr(self.value, name)(args[0].as_python_constant()))
+        return super().call_method(tx, name, args, kwargs)
+
     def length(self, tx):
-        return len(self.value)
+        with python_operation("len()"):  # past sys.maxsize: OverflowError, as in CPython
+            return len(self.value)
 
     def truth(self, tx):
         return bool(self.value)

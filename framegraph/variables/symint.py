@@ -41,6 +41,10 @@ def has_symbols(var) -> bool:
     """Does a tracker (a SizeVariable, a tuple...) hold a symbolic item?"""
     if isinstance(var, SymNodeVariable):
         return True
+    from .lists import RangeVariable
+
+    if isinstance(var, RangeVariable):
+        return False  # ints only, and maybe 2**64 of them
     return any(has_symbols(item) for item in getattr(var, "items", ()))
 
 
