@@ -25,9 +25,9 @@ from ..errors import unsupported
 from ..guards.sources import AttrSource, GenericAttrSource, TypeSource
 from .base import STABLE_MODULES, VariableTracker, guard_identity
 from .constant import ConstantVariable
-from .ops import dunder_name
+from .ops import _is_not_implemented, dunder_name
 from .rng import is_rng_class, is_rng_method, rng_break
-from .wrappers import INSTANCE_METHOD
+from .wrappers import INSTANCE_METHOD, LruCacheVariable, cpp_method
 
 
 def _static(cls, name):
@@ -66,13 +66,9 @@ def bind_class_attribute(tx, obj, attr, source, guard=False):
     if isinstance(attr, types.FunctionType):
         return UserMethodVariable(UserFunctionVariable(attr, source=source), obj)
     if type(attr) is functools._lru_cache_wrapper:  # its __get__ binds like a function's
-        from .wrappers import LruCacheVariable
-
         return UserMethodVariable(LruCacheVariable(attr, source=source), obj)
     if type(attr) is INSTANCE_METHOD and getattr(obj, "value", None) is not None:
-        from .wrappers import cpp_method  # torch's C++ classes: calling it is a break
-
-        return cpp_method(attr, obj.value)
+        return cpp_method(attr, obj.value)  # torch's C++ classes: calling it is a break
     if hasattr(type(attr), "__get__") and not isinstance(attr, type):
         if is_rng_method(attr):  # rng.getrandbits: the generator's state is not the trace's
             rng_break(f"{attr.__qualname__} of a {obj.python_type().__name__}")
@@ -507,6 +503,9 @@ class UserDefinedObjectVariable(VariableTracker):
 
     def _dunder(self, tx, name, args):
         found, attr = _static(self.cls, name)
+        if name == "__ne__" and attr is object.__ne__:  # object_richcompare: not __eq__, unless NotImplemented
+            equal = self._dunder(tx, "__eq__", args)
+            return equal if _is_not_implemented(equal) else ConstantVariable(not equal.truth(tx))
         if not found or not isinstance(attr, types.FunctionType):
             return NotImplemented
         return bind_class_attribute(tx, self, attr, None).call(tx, args, {})
