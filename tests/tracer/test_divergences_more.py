@@ -1,0 +1,240 @@
+"""Wrong answers CPython's own test suite found, as the code that meets them.
+
+Each test is a small program a user could write whose compiled result differed
+from eager (a generator's return value lost, an iterator read too far, a call
+that does not bind, ``!=`` of a collections.abc.Set, a huge range). Every one
+compares with eager and states its graphs.
+"""
+import operator
+import sys
+from collections.abc import Set
+
+import torch
+
+import framegraph
+from helpers import assert_same, assert_same_as_eager, check
+
+
+# ---- a generator's return value reaches the consumer through StopIteration.value
+def running_mean():
+    total, n = 0.0, 0
+    while True:
+        value = yield
+        if value is None:
+            return total / n
+        total, n = total + value, n + 1
+
+
+def test_the_value_a_generator_returns_is_the_value_of_its_stop_iteration():
+    def f(x):
+        mean = running_mean()
+        next(mean)
+        for v in (1.0, 2.0, 6.0):
+            mean.send(v)
+        try:
+            mean.send(None)
+        except StopIteration as stop:
+            return x * stop.value, stop.args
+        return x, ()
+
+    check(f, torch.ones(2), frames=1)
+
+
+def test_next_raises_the_return_value_once_then_a_bare_stop_iteration():
+    def answer():
+        yield "thinking"
+        return 42
+
+    def f(x):
+        g = answer()
+        seen = []
+        for _ in range(3):
+            try:
+                seen.append(next(g))
+            except StopIteration as stop:
+                seen.append((stop.value, stop.args))
+        return x + 1, seen
+
+    check(f, torch.ones(2), frames=1)
+
+
+def test_a_tuple_or_an_exception_returned_is_one_argument_of_the_stop_iteration():
+    def give_back():
+        return (yield)
+
+    def f(x, value):
+        g = give_back()
+        next(g)
+        try:
+            g.send(value)
+        except StopIteration as stop:
+            return x + 1, stop.value, stop.args
+        return x, None, None
+
+    check(f, torch.ones(2), (2,), frames=1)
+    check(f, torch.ones(2), None, frames=1)
+
+    def g(x):
+        out = f(x, StopIteration(7))
+        return out[0], type(out[1]).__name__, out[1].value
+
+    check(g, torch.ones(2), frames=1)
+
+
+def test_yield_from_passes_on_the_delegate_s_return_value():
+    def inner():
+        yield 1
+        return "done"
+
+    def outer():
+        result = yield from inner()
+        return result.upper()
+
+    def f(x):
+        g = outer()
+        next(g)
+        try:
+            next(g)
+        except StopIteration as stop:
+            return x * 2, stop.value
+        return x, None
+
+    check(f, torch.ones(2), frames=1)
+
+
+# ---- a builtin run at trace time reads an iterator only as far as CPython's does
+def test_index_of_leaves_the_iterator_just_after_the_match():
+    def f(x):
+        words = iter("find the first e and go on")
+        where = operator.indexOf(words, "e")
+        return x + where, next(words), list(words)
+
+    check(f, torch.ones(2), frames=1)
+
+
+def test_index_of_a_missing_item_exhausts_the_iterator():
+    def f(x):
+        letters = iter("abc")
+        try:
+            operator.indexOf(letters, "z")
+        except ValueError:
+            return x + 1, list(letters)
+        return x, None
+
+    check(f, torch.ones(2), frames=1)
+
+
+# ---- a call that does not bind raises CPython's own TypeError, caught in the trace
+def is_same(a, b):  # operator.is_ as the pure-Python operator module writes it
+    return a is b
+
+
+def scaled(x, /, factor=2, *, bias, clip=None):
+    return x * factor + bias
+
+
+def test_a_call_that_does_not_bind_raises_the_type_error_of_eager_in_the_trace():
+    def f(x):
+        text = "xyzpdq"
+        copy = text[:3] + text[3:]
+        messages = []
+        for call in (lambda: is_same(), lambda: is_same(1, 2, 3), lambda: scaled(x, 3),
+                     lambda: scaled(x=x, bias=1), lambda: scaled(x, bias=1, shift=2)):
+            try:
+                call()
+            except TypeError as error:
+                messages.append(str(error))
+        return scaled(x, bias=1), messages, is_same(text, text), is_same(text, copy)
+
+    check(f, torch.ones(2), frames=1)
+
+
+# ---- != of a class that defines only __eq__ (object.__ne__ inverts it)
+class ListSet(Set):
+    def __init__(self, items=()):
+        self.data = []
+        for item in items:
+            if item not in self.data:
+                self.data.append(item)
+
+    def __contains__(self, item):
+        return item in self.data
+
+    def __iter__(self):
+        return iter(self.data)
+
+    def __len__(self):
+        return len(self.data)
+
+
+class Money:
+    def __init__(self, cents):
+        self.cents = cents
+
+    def __eq__(self, other):
+        if not isinstance(other, Money):
+            return NotImplemented
+        return self.cents == other.cents
+
+
+def test_not_equal_of_a_class_with_only_eq_is_the_opposite_of_eq():
+    def f(x):
+        mine = ListSet("abc")
+        return (x + 1, {"a", "b", "c"} != mine, mine != {"a", "b", "c"}, mine != {"a"}, {"a"} != mine,
+                Money(5) != Money(5), Money(5) != Money(6), Money(5) != 5)
+
+    check(f, torch.ones(2), frames=1)
+
+
+# ---- ranges are arithmetic: no trace lists the items of range(10**20)
+def test_huge_ranges_answer_count_index_in_and_len_without_listing_items():
+    def f(x):
+        big = range(0, 10**20, 3)
+        out = [big.count(9), big.count(10), big.index(3 * 10**15), 10**19 + 2 in big, 10**19 in big,
+               big[10**18], big == range(0, 10**20 - 1, 3), len(range(sys.maxsize))]
+        try:
+            len(range(-sys.maxsize, sys.maxsize))
+        except OverflowError:
+            out.append("too long for len()")
+        try:
+            big.index(10)
+        except ValueError as error:
+            out.append(str(error))
+        return x + 1, out
+
+    check(f, torch.ones(2), frames=1)
+
+
+def test_a_loop_over_a_huge_range_stops_early_without_listing_it():
+    def f(x):
+        for i in iter(range(2**64)):
+            x = x + i
+            if i == 3:
+                break
+        return x
+
+    check(f, torch.ones(2), frames=1)
+
+
+def test_a_range_iterator_left_half_way_is_handed_back_at_its_position():
+    def f(x):
+        it = iter(range(10**12))
+        first = next(it), next(it)
+        return x + 1, first, it
+
+    cnt = framegraph.compile(f, backend="eager", fullgraph=True)
+    x = torch.ones(2)
+    expected, actual = f(x), cnt(x)
+    assert_same(actual[:2], expected[:2])
+    assert type(actual[2]) is type(expected[2])
+    assert next(actual[2]) == next(expected[2]) == 2
+
+
+def test_a_short_range_loop_still_unrolls_into_one_graph():
+    def f(x):
+        for i in range(1, 6):
+            x = x * i
+        return x, list(range(3)), sum(range(100))
+
+    cnt = assert_same_as_eager(f, torch.ones(2), graphs=1)
+    assert cnt.op_count == 5
