@@ -436,9 +436,24 @@ def _resume_block(cg, tx, func, brk, succ, below_slots, live, live_temps, shared
             block.call(4)
         else:
             block.load_fast(temps[name])
+    _drop_references(block, tx.code, cg.instructions + block.instructions)
     block.call(len(names))
     block.emit_op("RETURN_VALUE")
     return block.instructions
+
+
+def _drop_references(block, code, emitted):
+    """Empty the frame's fast locals (its own variables, the temporaries and the
+    graph's outputs) once the resume function's arguments are on the stack: the
+    frame only returns after the call, and what the rest of the function drops
+    (``del obj``, ``x = None``, a value it never reads again) must die then, as in
+    CPython, not when the frame returns (a weakref, a ``__del__``, a big tensor).
+    None is stored rather than deleted: a name may be unbound on this path."""
+    names = [n for n in code.co_varnames if n not in code.co_cellvars]
+    names += [i.argval for i in emitted if i.opname == "STORE_FAST" and i.argval not in names]
+    for name in dict.fromkeys(names):
+        block.load_const(None)
+        block.store_fast(name)
 
 
 def _load_resume_function(cg, func, code, rcode):

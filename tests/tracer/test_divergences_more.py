@@ -238,3 +238,24 @@ def test_a_short_range_loop_still_unrolls_into_one_graph():
 
     cnt = assert_same_as_eager(f, torch.ones(2), graphs=1)
     assert cnt.op_count == 5
+
+
+# ---- what the frame drops after a graph break dies then, not when the frame returns
+class Node:
+    def __init__(self, payload):
+        self.payload = payload
+
+
+def test_an_object_dropped_after_a_graph_break_is_freed_before_the_frame_returns(strict_trace):
+    import weakref
+
+    def f(nodes, x):
+        node = nodes.pop()
+        alive = weakref.ref(node)  # weakref.ref is a graph break: the frame resumes after it
+        node = None
+        return x + 1, alive() is None
+
+    for _ in range(2):  # the first call (traced) and a cached one
+        assert_same(framegraph.compile(f, backend="eager")([Node(torch.ones(2))], torch.ones(2)),
+                    f([Node(torch.ones(2))], torch.ones(2)))
+    assert strict_trace.graphs == 1  # x + 1, after the break (nothing to capture before it)
