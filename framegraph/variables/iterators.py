@@ -317,7 +317,10 @@ class _RangeItems:
 
     def __getitem__(self, index):
         if isinstance(index, slice):
-            return [ConstantVariable(v) for v in self.range[index]]
+            part = self.range[index]
+            if range_size(part) > MAX_RANGE_ITEMS:
+                unsupported("unsupported_value", f"the {range_size(part)} items of {part!r}, one by one")
+            return [ConstantVariable(v) for v in part]
         return ConstantVariable(self.range[index])
 
 

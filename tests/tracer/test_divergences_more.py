@@ -259,3 +259,13 @@ def test_an_object_dropped_after_a_graph_break_is_freed_before_the_frame_returns
         assert_same(framegraph.compile(f, backend="eager")([Node(torch.ones(2))], torch.ones(2)),
                     f([Node(torch.ones(2))], torch.ones(2)))
     assert strict_trace.graphs == 1  # x + 1, after the break (nothing to capture before it)
+
+
+def test_a_builtin_given_a_huge_range_iterator_runs_in_cpython_after_a_break(strict_trace):
+    def f(x):
+        numbers = iter(range(10**20))
+        where = operator.indexOf(numbers, 5)
+        return x + where, next(numbers)
+
+    assert_same(framegraph.compile(f, backend="eager")(torch.ones(2)), f(torch.ones(2)))
+    assert strict_trace.graphs == 1  # x + where, after the break at indexOf
