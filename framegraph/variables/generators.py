@@ -9,7 +9,10 @@ what it reads, happen exactly when they do in eager. ``throw(E)`` raises
 ``E`` at the paused ``yield``, for the body's own handlers to catch;
 ``close()`` throws ``GeneratorExit``. An exception that leaves the body
 finishes the generator and propagates to the consumer; a ``StopIteration``
-leaving it becomes ``RuntimeError`` (PEP 479).
+leaving it becomes ``RuntimeError`` (PEP 479). The resume that runs the body
+to ``return value`` raises ``StopIteration(value)`` (``gen_send_ex``), which
+``yield from`` reads as its result and a consumer as ``.value``; later
+resumes raise a bare one.
 
 Resumed from a different consumer (a helper that calls ``next(g)``), the
 body runs with that consumer as its caller, as CPython links the frame to

@@ -11,7 +11,11 @@ is rebuilt as the object eager would hold, of its own type and at its position:
 ``zip(*inners)``, ``map(fn, *inners)``, ``enumerate(inner, count)``, and for an
 iterator over a builtin container ``iter(container)`` (or ``reversed``)
 advanced past the items the trace took (``resume_iterator``), so a list
-iterator still sees the list as it is.
+iterator still sees the list as it is. ``iter(range(...))`` computes each item
+from the range (``RangeIteratorVariable``): a range may hold 2**64 of them.
+
+An exhausted ``next()`` raises ``StopIteration(*it.stop_args())``: bare, but
+for a generator that has just returned a value (``gen_iternext``).
 """
 import collections
 import functools
