@@ -129,6 +129,16 @@ class IteratorVariable(VariableTracker):
     def truth(self, tx):
         return True
 
+    def contains(self, tx, item) -> bool:
+        """``x in it`` (``_PySequence_IterSearch``): items are taken one at a time up to
+        the first identical or equal one; the iterator stays just after it."""
+        from .ops import _identical, compare
+
+        while (found := self.next(tx)) is not None:
+            if _identical(found, item) or compare(tx, "==", found, item).truth(tx):
+                return True
+        return False
+
     def call_method(self, tx, name, args, kwargs):
         if name == "__next__" and not args:
             item = self.next(tx)

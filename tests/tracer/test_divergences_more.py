@@ -124,6 +124,15 @@ def test_index_of_a_missing_item_exhausts_the_iterator():
     check(f, torch.ones(2), frames=1)
 
 
+def test_in_reads_an_iterator_up_to_the_first_match():
+    def f(x):
+        queue = iter([1, 2, 3, 4, 5])
+        evens = (n * 2 for n in range(6))
+        return x + 1, 3 in queue, next(queue), 4 in evens, next(evens), 99 in queue, list(queue)
+
+    check(f, torch.ones(2), frames=1)
+
+
 # ---- a call that does not bind raises CPython's own TypeError, caught in the trace
 def is_same(a, b):  # operator.is_ as the pure-Python operator module writes it
     return a is b
