@@ -48,6 +48,7 @@ from .object_dicts import is_object_keyed, wrap_object_keyed_dict
 from .optim import OPTIM_MODELS
 from .partials import partial_class, wrap_partial
 from .rng import is_rng_method
+from .twins import TwinFunctionVariable, has_twin
 from .torch_fn import TRACE_TIME, TorchFunctionVariable, is_graph_callable
 from .supers import OBJECT_SLOTS, ObjectSlotVariable
 from .user_defined import UserDefinedClassVariable, UserDefinedObjectVariable, bind_class_attribute
@@ -295,6 +296,8 @@ def _wrap_builtin(tx, value, source):
         return TorchFunctionVariable(value, source=source)
     if value in BUILTINS or value in PURE or getattr(value, "__module__", None) in ("math", "_operator"):
         return BuiltinVariable(value, source=source)
+    if has_twin(value):  # heapq.heappush: its Python twin is traced (twins.py)
+        return TwinFunctionVariable(value, source=source)
     if is_rng_method(value):  # random.random: the generator's state is not the trace's (rng.py)
         return BreakingCallVariable(value, "rng_state", f"{value.__qualname__}(): the generator's state "
                                                         "is outside the trace")

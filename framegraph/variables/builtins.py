@@ -27,6 +27,7 @@ from .constant import ConstantVariable, wrap_constant
 from .deques import make_deque
 from .dicts import ConstDictVariable, SetVariable
 from .exceptions import TracedException, is_exception_class, make_exception, python_operation, raise_in_trace
+from .fresh import wrap_fresh
 from .generators import GeneratorVariable
 from .instances import object_new
 from .itertools_iters import MODELS as ITERTOOLS_MODELS
@@ -59,7 +60,7 @@ class BuiltinVariable(CallableVariable):
             real_kwargs = {k: _constant_arg(v) for k, v in kwargs.items()}
             with python_operation(_name(self.fn)):  # what it raises, CPython raises
                 value = self.fn(*real_args, **real_kwargs)
-            return wrap_constant(value)
+            return wrap_fresh(value)
         unsupported("unsupported_call", f"builtin {_name(self.fn)}")
 
     def getattr(self, tx, name):
