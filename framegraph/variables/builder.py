@@ -36,7 +36,7 @@ from .aliases import remember_object, same_object
 from .base import STABLE_MODULES, VariableTracker, guard_identity
 from .builtins import BUILTINS, PURE, BuiltinVariable
 from .classes import CLASS_DECORATORS, ClassDecoratorVariable
-from .constant import CONSTANT_TYPES, ConstantVariable, wrap_constant
+from .constant import CONSTANT_TYPES, ConstantVariable, is_constant_value, wrap_constant
 from .ctx_managers import GRAD_MODE_CLASSES, STATE_SWITCHES, GradModeClassVariable, StateSwitchClassVariable
 from .dicts import ConstDictVariable, SetVariable
 from .functions import UserFunctionVariable
@@ -182,11 +182,13 @@ def _wrap_dict(tx, value, source):
 
 
 def _wrap_set(tx, value, source):
-    # constants, and classes (dataclasses' _ATOMIC_TYPES): the set guard compares them by identity
-    if not all(isinstance(k, CONSTANT_TYPES) or isinstance(k, type) for k in value):
+    # constants (tuples of them too), classes (dataclasses' _ATOMIC_TYPES) and builtin
+    # functions: immutable, hashed and compared with no user code, so the set guard's
+    # equality with a frozenset of them is CPython's own
+    if not all(is_constant_value(k) or isinstance(k, (type, types.BuiltinFunctionType)) for k in value):
         unsupported("unsupported_value", "set of values that are not constants")
     _guard(tx, "SET_MATCH", source, (type(value), frozenset(value)))  # a set is not hashable
-    members = [ConstantVariable(v) if isinstance(v, CONSTANT_TYPES) else wrap_value(tx, v, None) for v in value]
+    members = [wrap_constant(v) if is_constant_value(v) else wrap_value(tx, v, None) for v in value]
     return SetVariable(members, py_type=type(value), source=source)
 
 

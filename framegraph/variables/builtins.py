@@ -306,6 +306,9 @@ def _ordered_dict(tx, arg=None, **kwargs):
 
 
 def _defaultdict(tx, factory=None, arg=None, **kwargs):
+    none = factory is None or factory.is_python_constant() and factory.as_python_constant() is None
+    if not none and not _callable(tx, factory).as_python_constant():  # defdict_init's check
+        raise_in_trace(TypeError, "first argument must be callable or None")
     result = _dict(tx, arg, **kwargs)
     result.py_type = collections.defaultdict
     result.default_factory = factory if factory is not None else ConstantVariable(None)
@@ -329,6 +332,8 @@ def _scalar(kind):
         if isinstance(value, TensorVariable):
             unsupported("data_dependent_value", f"{kind.__name__}() of a tensor")
         if kind is bool:
+            if rest:  # bool_new takes one argument at most
+                raise_in_trace(TypeError, f"bool expected at most 1 argument, got {1 + len(rest)}")
             return ConstantVariable(value.truth(tx))
         if kind is str and not rest and hasattr(value, "str"):  # tp_str of the tracker's type
             return value.str(tx)
@@ -340,6 +345,10 @@ def _scalar(kind):
 
 
 def _len(tx, obj):
+    from .iterators import IteratorVariable
+
+    if isinstance(obj, IteratorVariable):  # an iterator has a __length_hint__ at most, no sq_length
+        raise_in_trace(TypeError, f"object of type '{obj.python_type().__name__}' has no len()")
     return ConstantVariable(obj.length(tx))
 
 
@@ -361,7 +370,12 @@ def _reversed(tx, seq):
     from .user_defined import UserDefinedObjectVariable, _static
 
     if isinstance(seq, UserDefinedObjectVariable):
-        if isinstance(_static(seq.cls, "__reversed__")[1], types.FunctionType):
+        found, method = _static(seq.cls, "__reversed__")
+        if found and method is None:  # reversed_new_impl: `__reversed__ = None` (Mapping's) blocks it
+            raise_in_trace(TypeError, f"'{seq.cls.__name__}' object is not reversible")
+        if found and not isinstance(method, types.FunctionType):
+            unsupported("unsupported_call", f"{seq.cls.__name__}.__reversed__ is a {type(method).__name__}")
+        if found:
             return seq.call_method(tx, "__reversed__", [], {})
         if _static(seq.cls, "__len__")[0] and _static(seq.cls, "__getitem__")[0]:
             from .iterators import SequenceReversedVariable
@@ -377,7 +391,11 @@ def _reversed(tx, seq):
 
 
 def _enumerate(tx, iterable, start=ConstantVariable(0)):
-    return EnumerateVariable(iterable.iter(tx), start.as_python_constant())
+    iterator = iterable.iter(tx)  # enum_new_impl: iter() first, then the start's __index__
+    value = start.as_python_constant()
+    if not hasattr(type(value), "__index__"):
+        raise_in_trace(TypeError, f"'{type(value).__name__}' object cannot be interpreted as an integer")
+    return EnumerateVariable(iterator, value.__index__())
 
 
 def _zip(tx, *iterables, strict=ConstantVariable(False)):
@@ -385,6 +403,8 @@ def _zip(tx, *iterables, strict=ConstantVariable(False)):
 
 
 def _map(tx, fn, *iterables):
+    if not iterables:  # map_new's check, before any iter()
+        raise_in_trace(TypeError, "map() must have at least two arguments.")
     return MapVariable(fn, [it.iter(tx) for it in iterables])
 
 

@@ -242,9 +242,14 @@ def make_exception(cls, args, kwargs):
             unsupported("unsupported_call", f"creating a {cls.__name__} (its {slot} is written in Python)")
     if issubclass(cls, _PARSING_ARGS):
         unsupported("unsupported_call", f"creating a {cls.__name__} (its constructor parses the arguments)")
+    if kwargs:
+        if issubclass(cls, _KEYWORD_ARGS):  # name=, obj=, path=: their own C __init__ parses them
+            unsupported("unsupported_call", f"creating a {cls.__name__} with keyword arguments")
+        raise_in_trace(TypeError, f"{cls.__name__}() takes no keyword arguments")  # BaseException_new
     return ExceptionVariable(cls, args, kwargs)
 
 
+_KEYWORD_ARGS = (AttributeError, NameError, ImportError)
 _PARSING_ARGS = (OSError, ImportError, SyntaxError, UnicodeEncodeError, UnicodeDecodeError,
                  UnicodeTranslateError, BaseExceptionGroup)
 
