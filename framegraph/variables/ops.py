@@ -148,7 +148,7 @@ def _structurally_equal(tx, a, b):
         if not same_kind or len(a.items) != len(b.items):
             return False
         return _items_equal(tx, a, b)
-    from .dicts import ConstDictVariable, DictViewVariable, SetVariable
+    from .dicts import ConstDictVariable, DictViewVariable
 
     if isinstance(a, ConstDictVariable) and isinstance(b, ConstDictVariable):
         return _dicts_equal(tx, a, b)
