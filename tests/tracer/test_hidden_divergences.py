@@ -150,3 +150,23 @@ def make_key_wrapper(x):
 
 def test_a_type_that_cannot_be_instantiated_raises():
     check_breaks(make_key_wrapper, lambda: (torch.ones(2),), graphs=1, breaks=0)
+
+
+class Defaults(dict):
+    def __missing__(self, key):
+        return len(key)
+
+
+def missing_keys(x, counts=collections.Counter("aab"), table=Defaults(a=1)):
+    # dict_subscript: a subclass's __missing__ answers, not KeyError
+    found = []
+    for mapping in (counts, table, collections.Counter("xy")):
+        try:
+            found.append(mapping["zz"])
+        except KeyError:
+            found.append(None)
+    return x + 1, found, "zz" in table
+
+
+def test_a_dict_subclass_missing_key_calls_missing():
+    check_breaks(missing_keys, lambda: (torch.ones(2),), graphs=1, breaks=0)
