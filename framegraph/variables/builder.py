@@ -53,6 +53,7 @@ from .torch_fn import TRACE_TIME, TorchFunctionVariable, is_graph_callable
 from .supers import OBJECT_SLOTS, ObjectSlotVariable
 from .user_defined import UserDefinedClassVariable, UserDefinedObjectVariable, bind_class_attribute
 from .copying import COPY_MODELS
+from .exceptions import EXC_INFO_MODELS
 from .trace_time import (NULL_CONTEXTS, PURE_CALLS, TYPING_MODELS, EnvironVariable, ModelledCallVariable,
                          NullContextClassVariable, OpaqueConstantVariable, PureCallVariable)
 from .user_dict import is_user_dict_class, wrap_user_dict
@@ -298,6 +299,8 @@ def _wrap_builtin(tx, value, source):
         return TorchFunctionVariable(value, source=source)
     if value in BUILTINS or value in PURE or getattr(value, "__module__", None) in ("math", "_operator"):
         return BuiltinVariable(value, source=source)
+    if value in EXC_INFO_MODELS:  # sys.exc_info(): the exception the trace handles
+        return ModelledCallVariable(value, EXC_INFO_MODELS[value], source=source)
     if has_twin(value):  # heapq.heappush: its Python twin is traced (twins.py)
         return TwinFunctionVariable(value, source=source)
     if is_rng_method(value):  # random.random: the generator's state is not the trace's (rng.py)
