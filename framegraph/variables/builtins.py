@@ -201,10 +201,20 @@ def _isinstance(tx, obj, classinfo):
     cls = classinfo.as_python_constant()
     for c in cls if isinstance(cls, tuple) else (cls,):
         check = getattr(type(c), "__instancecheck__", None) if isinstance(c, type) else None
-        # a metaclass of the user's decides from the object itself (ABCMeta's agrees with issubclass)
-        if isinstance(check, types.FunctionType) and check is not abc.ABCMeta.__instancecheck__:
+        # a metaclass of the user's decides from the object itself (ABCMeta's agrees with
+        # issubclass; Parameter's does for a tensor of a known class, see _is_parameter)
+        if isinstance(check, types.FunctionType) and check is not abc.ABCMeta.__instancecheck__ \
+                and not _is_parameter_check(c, obj):
             unsupported("unsupported_call", f"isinstance with {type(c).__name__}.__instancecheck__")
     return ConstantVariable(issubclass(obj.python_type(), cls))
+
+
+def _is_parameter_check(c, obj) -> bool:
+    """``isinstance(t, nn.Parameter)`` of a tracked tensor: _ParameterMeta also accepts a
+    tensor carrying ``_is_param``, which only Parameter.__new__ sets, on a tensor subclass
+    it makes; a plain tensor (its class guarded) or a Parameter answers by its class."""
+    return (c is torch.nn.Parameter and isinstance(obj, TensorVariable)
+            and (obj.python_type() is torch.Tensor or issubclass(obj.python_type(), torch.nn.Parameter)))
 
 
 def _issubclass(tx, cls, classinfo):
