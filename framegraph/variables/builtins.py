@@ -27,10 +27,12 @@ from .constant import ConstantVariable, wrap_constant
 from .deques import make_deque
 from .dicts import ConstDictVariable, SetVariable
 from .exceptions import TracedException, is_exception_class, make_exception, python_operation, raise_in_trace
+from .fresh import wrap_fresh
 from .generators import GeneratorVariable
 from .instances import object_new
 from .itertools_iters import MODELS as ITERTOOLS_MODELS
-from .iterators import EnumerateVariable, FilterVariable, ListIteratorVariable, MapVariable, ZipVariable
+from .iterators import (EnumerateVariable, FilterVariable, ListIteratorVariable, MapVariable, ZipVariable,
+                        give_back_unread)
 from .lists import ListVariable, SizeVariable, SliceVariable, TupleVariable
 from .mapping_proxy import make_mapping_proxy
 from .operator_getters import MODELS as OPERATOR_GETTER_MODELS
@@ -61,12 +63,9 @@ class BuiltinVariable(CallableVariable):
             try:
                 with python_operation(_name(self.fn)):  # what it raises, CPython raises
                     value = self.fn(*real_args, **real_kwargs)
-            finally:  # operator.indexOf(it, x) stops after the match: so does the traced iterator
-                for tracker, real in read:
-                    tracker.index -= real.__length_hint__()
-                    # an exhausted list iterator reduces to iter([]), without a position
-                    tracker.done = tracker.done or len(real.__reduce__()) == 2
-            return wrap_constant(value)
+            finally:  # operator.indexOf(it, x) stops after the match: so do the traced iterators
+                give_back_unread(read)
+            return wrap_fresh(value)
         unsupported("unsupported_call", f"builtin {_name(self.fn)}")
 
     def getattr(self, tx, name):
@@ -118,9 +117,7 @@ def _is_constant_arg(v, inside=()) -> bool:
 def _constant_arg(v, made=None, read=None):
     """A constant argument of a pure builtin (lists of constants too: ``", ".join(names)``;
     an iterator over constants is consumed, as the builtin would: ``",".join(genexpr)``).
-    A list in it twice is one list (``a.append(a); repr(a)``). With ``read``, each
-    (iterator tracker, real list iterator) goes there, for the caller to give back
-    to the tracker what the builtin left unread."""
+    A list in it twice is one list (``a.append(a); repr(a)``). ``read``: see ``lend``."""
     if isinstance(v, ListVariable):
         made = {} if made is None else made
         if id(v) not in made:
@@ -128,12 +125,7 @@ def _constant_arg(v, made=None, read=None):
             out.extend(_constant_arg(x, made) for x in v.items)
         return made[id(v)]
     if isinstance(v, ListIteratorVariable):
-        rest = [_constant_arg(x) for x in v.items[v.index:]]
-        v.index += len(rest)
-        real = iter(rest)
-        if read is not None:
-            read.append((v, real))
-        return real
+        return v.lend([_constant_arg(x) for x in v.items[v.index:]], read)
     return v.as_python_constant()
 
 
@@ -212,10 +204,20 @@ def _isinstance(tx, obj, classinfo):
     cls = classinfo.as_python_constant()
     for c in cls if isinstance(cls, tuple) else (cls,):
         check = getattr(type(c), "__instancecheck__", None) if isinstance(c, type) else None
-        # a metaclass of the user's decides from the object itself (ABCMeta's agrees with issubclass)
-        if isinstance(check, types.FunctionType) and check is not abc.ABCMeta.__instancecheck__:
+        # a metaclass of the user's decides from the object itself (ABCMeta's agrees with
+        # issubclass; Parameter's does for a tensor of a known class, see _is_parameter)
+        if isinstance(check, types.FunctionType) and check is not abc.ABCMeta.__instancecheck__ \
+                and not _is_parameter_check(c, obj):
             unsupported("unsupported_call", f"isinstance with {type(c).__name__}.__instancecheck__")
     return ConstantVariable(issubclass(obj.python_type(), cls))
+
+
+def _is_parameter_check(c, obj) -> bool:
+    """``isinstance(t, nn.Parameter)`` of a tracked tensor: _ParameterMeta also accepts a
+    tensor carrying ``_is_param``, which only Parameter.__new__ sets, on a tensor subclass
+    it makes; a plain tensor (its class guarded) or a Parameter answers by its class."""
+    return (c is torch.nn.Parameter and isinstance(obj, TensorVariable)
+            and (obj.python_type() is torch.Tensor or issubclass(obj.python_type(), torch.nn.Parameter)))
 
 
 def _issubclass(tx, cls, classinfo):
@@ -317,6 +319,9 @@ def _ordered_dict(tx, arg=None, **kwargs):
 
 
 def _defaultdict(tx, factory=None, arg=None, **kwargs):
+    none = factory is None or factory.is_python_constant() and factory.as_python_constant() is None
+    if not none and not _callable(tx, factory).as_python_constant():  # defdict_init's check
+        raise_in_trace(TypeError, "first argument must be callable or None")
     result = _dict(tx, arg, **kwargs)
     result.py_type = collections.defaultdict
     result.default_factory = factory if factory is not None else ConstantVariable(None)
@@ -340,6 +345,8 @@ def _scalar(kind):
         if isinstance(value, TensorVariable):
             unsupported("data_dependent_value", f"{kind.__name__}() of a tensor")
         if kind is bool:
+            if rest:  # bool_new takes one argument at most
+                raise_in_trace(TypeError, f"bool expected at most 1 argument, got {1 + len(rest)}")
             return ConstantVariable(value.truth(tx))
         if kind is str and not rest and hasattr(value, "str"):  # tp_str of the tracker's type
             return value.str(tx)
@@ -351,6 +358,10 @@ def _scalar(kind):
 
 
 def _len(tx, obj):
+    from .iterators import IteratorVariable
+
+    if isinstance(obj, IteratorVariable):  # an iterator has a __length_hint__ at most, no sq_length
+        raise_in_trace(TypeError, f"object of type '{obj.python_type().__name__}' has no len()")
     return ConstantVariable(obj.length(tx))
 
 
@@ -372,7 +383,12 @@ def _reversed(tx, seq):
     from .user_defined import UserDefinedObjectVariable, _static
 
     if isinstance(seq, UserDefinedObjectVariable):
-        if isinstance(_static(seq.cls, "__reversed__")[1], types.FunctionType):
+        found, method = _static(seq.cls, "__reversed__")
+        if found and method is None:  # reversed_new_impl: `__reversed__ = None` (Mapping's) blocks it
+            raise_in_trace(TypeError, f"'{seq.cls.__name__}' object is not reversible")
+        if found and not isinstance(method, types.FunctionType):
+            unsupported("unsupported_call", f"{seq.cls.__name__}.__reversed__ is a {type(method).__name__}")
+        if found:
             return seq.call_method(tx, "__reversed__", [], {})
         if _static(seq.cls, "__len__")[0] and _static(seq.cls, "__getitem__")[0]:
             from .iterators import SequenceReversedVariable
@@ -388,7 +404,11 @@ def _reversed(tx, seq):
 
 
 def _enumerate(tx, iterable, start=ConstantVariable(0)):
-    return EnumerateVariable(iterable.iter(tx), start.as_python_constant())
+    iterator = iterable.iter(tx)  # enum_new_impl: iter() first, then the start's __index__
+    value = start.as_python_constant()
+    if not hasattr(type(value), "__index__"):
+        raise_in_trace(TypeError, f"'{type(value).__name__}' object cannot be interpreted as an integer")
+    return EnumerateVariable(iterator, value.__index__())
 
 
 def _zip(tx, *iterables, strict=ConstantVariable(False)):
@@ -396,6 +416,8 @@ def _zip(tx, *iterables, strict=ConstantVariable(False)):
 
 
 def _map(tx, fn, *iterables):
+    if not iterables:  # map_new's check, before any iter()
+        raise_in_trace(TypeError, "map() must have at least two arguments.")
     return MapVariable(fn, [it.iter(tx) for it in iterables])
 
 

@@ -129,6 +129,13 @@ class ConstDictVariable(VariableTracker):
                 value = self.default_factory.call(tx, [], {})  # __missing__: insert factory()
                 self.setitem(tx, key, value)
                 return value
+            if self.py_type is not dict and hasattr(self.py_type, "__missing__"):
+                # dict_subscript: a subclass's __missing__ answers a missing key (Counter's 0)
+                missing = getattr(self.py_type, "__missing__")
+                if not isinstance(missing, types.FunctionType):
+                    unsupported("missing_dict_key", f"{key} in a {self.py_type.__name__} "
+                                                    f"(its __missing__ is a {type(missing).__name__})")
+                return self.call_method(tx, "__missing__", [key], {})
             _key_error(key)
 
     def setitem(self, tx, key, value):

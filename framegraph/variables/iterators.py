@@ -234,6 +234,16 @@ class ListIteratorVariable(IteratorVariable):
             cg.store_fast(temp)
             later.append((temp, self.index, done))
 
+    def lend(self, values, read=None):
+        """A real iterator over ``values`` (the rest of the items, as constants) for a
+        builtin run at trace time; this one moves past them. With ``read``, the pair
+        goes there for ``give_back_unread`` to move back over what the builtin left."""
+        self.index += len(values)
+        real = iter(values)
+        if read is not None:
+            read.append((self, real))
+        return real
+
     def check_container(self):
         """CPython's dict and set iterators: RuntimeError once the size changed; a
         change of keys at the same size depends on the hash table (not modelled)."""
@@ -261,6 +271,16 @@ class ListIteratorVariable(IteratorVariable):
 
     def __repr__(self):
         return f"ListIteratorVariable({self.index}/{len(self.items)})"
+
+
+def give_back_unread(lent):
+    """After a builtin ran on the real iterators ``ListIteratorVariable.lend`` made,
+    each tracker is where its real iterator stopped (``operator.indexOf`` stops after
+    the match), and exhausted if that was (a list iterator that ran out reduces to
+    ``iter([])``, without a position)."""
+    for tracker, real in lent:
+        tracker.index -= real.__length_hint__()
+        tracker.done = tracker.done or len(real.__reduce__()) == 2
 
 
 class SequenceReversedVariable(IteratorVariable):

@@ -367,10 +367,41 @@ class ListVariable(BaseListVariable):
             return handler(self, tx, *args, **kwargs) or ConstantVariable(None)
 
 
+class _Sorting(list):
+    """The items of a list while it sorts: empty, and noting any change (CPython
+    notes any reallocation, ``allocated != -1``, which every change makes)."""
+
+    touched = False
+
+
+def _touching(name):
+    def method(self, *args):
+        self.touched = True
+        return getattr(list, name)(self, *args)
+    return method
+
+
+for _name in ("append", "extend", "insert", "pop", "remove", "clear", "reverse", "sort",
+              "__setitem__", "__delitem__", "__iadd__", "__imul__"):
+    setattr(_Sorting, _name, _touching(_name))
+
+
 def _list_sort(lst, tx, key=None, reverse=None):
+    """list_sort_impl: the list is empty while the keys are computed and compared (a key
+    function sees ``[]``); anything that changes it then is undone, and ValueError
+    raised, once the sorted items are back."""
     from .builtins import sorted_items
 
-    lst.items = sorted_items(tx, lst.items, key, reverse)
+    saved, lst.items = lst.items, _Sorting()
+    sorting = lst.items
+    try:
+        ordered = sorted_items(tx, saved, key, reverse)
+    finally:
+        modified = lst.items is not sorting or sorting.touched
+        lst.items = saved
+    lst.items = ordered
+    if modified:
+        raise_in_trace(ValueError, "list modified during sort")
 
 
 _LIST_METHODS = {

@@ -274,6 +274,11 @@ class UserDefinedClassVariable(VariableTracker):
             rng_break(f"creating a {cls.__name__}")
         if cls.__new__ is not object.__new__:
             unsupported("unsupported_call", f"creating a {cls.__name__} (a __new__ of a builtin base)")
+        if cls.__flags__ & _DISALLOW_INSTANTIATION:  # a C type whose tp_new is NULL: type_call refuses
+            where = "" if cls.__module__ == "builtins" else f"{cls.__module__}."
+            from .exceptions import raise_in_trace
+
+            raise_in_trace(TypeError, f"cannot create '{where}{cls.__qualname__}' instances")
         if getattr(cls, "__abstractmethods__", None):  # object.__new__ refuses: its TypeError
             from .exceptions import python_operation
 
@@ -364,6 +369,14 @@ def _runs_code_on_get(attr) -> bool:
     """Is ``attr`` a descriptor of a user class, whose ``__get__`` may raise?"""
     getter = getattr(type(attr), "__get__", None)
     return isinstance(getter, types.FunctionType)
+
+
+_DISALLOW_INSTANTIATION = 1 << 7  # Py_TPFLAGS_DISALLOW_INSTANTIATION
+
+
+def _owner(cls, name):
+    """The first class of ``cls``'s MRO whose ``__dict__`` defines ``name``."""
+    return next((klass for klass in cls.__mro__ if name in klass.__dict__), object)
 
 
 class UserDefinedObjectVariable(VariableTracker):
@@ -506,8 +519,17 @@ class UserDefinedObjectVariable(VariableTracker):
         if name == "__ne__" and attr is object.__ne__:  # object_richcompare: not __eq__, unless NotImplemented
             equal = self._dunder(tx, "__eq__", args)
             return equal if _is_not_implemented(equal) else ConstantVariable(not equal.truth(tx))
-        if not found or not isinstance(attr, types.FunctionType):
+        if not found:
             return NotImplemented
+        if not isinstance(attr, types.FunctionType):
+            owner = _owner(self.cls, name)
+            if owner is object:  # object's default slot: the callers model it (identity ==, ...)
+                return NotImplemented
+            # `__bool__ = None` raises TypeError; a C function or a descriptor in a class
+            # statement, or the slot of a builtin base (an int subclass's __eq__ compares
+            # the int values), runs C code: CPython calls it, whatever it is
+            unsupported("unsupported_call", f"{self.cls.__name__}.{name} is {owner.__name__}'s "
+                                            f"{type(attr).__name__}")
         return bind_class_attribute(tx, self, attr, None).call(tx, args, {})
 
     def binop(self, tx, fn, other, reflected):
