@@ -457,13 +457,17 @@ def _callable(tx, obj):
 
 
 def _slice(tx, *args):
+    with python_operation("slice()"):  # slice() and slice(1, 2, 3, 4) raise TypeError
+        slice(*[None] * len(args))
     items = list(args) + [ConstantVariable(None)] * (3 - len(args))
     return SliceVariable(items[:3] if len(args) > 1 else [ConstantVariable(None), args[0],
                                                           ConstantVariable(None)])
 
 
 def _range(tx, *args):
-    return wrap_constant(range(*(a.as_python_constant() for a in args)))
+    values = [a.as_python_constant() for a in args]
+    with python_operation("range()"):  # range(), range(1.5), range(1, 2, 0): what CPython raises
+        return wrap_constant(range(*values))
 
 
 def _super(tx, *args):

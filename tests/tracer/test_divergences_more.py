@@ -278,3 +278,17 @@ def test_a_builtin_given_a_huge_range_iterator_runs_in_cpython_after_a_break(str
 
     assert_same(framegraph.compile(f, backend="eager")(torch.ones(2)), f(torch.ones(2)))
     assert strict_trace.graphs == 1  # x + where, after the break at indexOf
+
+
+def test_range_and_slice_with_bad_arguments_raise_cpython_s_errors_in_the_trace():
+    def f(x):
+        errors = []
+        for args in [(), (1.5,), (1, 2, 0), (1, 2, 3, 4)]:
+            for make in (range, slice):
+                try:
+                    make(*args)
+                except (TypeError, ValueError) as error:
+                    errors.append((make.__name__, type(error).__name__, str(error)))
+        return x + 1, errors
+
+    check(f, torch.ones(2), frames=1)
