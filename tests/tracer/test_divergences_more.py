@@ -214,6 +214,20 @@ def test_huge_ranges_answer_count_index_in_and_len_without_listing_items():
     check(f, torch.ones(2), frames=1)
 
 
+def test_range_count_and_index_take_exactly_one_argument():
+    def f(x):
+        out = []
+        for call in (lambda: range(9).index(4, 2), lambda: range(9).count(), lambda: range(9).index(x=1),
+                     lambda: range(9).index(4), lambda: range(9).count(1.0)):
+            try:
+                out.append(call())
+            except TypeError as error:
+                out.append(str(error))
+        return x + 1, out
+
+    check(f, torch.ones(2), frames=1)
+
+
 def test_a_loop_over_a_huge_range_stops_early_without_listing_it():
     def f(x):
         for i in iter(range(2**64)):
