@@ -24,3 +24,17 @@ def with_helper(x):
 
 def test_a_nested_function_with_union_annotations_is_one_graph():
     assert_same_as_eager(with_helper, torch.ones(2), graphs=1)
+
+
+def with_a_callback(x):
+    import collections.abc
+
+    Hook = collections.abc.Callable[[torch.Tensor], torch.Tensor]  # a GenericAlias subclass, list key
+    def apply(fn: Hook, t):
+        return fn(t)
+
+    return apply(torch.relu, x), Hook
+
+
+def test_a_callable_annotation_is_built_in_the_trace():
+    assert_same_as_eager(with_a_callback, torch.ones(2), graphs=1)
