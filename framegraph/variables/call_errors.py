@@ -16,7 +16,7 @@ import keyword
 import types
 from typing import Dict, Optional, Sequence
 
-_STANDINS: Dict[tuple, types.CodeType] = {}
+_STANDINS: Dict[str, types.CodeType] = {}
 
 
 def binding_error(code: types.CodeType, qualname: str, ndefaults: int, kwdefaults: Sequence[str],
@@ -25,15 +25,14 @@ def binding_error(code: types.CodeType, qualname: str, ndefaults: int, kwdefault
     positional defaults, keyword-only defaults for ``kwdefaults``) with ``nargs``
     positional arguments and the keywords ``kwargs`` raises; None if that call binds
     or the parameters cannot be written as Python source."""
-    key = (code, ndefaults, tuple(sorted(kwdefaults)))
-    body = _STANDINS.get(key)
+    source = _signature_source(code, ndefaults, kwdefaults)
+    if source is None:
+        return None
+    body = _STANDINS.get(source)  # by the signature, not the code: no user code is kept alive
     if body is None:
-        source = _signature_source(code, ndefaults, kwdefaults)
-        if source is None:
-            return None
         namespace = {}
         exec(compile(source, "<framegraph stand-in>", "exec"), namespace)  # noqa: S102 (our own text)
-        body = _STANDINS[key] = namespace["standin"].__code__
+        body = _STANDINS[source] = namespace["standin"].__code__
     standin = types.FunctionType(body, {}, code.co_name, (None,) * ndefaults or None)
     standin.__kwdefaults__ = dict.fromkeys(kwdefaults) or None
     standin.__qualname__ = qualname  # the messages name the function by it
