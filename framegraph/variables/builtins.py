@@ -31,9 +31,8 @@ from .fresh import wrap_fresh
 from .generators import GeneratorVariable
 from .instances import object_new
 from .itertools_iters import MODELS as ITERTOOLS_MODELS
-from .iterators import (EnumerateVariable, FilterVariable, ListIteratorVariable, MapVariable, ZipVariable,
-                        give_back_unread)
-from .lists import ListVariable, SizeVariable, SliceVariable, TupleVariable
+from .iterators import EnumerateVariable, FilterVariable, GiveBackUnread, ListIteratorVariable, MapVariable, ZipVariable
+from .lists import ListVariable, SizeVariable, TupleVariable, make_range, make_slice
 from .mapping_proxy import make_mapping_proxy
 from .operator_getters import MODELS as OPERATOR_GETTER_MODELS
 from .ops import COMPARE_OPS, binary_op, compare, contains_op, is_op, unary_op
@@ -60,11 +59,9 @@ class BuiltinVariable(CallableVariable):
             read = []
             real_args = [_constant_arg(a, read=read) for a in args]
             real_kwargs = {k: _constant_arg(v, read=read) for k, v in kwargs.items()}
-            try:
-                with python_operation(_name(self.fn)):  # what it raises, CPython raises
-                    value = self.fn(*real_args, **real_kwargs)
-            finally:  # operator.indexOf(it, x) stops after the match: so do the traced iterators
-                give_back_unread(read)
+            # what it raises, CPython raises; operator.indexOf(it, x) stops after the match: so do the iterators
+            with GiveBackUnread(read), python_operation(_name(self.fn)):
+                value = self.fn(*real_args, **real_kwargs)
             return wrap_fresh(value)
         unsupported("unsupported_call", f"builtin {_name(self.fn)}")
 
@@ -456,20 +453,6 @@ def _callable(tx, obj):
     return ConstantVariable(any("__call__" in k.__dict__ for k in obj.python_type().__mro__))
 
 
-def _slice(tx, *args):
-    with python_operation("slice()"):  # slice() and slice(1, 2, 3, 4) raise TypeError
-        slice(*[None] * len(args))
-    items = list(args) + [ConstantVariable(None)] * (3 - len(args))
-    return SliceVariable(items[:3] if len(args) > 1 else [ConstantVariable(None), args[0],
-                                                          ConstantVariable(None)])
-
-
-def _range(tx, *args):
-    values = [a.as_python_constant() for a in args]
-    with python_operation("range()"):  # range(), range(1.5), range(1, 2, 0): what CPython raises
-        return wrap_constant(range(*values))
-
-
 def _super(tx, *args):
     from .supers import SuperVariable
 
@@ -513,7 +496,7 @@ BUILTINS: Dict[Callable, Callable] = {
     collections.OrderedDict: _ordered_dict, collections.defaultdict: _defaultdict,
     float: _scalar(float), bool: _scalar(bool), str: _scalar(str), iter: _iter, next: _next,
     reversed: _reversed, enumerate: _enumerate, zip: _zip, map: _map, filter: _filter,
-    sorted: _sorted, abs: _abs, type: _type, callable: _callable, slice: _slice, range: _range,
+    sorted: _sorted, abs: _abs, type: _type, callable: _callable, slice: make_slice, range: make_range,
     super: _super, print: _print, functools.reduce: _functools_reduce, repr: _repr,
     torch.Size: lambda tx, it=None: SizeVariable(it.unpack(tx) if it is not None else []),
     operator.getitem: lambda tx, a, b: a.getitem(tx, b),

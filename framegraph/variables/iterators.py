@@ -237,7 +237,7 @@ class ListIteratorVariable(IteratorVariable):
     def lend(self, values, read=None):
         """A real iterator over ``values`` (the rest of the items, as constants) for a
         builtin run at trace time; this one moves past them. With ``read``, the pair
-        goes there for ``give_back_unread`` to move back over what the builtin left."""
+        goes there for ``GiveBackUnread`` to move back over what the builtin left."""
         self.index += len(values)
         real = iter(values)
         if read is not None:
@@ -273,14 +273,26 @@ class ListIteratorVariable(IteratorVariable):
         return f"ListIteratorVariable({self.index}/{len(self.items)})"
 
 
-def give_back_unread(lent):
-    """After a builtin ran on the real iterators ``ListIteratorVariable.lend`` made,
-    each tracker is where its real iterator stopped (``operator.indexOf`` stops after
-    the match), and exhausted if that was (a list iterator that ran out reduces to
-    ``iter([])``, without a position)."""
-    for tracker, real in lent:
-        tracker.index -= real.__length_hint__()
-        tracker.done = tracker.done or len(real.__reduce__()) == 2
+class GiveBackUnread:
+    """``with GiveBackUnread(lent):`` around a builtin run on the real iterators
+    ``ListIteratorVariable.lend`` made: on the way out, raising or not, each tracker
+    is where its real iterator stopped (``operator.indexOf`` stops after the match),
+    and exhausted if that was (a list iterator that ran out reduces to ``iter([])``,
+    without a position). A class: constant folding runs it thousands of times."""
+
+    __slots__ = ("lent",)
+
+    def __init__(self, lent):
+        self.lent = lent
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info):
+        for tracker, real in self.lent:
+            tracker.index -= real.__length_hint__()
+            tracker.done = tracker.done or len(real.__reduce__()) == 2
+        return False
 
 
 class SequenceReversedVariable(IteratorVariable):

@@ -443,6 +443,22 @@ class SliceVariable(BaseListVariable):
         cg.load_const(self.as_python_constant())
 
 
+def make_slice(tx, *args):
+    """``slice(...)``: ``slice(stop)`` or ``slice(start, stop[, step])``; no argument or
+    more than three raise CPython's TypeError."""
+    with python_operation("slice()"):
+        slice(*[None] * len(args))
+    items = list(args) + [ConstantVariable(None)] * (3 - len(args))
+    return SliceVariable(items[:3] if len(args) > 1 else [ConstantVariable(None), args[0], ConstantVariable(None)])
+
+
+def make_range(tx, *args):
+    """``range(...)`` of constants: range(), range(1.5), range(1, 2, 0) raise what CPython raises."""
+    values = [a.as_python_constant() for a in args]
+    with python_operation("range()"):
+        return wrap_constant(range(*values))
+
+
 # A longer range is not listed item by item at trace time (``list(range(2**40))``).
 MAX_RANGE_ITEMS = 1 << 20
 
