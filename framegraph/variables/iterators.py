@@ -426,6 +426,9 @@ class EnumerateVariable(IteratorVariable):
         self.count += 1
         return TupleVariable([ConstantVariable(self.count - 1), item])
 
+    def stop_args(self):
+        return _stop_args_of(self.inner)  # enum_next passes the inner's StopIteration on
+
     def reconstruct(self, cg):  # enumerate(inner, count): the inner iterator is shared
         cg.emit_op("PUSH_NULL")
         cg.load_const(enumerate)
@@ -449,6 +452,7 @@ class ZipVariable(IteratorVariable):
     def __init__(self, inners, strict=False, **kwargs):
         super().__init__(**kwargs)
         self.inners, self.strict = inners, strict
+        self.ended = None  # the inner iterator that ended the last next(): zip_next passes its StopIteration on
 
     def remaining(self):
         if self.strict:  # the length check must still run
@@ -464,9 +468,13 @@ class ZipVariable(IteratorVariable):
             if item is None:
                 if self.strict and (items or any(i.next(tx) is not None for i in self.inners[1:])):
                     unsupported("exception", "zip(strict=True) of sequences of different lengths")
+                self.ended = it
                 return None
             items.append(item)
         return TupleVariable(items)
+
+    def stop_args(self):
+        return _stop_args_of(self.ended)
 
     def reconstruct(self, cg):
         _rebuild_call(cg, functools.partial(zip, strict=True) if self.strict else zip, self.inners)
@@ -478,12 +486,20 @@ class MapVariable(IteratorVariable):
     def __init__(self, fn, inners, **kwargs):
         super().__init__(**kwargs)
         self.fn, self.inners = fn, inners
+        self.ended = None  # the inner iterator that ended the last next(), as for zip
 
     def next(self, tx):
-        items = [it.next(tx) for it in self.inners]
-        if any(item is None for item in items):
-            return None
+        items = []
+        for it in self.inners:  # map_next stops at the first exhausted one: the rest are not advanced
+            item = it.next(tx)
+            if item is None:
+                self.ended = it
+                return None
+            items.append(item)
         return self.fn.call(tx, items, {})
+
+    def stop_args(self):
+        return _stop_args_of(self.ended)
 
     def reconstruct(self, cg):
         _rebuild_call(cg, map, [self.fn] + list(self.inners))
@@ -504,8 +520,17 @@ class FilterVariable(IteratorVariable):
                 return item
         return None
 
+    def stop_args(self):
+        return _stop_args_of(self.inner)  # filter_next passes the inner's StopIteration on
+
     def reconstruct(self, cg):
         _rebuild_call(cg, filter, [self.fn, self.inner])
+
+
+def _stop_args_of(inner) -> List[VariableTracker]:
+    """The StopIteration arguments an inner iterator's end leaves for its wrapper to pass
+    on (enumerate, zip, map and filter call its tp_iternext and do not clear them)."""
+    return inner.stop_args() if isinstance(inner, IteratorVariable) else []
 
 
 def remaining_items(it) -> List[VariableTracker]:

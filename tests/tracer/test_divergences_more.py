@@ -102,7 +102,35 @@ def test_yield_from_passes_on_the_delegate_s_return_value():
     check(f, torch.ones(2), frames=1)
 
 
+def test_enumerate_zip_map_and_filter_pass_the_return_value_on():
+    def answer():
+        yield 1
+        return "done"
+
+    def f(x):
+        values = []
+        for wrap in (enumerate, lambda it: map(str, it), lambda it: filter(None, it), lambda it: zip("ab", it)):
+            wrapped = wrap(answer())
+            next(wrapped)
+            try:
+                next(wrapped)
+            except StopIteration as stop:
+                values.append(stop.value)
+        return x + 1, values
+
+    check(f, torch.ones(2), frames=1)
+
+
 # ---- a builtin run at trace time reads an iterator only as far as CPython's does
+def test_map_stops_at_the_first_exhausted_iterable_and_leaves_the_others():
+    def f(x):
+        short, long = iter([1, 2]), iter([10, 20, 30, 40])
+        sums = list(map(lambda a, b: a + b, short, long))
+        return x + 1, sums, next(long)
+
+    check(f, torch.ones(2), frames=1)
+
+
 def test_index_of_leaves_the_iterator_just_after_the_match():
     def f(x):
         words = iter("find the first e and go on")
