@@ -530,13 +530,7 @@ def _product(tx, *iterables, repeat=ConstantVariable(1)):
                                 kind=itertools.product)
 
 
-def _pairwise(tx, iterable):
-    items = iterable.unpack(tx)
-    return ListIteratorVariable([TupleVariable([a, b]) for a, b in zip(items, items[1:])], kind=itertools.pairwise)
-
-
 BUILTINS[itertools.product] = _product
-BUILTINS[itertools.pairwise] = _pairwise
 BUILTINS[delattr] = lambda tx, obj, name: _delattr(tx, obj, name.as_python_constant())
 
 

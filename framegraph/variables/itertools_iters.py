@@ -1,7 +1,7 @@
 """The iterators of ``itertools``, lazy as in CPython's ``Modules/itertoolsmodule.c``.
 
 ``islice``, ``compress``, ``takewhile``, ``dropwhile``, ``accumulate``,
-``starmap``, ``zip_longest``, ``count`` and ``repeat`` pull from their inner
+``starmap``, ``zip_longest``, ``pairwise``, ``count`` and ``repeat`` pull from their inner
 iterators one item at a time, exactly when CPython's would: ``islice(it, 2)``
 takes two items from ``it`` and leaves the rest to whoever reads ``it`` next,
 and a predicate runs once per item, in the program's order. Each keeps the
@@ -359,6 +359,51 @@ def _repeat(tx, obj, times=None):
     return RepeatVariable(obj, n)
 
 
+class PairwiseVariable(IteratorVariable):
+    """``pairwise(it)`` (pairwise_next): the first ``next()`` takes two items, each
+    later one a single item, paired with the one before; so ``it`` is read no
+    further than the pairs asked for. Rebuilt as ``pairwise(chain([old], it))``."""
+
+    py_type = itertools.pairwise
+
+    def __init__(self, inner, **kwargs):
+        super().__init__(**kwargs)
+        self.inner, self.old = inner, None  # inner None: exhausted (CPython drops it)
+        self.ended = None  # the inner iterator, when it ran out in the last next()
+
+    def next(self, tx):
+        self.ended = None
+        if self.inner is None:
+            return None
+        if self.old is None:
+            self.old = self.inner.next(tx)
+            if self.old is None:
+                return self._end()
+        new = self.inner.next(tx)
+        if new is None:
+            return self._end()
+        pair, self.old = TupleVariable([self.old, new]), new
+        return pair
+
+    def _end(self):
+        self.ended, self.inner, self.old = self.inner, None, None
+        return None
+
+    def stop_args(self):  # pairwise_next passes the inner's StopIteration on
+        return self.ended.stop_args() if isinstance(self.ended, IteratorVariable) else []
+
+    def reconstruct(self, cg):
+        if self.inner is None:
+            _emit_call(cg, itertools.pairwise, ())
+        elif self.old is None:
+            _emit_call(cg, itertools.pairwise, self.inner)
+        else:
+            cg.emit_op("PUSH_NULL")
+            cg.load_const(itertools.pairwise)
+            _emit_call(cg, itertools.chain, TupleVariable([self.old]), self.inner)
+            cg.call(1)
+
+
 def _pooled(fn):
     """combinations, permutations...: the input is copied to a pool at creation, as CPython does."""
     def model(tx, iterable, *args):
@@ -381,6 +426,7 @@ MODELS = {
     itertools.zip_longest: _zip_longest,
     itertools.count: _count,
     itertools.repeat: _repeat,
+    itertools.pairwise: lambda tx, iterable: PairwiseVariable(iterable.iter(tx)),
     itertools.combinations: _pooled(itertools.combinations),
     itertools.combinations_with_replacement: _pooled(itertools.combinations_with_replacement),
     itertools.permutations: _pooled(itertools.permutations),

@@ -161,6 +161,22 @@ def test_in_reads_an_iterator_up_to_the_first_match():
     check(f, torch.ones(2), frames=1)
 
 
+def test_pairwise_reads_its_iterable_one_pair_at_a_time(strict_trace):
+    import itertools
+
+    def f(x):
+        readings = iter([1.0, 1.5, 3.0, 2.0])
+        steps = itertools.pairwise(readings)
+        first = next(steps)
+        return x * (first[1] - first[0]), next(readings), steps
+
+    x = torch.ones(2)
+    expected, actual = f(x), framegraph.compile(f, backend="eager", fullgraph=True)(x)
+    assert_same(actual[:2], expected[:2])
+    assert type(actual[2]) is itertools.pairwise and list(actual[2]) == list(expected[2]) == [(1.5, 2.0)]
+    assert strict_trace.graphs == 1
+
+
 # ---- a call that does not bind raises CPython's own TypeError, caught in the trace
 def is_same(a, b):  # operator.is_ as the pure-Python operator module writes it
     return a is b
@@ -267,18 +283,18 @@ def test_a_loop_over_a_huge_range_stops_early_without_listing_it():
     check(f, torch.ones(2), frames=1)
 
 
-def test_a_range_iterator_left_half_way_is_handed_back_at_its_position():
+def test_a_range_iterator_left_half_way_is_handed_back_at_its_position(strict_trace):
     def f(x):
         it = iter(range(10**12))
         first = next(it), next(it)
         return x + 1, first, it
 
-    cnt = framegraph.compile(f, backend="eager", fullgraph=True)
     x = torch.ones(2)
-    expected, actual = f(x), cnt(x)
+    expected, actual = f(x), framegraph.compile(f, backend="eager", fullgraph=True)(x)
     assert_same(actual[:2], expected[:2])
     assert type(actual[2]) is type(expected[2])
     assert next(actual[2]) == next(expected[2]) == 2
+    assert strict_trace.graphs == 1
 
 
 def test_a_short_range_loop_still_unrolls_into_one_graph():
