@@ -459,8 +459,10 @@ def make_range(tx, *args):
         return wrap_constant(range(*values))
 
 
-# A longer range is not listed item by item at trace time (``list(range(2**40))``).
-MAX_RANGE_ITEMS = 1 << 20
+# A longer range is not listed item by item at trace time (``list(range(2**40))``): the
+# break hands it to CPython. Shorter ones are listed (slow, but as before): a break there
+# would give the resume function a long list from outside, guarded item by item.
+MAX_RANGE_ITEMS = 1 << 26
 
 
 def range_size(r: range) -> int:
