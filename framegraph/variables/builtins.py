@@ -10,7 +10,6 @@ import abc
 import builtins
 import collections
 import functools
-import inspect
 import itertools
 import math
 import operator
@@ -22,6 +21,7 @@ import torch
 
 from ..errors import unsupported
 from .base import CallableVariable
+from .call_shapes import STAND_INS, check_function_shape, fits, real_signature_rejects
 from .builtin_methods import MODELS as BUILTIN_METHOD_MODELS, call_unbound, is_unbound_builtin_method
 from .constant import ConstantVariable, wrap_constant
 from .deques import make_deque
@@ -44,7 +44,10 @@ class BuiltinVariable(CallableVariable):
     def call(self, tx, args, kwargs):
         model = BUILTINS.get(self.fn)
         if model is not None:
-            if not _binds(model, args, kwargs):  # `bool(x=1)`: CPython raises TypeError
+            binds = fits(model, 1, args, kwargs)
+            if not binds or self.fn in STAND_INS or real_signature_rejects(self.fn, args, kwargs):
+                check_function_shape(self.fn, args, kwargs)  # `len()`, `bool(x=1)`: CPython's TypeError
+            if not binds or real_signature_rejects(self.fn, args, kwargs):
                 unsupported("operator_error", f"{_name(self.fn)}() does not take these arguments")
             return model(tx, *args, **kwargs)
         if is_exception_class(self.fn):
@@ -127,24 +130,6 @@ def _constant_arg(v, made=None):
 
 def _name(fn):
     return getattr(fn, "__qualname__", None) or getattr(fn, "__name__", repr(fn))
-
-
-_signatures = {}
-
-
-def _binds(model, args, kwargs) -> bool:
-    """Whether ``model(tx, *args, **kwargs)`` binds: the call's arguments fit the builtin."""
-    sig = _signatures.get(model)
-    if sig is None:
-        try:
-            sig = _signatures[model] = inspect.signature(model)
-        except (TypeError, ValueError):
-            return True
-    try:
-        sig.bind(None, *args, **kwargs)
-    except TypeError:
-        return False
-    return True
 
 
 def _is_pure(fn) -> bool:
@@ -298,25 +283,26 @@ def _collection(kind):
     return model
 
 
-def _ordered_dict(tx, arg=None, **kwargs):
-    result = _dict(tx, arg, **kwargs)
+# The keywords of dict(), OrderedDict() and defaultdict() are the items' keys, any names.
+def _ordered_dict(tx, /, *args, **kwargs):
+    result = _dict(tx, *args, **kwargs)
     result.py_type = collections.OrderedDict
     return result
 
 
-def _defaultdict(tx, factory=None, arg=None, **kwargs):
-    result = _dict(tx, arg, **kwargs)
-    result.py_type = collections.defaultdict
-    result.default_factory = factory if factory is not None else ConstantVariable(None)
+def _defaultdict(tx, /, *args, **kwargs):
+    factory = args[0] if args else None
     if factory is None or factory.is_python_constant() and factory.as_python_constant() is None:
         unsupported("unsupported_call", "defaultdict without a default factory")
+    result = _dict(tx, *args[1:], **kwargs)
+    result.py_type = collections.defaultdict
+    result.default_factory = factory
     return result
 
 
-def _dict(tx, arg=None, **kwargs):
+def _dict(tx, /, *args, **kwargs):
     result = ConstDictVariable([])
-    if arg is not None:
-        result.call_method(tx, "update", [arg], {})
+    result.call_method(tx, "update", list(args), {})
     result.call_method(tx, "update", [], kwargs)
     return result
 
@@ -429,7 +415,10 @@ def _slice(tx, *args):
 
 
 def _range(tx, *args):
-    return wrap_constant(range(*(a.as_python_constant() for a in args)))
+    values = [a.as_python_constant() for a in args]
+    with python_operation("range()"):  # `range()`, `range(1.5)`: CPython's TypeError
+        value = range(*values)
+    return wrap_constant(value)
 
 
 def _super(tx, *args):

@@ -63,8 +63,14 @@ class ConstantVariable(VariableTracker):
 
     def call_method(self, tx, name, args, kwargs):
         from .builtins import BuiltinVariable
+        from .exceptions import python_operation
 
-        return BuiltinVariable(getattr(type(self.value), name)).call(tx, [self] + list(args), kwargs)
+        with python_operation(f"{self.value!r}.{name}"):  # a missing method: CPython's AttributeError
+            getattr(self.value, name)
+        method = getattr(type(self.value), name, None)
+        if method is None:  # an attribute of the instance only (a dtype's): called as it is
+            return self.getattr(tx, name).call(tx, args, kwargs)
+        return BuiltinVariable(method).call(tx, [self] + list(args), kwargs)
 
     def truth(self, tx):
         return bool(self.value)

@@ -11,6 +11,7 @@ import collections
 import operator
 
 from ..errors import unsupported
+from .call_shapes import check_method_shape, fits
 from .constant import ConstantVariable
 from .exceptions import raise_in_trace
 from .iterators import IteratorVariable, resume_iterator
@@ -93,8 +94,11 @@ class DequeVariable(BaseListVariable):
 
     def call_method(self, tx, name, args, kwargs):
         method = _METHODS.get(name)
-        if method is None or kwargs:
+        if method is None:
             return super().call_method(tx, name, args, kwargs)
+        check_method_shape(collections.deque, name, args, kwargs)  # `d.append()`: CPython's TypeError
+        if not fits(method, 2, args, kwargs):
+            unsupported("unsupported_call", f"deque.{name} with these arguments")
         if name not in _READING:
             self._changed(tx, name)
         return method(self, tx, *args) or ConstantVariable(None)

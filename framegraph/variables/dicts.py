@@ -17,8 +17,9 @@ import torch
 from ..bytecode import create_instruction
 from ..errors import unsupported
 from .base import VariableTracker
-from .constant import ConstantVariable
-from .exceptions import raise_in_trace
+from .call_shapes import check_method_shape, fits
+from .constant import ConstantVariable, wrap_constant
+from .exceptions import python_operation, raise_in_trace
 from .lists import TupleVariable
 
 
@@ -142,10 +143,11 @@ class ConstDictVariable(VariableTracker):
         self.items[hash_key(key)] = (pair[0] if pair is not None else key, value)
 
     def delitem(self, tx, key):
-        self.check_mutable("del dict item", tx)
         pair = self.items.get(hash_key(key))
-        if pair is not None:
-            self.check_dropped(list(pair), "del dict item")
+        if pair is None:
+            _key_error(key)
+        self.check_mutable("del dict item", tx)
+        self.check_dropped(list(pair), "del dict item")
         self.items.pop(hash_key(key))
 
     def binop(self, tx, fn, other, reflected):
@@ -165,8 +167,9 @@ class ConstDictVariable(VariableTracker):
 
     def call_method(self, tx, name, args, kwargs):
         method = _DICT_METHODS.get(name)
-        if method is None:
-            unsupported("unsupported_call", f"dict.{name}")
+        check_method_shape(self.py_type, name, args, kwargs)  # `d.get()`: CPython's TypeError
+        if method is None or not fits(method, 2, args, kwargs):
+            unsupported("unsupported_call", f"dict.{name}" + ("" if method is None else " with these arguments"))
         if name in _MUTATING:
             self.check_mutable(f"dict.{name}", tx)
         result = method(self, tx, *args, **kwargs)
@@ -206,18 +209,37 @@ def _pop(d, tx, key, default=None):
     return pair[1] if pair else default
 
 
-def _update(d, tx, other=None, **kwargs):
-    if other is not None:
+def _update(d, tx, /, *args, **kwargs):
+    """``d.update(other=(), **kwargs)`` (the keywords may be any names: ``update(d=1)``)."""
+    if args:
+        other = args[0]
         if isinstance(other, ConstDictVariable) and isinstance(other.py_type.__iter__, types.FunctionType):
             # dict_merge reads a dict's own table only while its type keeps a C
             # iterator; a subclass's __iter__ makes it go through keys() and [key]
             unsupported("unsupported_call", f"dict.update from a {other.py_type.__name__} with its own __iter__")
         pairs = other.items.values() if isinstance(other, ConstDictVariable) else (
-            p.unpack(tx) for p in other.unpack(tx))
+            _pair(tx, i, p) for i, p in enumerate(other.unpack(tx)))
         for k, v in pairs:
             _store(d, hash_key(k), k, v)
     for k, v in kwargs.items():
         _store(d, k, ConstantVariable(k), v)
+
+
+def _pair(tx, i, element):
+    """Element ``i`` of the sequence ``dict.update`` was given, as (key, value). One that
+    is not a sequence of two raises what dict_merge_from_seq2 raises: the real
+    ``dict()`` of ``i`` good pairs then a stand-in of the element (the constant
+    itself, or as many Nones as it has items) raises the same TypeError/ValueError."""
+    if element.is_python_constant() and not isinstance(element.as_python_constant(), (tuple, frozenset)):
+        stand_in = element.as_python_constant()  # an int, a str of two characters...
+    else:
+        items = element.unpack(tx)
+        if len(items) == 2:
+            return items
+        stand_in = [None] * len(items)
+    with python_operation("dict.update"):
+        dict([(None, None)] * i + [stand_in])
+    return [wrap_constant(x) for x in stand_in]  # a constant of two items (``"ab"``)
 
 
 def _store(d, h, key, value):
@@ -258,7 +280,7 @@ def _move_to_end(d, tx, key, last=None):
         d.items = {k: pair, **d.items}
 
 
-_MUTATING = {"update", "pop", "setdefault", "clear", "popitem", "__setitem__", "move_to_end"}
+_MUTATING = {"update", "pop", "setdefault", "clear", "popitem", "__setitem__", "__delitem__", "move_to_end"}
 _DICT_METHODS = {
     "keys": lambda d, tx: DictViewVariable(d, "keys"),
     "values": lambda d, tx: DictViewVariable(d, "values"),
@@ -271,6 +293,7 @@ _DICT_METHODS = {
     "copy": lambda d, tx: ConstDictVariable(list(d.items.values()), py_type=d.py_type),
     "__getitem__": lambda d, tx, k: d.getitem(tx, k),
     "__setitem__": lambda d, tx, k, v: d.setitem(tx, k, v),
+    "__delitem__": lambda d, tx, k: d.delitem(tx, k),
     "__contains__": lambda d, tx, k: ConstantVariable(d.contains(tx, k)),
     "__len__": lambda d, tx: ConstantVariable(d.length(tx)),
     "popitem": _popitem,

@@ -17,6 +17,7 @@ import operator
 from ..bytecode import create_instruction
 from ..errors import unsupported
 from .base import VariableTracker
+from .call_shapes import check_method_shape
 from .constant import ConstantVariable
 from .dicts import _IN_PLACE, ConstDictVariable, DictViewVariable, _key_error, hash_key
 from .exceptions import raise_in_trace
@@ -122,6 +123,7 @@ class SetVariable(VariableTracker):
         return self if result is self.members else a.copy_of(result)
 
     def call_method(self, tx, name, args, kwargs):
+        check_method_shape(self.python_type(), name, args, kwargs)  # `s.add()`: CPython's TypeError
         if name == "__contains__" and len(args) == 1:
             return ConstantVariable(self.contains(tx, args[0]))
         if name == "__len__" and not args:

@@ -28,6 +28,7 @@ from ..errors import unsupported
 from ..guards.sources import AttrSource
 from .base import VariableTracker
 from .builtin_subclass import BuiltinSubclassMixin
+from .call_shapes import check_method_shape, fits
 from .constant import ConstantVariable
 from .dicts import ConstDictVariable, hash_key
 from .iterators import ListIteratorVariable
@@ -103,9 +104,12 @@ class UserDictVariable(BuiltinSubclassMixin, ConstDictVariable):
             self.check_mutable(f"setting .{args[0].as_python_constant()}", tx)
             self.attrs[args[0].as_python_constant()] = args[1]
             return ConstantVariable(None)
+        check_method_shape(self.py_type, name, args, kwargs)  # `super().__getitem__()`: CPython's TypeError
         if name == "__init__":
             return ConstDictVariable.call_method(self, tx, "update", args, kwargs)
         slot = _DICT_SLOTS.get(name)
+        if slot is not None and not fits(slot, 2, args, kwargs):
+            unsupported("unsupported_call", f"{self.py_type.__name__}.{name} with these arguments")
         if slot is not None:  # the dict's own slot, never the subclass's override
             result = slot(self, tx, *args)
             return result if isinstance(result, VariableTracker) else ConstantVariable(result)
