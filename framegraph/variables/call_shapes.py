@@ -17,8 +17,9 @@ function went on to use them, so the shape is right and the models take over.
 A ``TypeError`` raised before any placeholder was touched is the argument
 parser's: CPython raises the same one for any values of that shape. Anything
 else (the stand-in is empty: ``[].pop()`` raises IndexError; a message that
-names the placeholder's type is about a value, not the shape) says nothing
-about the shape, and the models decide.
+names the placeholder's type, or that ``0`` and ``None`` arguments do not
+raise as well, is about a value) says nothing about the shape, and the
+models decide.
 """
 import collections
 import functools
@@ -66,21 +67,35 @@ def builtin_base(cls):
     return next((klass for klass in getattr(cls, "__mro__", ()) if klass in STAND_INS), None)
 
 
-@functools.lru_cache(maxsize=4096)
-def _shape_error(fn, stand_in_type, nargs, kwnames):
-    """The exception the argument parser of ``fn`` raises for this shape, or None."""
-    args = [_PLACEHOLDER] * nargs
+def _attempt(fn, stand_in_type, nargs, kwnames, value):
+    """What ``fn`` raises on a fresh stand-in with ``value`` for every argument, or None."""
+    args = [value] * nargs
     if stand_in_type is not None:
         args.insert(0, STAND_INS[stand_in_type]())
     try:
-        fn(*args, **dict.fromkeys(kwnames, _PLACEHOLDER))
-    except _Touched:
-        return None
-    except TypeError as error:
-        return None if _NAME in str(error) else error
-    except Exception:  # noqa: BLE001 - the empty stand-in's own error (an empty pop): not the shape's
-        return None
+        fn(*args, **dict.fromkeys(kwnames, value))
+    except Exception as error:  # noqa: BLE001 - the probe wants whatever the C function raises
+        return error
     return None
+
+
+@functools.lru_cache(maxsize=4096)
+def _shape_error(fn, stand_in_type, nargs, kwnames):
+    """The exception the argument parser of ``fn`` raises for this shape, or None.
+
+    A C function may also reject the placeholder's type without touching it
+    (``deque(maxlen=p)`` checks for an int: "an integer is required"); that
+    error is about the value, so the shape's error must come back, the same,
+    for ``0`` and ``None`` arguments too (run only once the placeholder run
+    showed the function did not get to its arguments)."""
+    error = _attempt(fn, stand_in_type, nargs, kwnames, _PLACEHOLDER)
+    if type(error) is not TypeError or _NAME in str(error):
+        return None  # used an argument (_Touched), the stand-in's own error, or one about the value
+    for value in (0, None):
+        again = _attempt(fn, stand_in_type, nargs, kwnames, value)
+        if type(again) is not TypeError or str(again) != str(error):
+            return None
+    return error
 
 
 @functools.lru_cache(maxsize=1024)
