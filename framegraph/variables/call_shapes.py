@@ -68,14 +68,16 @@ def builtin_base(cls):
 
 
 def _attempt(fn, stand_in_type, nargs, kwnames, value):
-    """What ``fn`` raises on a fresh stand-in with ``value`` for every argument, or None."""
+    """What ``fn`` raises on a fresh stand-in with ``value`` for every argument, as
+    (class, args), or None. Only those are kept: the exception itself would hold its
+    traceback and ``__context__``, the tracer's frames and every tracker in them."""
     args = [value] * nargs
     if stand_in_type is not None:
         args.insert(0, STAND_INS[stand_in_type]())
     try:
         fn(*args, **dict.fromkeys(kwnames, value))
     except Exception as error:  # noqa: BLE001 - the probe wants whatever the C function raises
-        return error
+        return type(error), error.args
     return None
 
 
@@ -89,11 +91,10 @@ def _shape_error(fn, stand_in_type, nargs, kwnames):
     for ``0`` and ``None`` arguments too (run only once the placeholder run
     showed the function did not get to its arguments)."""
     error = _attempt(fn, stand_in_type, nargs, kwnames, _PLACEHOLDER)
-    if type(error) is not TypeError or _NAME in str(error):
+    if error is None or error[0] is not TypeError or _NAME in repr(error[1]):
         return None  # used an argument (_Touched), the stand-in's own error, or one about the value
     for value in (0, None):
-        again = _attempt(fn, stand_in_type, nargs, kwnames, value)
-        if type(again) is not TypeError or str(again) != str(error):
+        if _attempt(fn, stand_in_type, nargs, kwnames, value) != error:
             return None
     return error
 
@@ -115,7 +116,7 @@ def check_method_shape(receiver_type, name, args, kwargs):
         return
     error = _shape_error(fn, base, len(args), tuple(kwargs))
     if error is not None:
-        raise_python_error(error, f"{base.__name__}.{name}")
+        raise_python_error(error[0](*error[1]), f"{base.__name__}.{name}")
 
 
 def check_function_shape(fn, args, kwargs):
@@ -129,7 +130,7 @@ def check_function_shape(fn, args, kwargs):
     except TypeError:  # an unhashable callable: nothing to probe
         return
     if error is not None:
-        raise_python_error(error, getattr(fn, "__name__", repr(fn)))
+        raise_python_error(error[0](*error[1]), getattr(fn, "__name__", repr(fn)))
 
 
 @functools.lru_cache(maxsize=1024)

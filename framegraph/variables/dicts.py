@@ -257,6 +257,10 @@ def _popitem(d, tx, last=None):
     """``popitem()``: the last item (LIFO); an OrderedDict's ``last=False`` pops the first."""
     if not d.items:
         raise_in_trace(KeyError, "popitem(): dictionary is empty")
+    if d.source is not None:
+        # on an instance's (split) dict CPython's popitem combines the table, which
+        # sys.getsizeof shows; the replay (clear, then update) would leave it split
+        unsupported("side_effect", f"{d.py_type.__name__}.popitem on a dict from outside the frame")
     if last is not None and not issubclass(d.py_type, collections.OrderedDict):
         unsupported("operator_error", "dict.popitem() takes no arguments")
     if last is None or last.as_python_constant():
