@@ -356,6 +356,9 @@ def _reversed(tx, seq):
         unsupported("operator_error", f"{seq.cls.__name__!r} object is not reversible")
     from .iterators import REVERSED_TYPES, builtin_iterator_type
 
+    odict = getattr(seq, "odict_iterator", None)
+    if odict is not None and odict(reverse=True) is not None:
+        return odict(reverse=True)
     kind = builtin_iterator_type(seq.python_type(), REVERSED_TYPES)  # reversed(container), rebuilt
     return ListIteratorVariable(list(reversed(seq.unpack(tx))), container=seq if kind else None, make=reversed,
                                 kind=kind)

@@ -17,7 +17,7 @@ import torch
 from ..bytecode import create_instruction
 from ..errors import unsupported
 from .base import VariableTracker
-from .call_shapes import check_method_shape, fits
+from .call_shapes import STAND_INS, builtin_base, check_method_shape, fits
 from .constant import ConstantVariable, wrap_constant
 from .exceptions import python_operation, raise_in_trace
 from .lists import TupleVariable
@@ -91,6 +91,8 @@ class ConstDictVariable(VariableTracker):
     def __init__(self, pairs, *, py_type=dict, default_factory=None, **kwargs):
         super().__init__(**kwargs)
         self.items = {hash_key(k): (k, v) for k, v in pairs}
+        # an OrderedDict's od_state: counts each key added or removed (its iterators check it)
+        self.od_state = 0
         self.py_type = py_type
         self.default_factory = default_factory  # a defaultdict made in the trace
 
@@ -120,6 +122,15 @@ class ConstDictVariable(VariableTracker):
     def contains(self, tx, item):
         return hash_key(item) in self.items
 
+    def iter(self, tx):
+        return self.odict_iterator() or super().iter(tx)
+
+    def odict_iterator(self, reverse=False):
+        """An OrderedDict's own iterator (it checks od_state), or None for other dicts."""
+        from .odict_iter import odict_iterator
+
+        return odict_iterator(self, self, "keys", reverse)
+
     def getitem(self, tx, key):
         try:
             return self.items[hash_key(key)][1]
@@ -141,6 +152,7 @@ class ConstDictVariable(VariableTracker):
             self.check_dropped([pair[1]], "dict item assignment")
         # an existing key keeps its first object, as in CPython (`d[1.0] = x` with 1 in d)
         self.items[hash_key(key)] = (pair[0] if pair is not None else key, value)
+        self.od_state += pair is None
 
     def delitem(self, tx, key):
         pair = self.items.get(hash_key(key))
@@ -149,6 +161,7 @@ class ConstDictVariable(VariableTracker):
         self.check_mutable("del dict item", tx)
         self.check_dropped(list(pair), "del dict item")
         self.items.pop(hash_key(key))
+        self.od_state += 1
 
     def binop(self, tx, fn, other, reflected):
         """``d | e`` (a new dict: ``d``'s items updated by ``e``'s) and ``d |= e`` (in place),
@@ -206,6 +219,7 @@ def _pop(d, tx, key, default=None):
     pair = d.items.pop(hash_key(key), None)
     if pair is None and default is None:
         _key_error(key)
+    d.od_state += pair is not None
     return pair[1] if pair else default
 
 
@@ -246,23 +260,27 @@ def _store(d, h, key, value):
     """``d[key] = value`` on the items table: an existing key keeps its first object."""
     pair = d.items.get(h)
     d.items[h] = (pair[0] if pair is not None else key, value)
+    d.od_state += pair is None
 
 
 def _setdefault(d, tx, key, default=None):
     default = default or ConstantVariable(None)
+    d.od_state += hash_key(key) not in d.items
     return d.items.setdefault(hash_key(key), (key, default))[1]
 
 
 def _popitem(d, tx, last=None):
     """``popitem()``: the last item (LIFO); an OrderedDict's ``last=False`` pops the first."""
     if not d.items:
-        raise_in_trace(KeyError, "popitem(): dictionary is empty")
-    if d.source is not None:
+        with python_operation(f"{d.py_type.__name__}.popitem"):  # its own KeyError ('dictionary is empty')
+            STAND_INS[builtin_base(d.py_type)]().popitem()
+    if d.source is not None and d.py_type is dict:
         # on an instance's (split) dict CPython's popitem combines the table, which
         # sys.getsizeof shows; the replay (clear, then update) would leave it split
         unsupported("side_effect", f"{d.py_type.__name__}.popitem on a dict from outside the frame")
     if last is not None and not issubclass(d.py_type, collections.OrderedDict):
         unsupported("operator_error", "dict.popitem() takes no arguments")
+    d.od_state += 1
     if last is None or last.as_python_constant():
         return TupleVariable(list(d.items.popitem()[1]))
     first = next(iter(d.items))
@@ -277,8 +295,12 @@ def _move_to_end(d, tx, key, last=None):
     k = hash_key(key)
     if k not in d.items:
         _key_error(key)
+    to_end = last is None or last.as_python_constant()
+    if next(reversed(d.items) if to_end else iter(d.items)) == k:
+        return  # already there: CPython leaves the order, and od_state, as they are
     pair = d.items.pop(k)
-    if last is None or last.as_python_constant():
+    d.od_state += 1
+    if to_end:
         d.items[k] = pair
     else:
         d.items = {k: pair, **d.items}
@@ -345,6 +367,15 @@ class DictViewVariable(VariableTracker):
         if self.kind == "keys":
             return self.dict_var.contains(tx, item)
         return super().contains(tx, item)
+
+    def iter(self, tx):
+        return self.odict_iterator() or super().iter(tx)
+
+    def odict_iterator(self, reverse=False):
+        """An OrderedDict view's own iterator (it checks od_state), or None for other dicts."""
+        from .odict_iter import odict_iterator
+
+        return odict_iterator(self, self.dict_var, self.kind, reverse)
 
     def as_set(self) -> "SetVariable":
         if self.kind == "values":

@@ -180,14 +180,18 @@ def wrap_user_dict(tx, value, source):
     # the items in the order of the builtin base: an OrderedDict keeps its own order
     # (move_to_end), which dict.keys() on it does not see
     base = builtin_dict_base(type(value))
-    keys = tuple(base.keys(value))
+    try:
+        keys = tuple(base.keys(value))
+        items = list(base.items(value))
+    except Exception as e:  # noqa: BLE001 - `dict.pop(od, k)` left an OrderedDict unreadable
+        unsupported("unsupported_value", f"a {type(value).__name__} whose items cannot be read ({e!r})")
     if not all(isinstance(k, (str, int, float, bool, type(None), enum.Enum)) for k in keys):
         unsupported("unsupported_value", "dict with keys that are not constants")
     if source is not None:
         tx.output.add_guard("TYPE_MATCH", source, type(value))
         tx.output.add_guard("DICT_KEYS", source, (type(value), keys))
     pairs = []
-    for k, v in base.items(value):
+    for k, v in items:
         item_source = _dict_item_source(source, k)
         pairs.append((ConstantVariable(k), tx.wrap(v, item_source)))
     return UserDictVariable(pairs, type(value), value, source=source)

@@ -99,3 +99,45 @@ def test_the_right_call_still_works(receiver):
         c = type(r)(r)
         return x + 1, c.copy() if hasattr(c, "copy") else c, c.__len__()
     assert_same_as_eager(f, torch.ones(2), receiver, graphs=1)
+
+
+def test_an_ordered_dict_iterator_fails_once_the_dict_changed():
+    def loop(od, change):
+        try:
+            for k in od:
+                change(od, k)
+        except RuntimeError as e:
+            return str(e)
+
+    def f(x):
+        results = []
+        for change in (lambda od, k: od.move_to_end(k), lambda od, k: od.__setitem__("z", 1),
+                       lambda od, k: od.pop("c", None), lambda od, k: od.clear(),
+                       lambda od, k: od.move_to_end("e"), lambda od, k: od.__setitem__(k, 2)):
+            od = collections.OrderedDict.fromkeys("abcde")
+            results.append((loop(od, change), list(od.items())))
+        od = collections.OrderedDict.fromkeys("ab")
+        it = reversed(od.items())
+        first = next(it)
+        od["q"] = 3
+        results.append((first, _error_of(lambda: next(it))))
+        return x + 1, results
+    assert_same_as_eager(f, torch.ones(2), graphs=1)
+
+
+@pytest.mark.expect_fallback("unsupported_value")  # the resume function meets the unreadable dict
+def test_dict_methods_called_through_dict_on_an_ordered_dict_subclass_break():
+    class Registry(collections.OrderedDict):
+        pass
+
+    def f(x):
+        y = x * 2
+        od = Registry(spam=1, ham=2)
+        dict.pop(od, "spam")  # leaves the OrderedDict's own order list behind: CPython's repr raises
+        try:
+            return y + 1, repr(od)
+        except KeyError as e:
+            return y + 2, repr(e)
+    # the graph (x * 2) breaks at dict.pop, which CPython runs; the resume function
+    # cannot read the OrderedDict it left behind, and runs as it is
+    assert_same_as_eager(f, torch.ones(2), graphs=1, fullgraph=False)
