@@ -168,7 +168,13 @@ def _wrap_dict(tx, value, source):
         return wrap_user_dict(tx, value, source)
     if getattr(value, "__dict__", None):  # `od.x = [...]` on an OrderedDict: the trackers hold items only
         unsupported("unsupported_value", f"a {type(value).__name__} with attributes of its own")
-    if not all(isinstance(k, (str, int, float, bool, type(None), enum.Enum)) for k in value):
+    try:
+        keys = list(value)
+        if isinstance(value, collections.OrderedDict):  # its order list may disagree with its table
+            list(value.items())
+    except Exception as e:  # noqa: BLE001 - `dict.pop(od, k)`, a key's changing hash: the OrderedDict raises
+        unsupported("unsupported_value", f"a {type(value).__name__} whose keys cannot be read ({e!r})")
+    if not all(isinstance(k, (str, int, float, bool, type(None), enum.Enum)) for k in keys):
         if is_object_keyed(value):  # optimizer.state: read lazily, one key at a time
             return wrap_object_keyed_dict(tx, value, source)
         unsupported("unsupported_value", "dict with keys that are not constants")
