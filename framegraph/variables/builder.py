@@ -38,7 +38,7 @@ from .builtins import BUILTINS, PURE, BuiltinVariable
 from .classes import CLASS_DECORATORS, ClassDecoratorVariable
 from .constant import CONSTANT_TYPES, ConstantVariable, wrap_constant
 from .ctx_managers import GRAD_MODE_CLASSES, STATE_SWITCHES, GradModeClassVariable, StateSwitchClassVariable
-from .dicts import ConstDictVariable, SetVariable
+from .dicts import ConstDictVariable, SetVariable, plain_key
 from .functions import UserFunctionVariable
 from .lists import ListVariable, NamedTupleVariable, SizeVariable, TupleVariable
 from .nn_module import NNModuleVariable
@@ -174,7 +174,7 @@ def _wrap_dict(tx, value, source):
             list(value.items())
     except Exception as e:  # noqa: BLE001 - `dict.pop(od, k)`, a key's changing hash: the OrderedDict raises
         unsupported("unsupported_value", f"a {type(value).__name__} whose keys cannot be read ({e!r})")
-    if not all(isinstance(k, (str, int, float, bool, type(None), enum.Enum)) for k in keys):
+    if not all(isinstance(k, (str, int, float, bool, type(None), enum.Enum)) and plain_key(k) for k in keys):
         if is_object_keyed(value):  # optimizer.state: read lazily, one key at a time
             return wrap_object_keyed_dict(tx, value, source)
         unsupported("unsupported_value", "dict with keys that are not constants")
@@ -188,7 +188,7 @@ def _wrap_dict(tx, value, source):
 
 def _wrap_set(tx, value, source):
     # constants, and classes (dataclasses' _ATOMIC_TYPES): the set guard compares them by identity
-    if not all(isinstance(k, CONSTANT_TYPES) or isinstance(k, type) for k in value):
+    if not all(isinstance(k, CONSTANT_TYPES) and plain_key(k) or isinstance(k, type) for k in value):
         unsupported("unsupported_value", "set of values that are not constants")
     _guard(tx, "SET_MATCH", source, (type(value), frozenset(value)))  # a set is not hashable
     members = [ConstantVariable(v) if isinstance(v, CONSTANT_TYPES) else wrap_value(tx, v, None) for v in value]

@@ -27,6 +27,9 @@ def hash_key(key: VariableTracker):
     """The Python dict key that stands for tracker ``key``."""
     if key.is_python_constant():
         value = key.as_python_constant()
+        if not plain_key(value):  # an int subclass with its own __hash__: each lookup runs it
+            unsupported("unsupported_value", f"a dict or set key of type {type(value).__name__}, hashed "
+                                             "or compared by Python code")
         try:
             hash(value)
         except TypeError:
@@ -49,6 +52,15 @@ def hash_key(key: VariableTracker):
 # Modules whose Python __hash__ methods are pure functions of the object's identity
 # and fixed fields (Enum hashes its name).
 _PURE_HASH_MODULES = frozenset({"enum"})
+
+
+def plain_key(value) -> bool:
+    """Whether hashing and comparing ``value`` as a dict or set key runs no Python code
+    (``class HashCountingInt(int)`` counts its hashes: the tracer must not add any)."""
+    cls = type(value)
+    eq = getattr(cls, "__eq__", None)
+    return not runs_python_hash(cls) and not (isinstance(eq, types.FunctionType)
+                                              and eq.__module__ not in _PURE_HASH_MODULES)
 
 
 def runs_python_hash(cls) -> bool:

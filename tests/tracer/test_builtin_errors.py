@@ -141,3 +141,31 @@ def test_dict_methods_called_through_dict_on_an_ordered_dict_subclass_break():
     # the graph (x * 2) breaks at dict.pop, which CPython runs; the resume function
     # cannot read the OrderedDict it left behind, and runs as it is
     assert_same_as_eager(f, torch.ones(2), graphs=1, fullgraph=False)
+
+
+class CountedKey(int):
+    """An int that counts how often it is hashed (a cache key that logs its lookups)."""
+
+    def __init__(self, value):
+        self.hashes = 0
+
+    def __hash__(self):
+        self.hashes += 1
+        return int.__hash__(self)
+
+
+@pytest.mark.expect_fallback("unsupported_value")
+def test_keys_with_a_python_hash_are_not_hashed_by_the_tracer(strict_trace):
+    def f(x, d):
+        s = set(d)
+        return x + len(s), sum(k.hashes for k in d)
+
+    import framegraph
+
+    compiled = framegraph.compile(f, backend="eager")
+    counts = []
+    for fn in (f, compiled):
+        d = dict.fromkeys(map(CountedKey, range(5)))
+        counts.append(fn(torch.ones(1), d)[1])
+    assert counts[0] == counts[1] == 5  # CPython keeps the hashes the dict stored
+    assert strict_trace.graphs == 0  # the dict cannot be wrapped: the frame runs as it is
