@@ -92,11 +92,25 @@ class PythonModuleVariable(VariableTracker):
             unsupported("unsupported_attribute", f"module {self.module.__name__} has no {name!r}")
         try:
             value = getattr(self.module, name)
-        except AttributeError:
-            unsupported("unsupported_attribute", f"module {self.module.__name__} has no {name!r}")
+        except AttributeError as e:
+            self._missing(tx, name, e)
         source = AttrSource(self.source, name) if self.source is not None else None
         stable = self.module.__name__.split(".")[0] in STABLE_MODULES
         return wrap_value(tx, value, source, guard=not stable)
+
+    def _missing(self, tx, name, error):
+        """No ``name``: CPython's AttributeError (the real one's message) in the trace, as
+        ``hasattr`` answers False; guarded on the name staying out of the module's
+        ``__dict__``, unless the module is one whose contents are taken as they are."""
+        from ..guards.sources import AttrSource
+        from .exceptions import raise_python_error
+
+        stable = self.module.__name__.split(".")[0] in STABLE_MODULES
+        if not stable:
+            if self.source is None or "__getattr__" in self.module.__dict__:
+                unsupported("unsupported_attribute", f"module {self.module.__name__} has no {name!r}")
+            tx.output.add_guard("DICT_CONTAINS", AttrSource(self.source, "__dict__"), (name, False))
+        raise_python_error(error, f"module {self.module.__name__}")
 
     def hasattr(self, tx, name):
         tracked = self._tracked_dict(tx)

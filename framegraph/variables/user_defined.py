@@ -450,7 +450,6 @@ class UserDefinedObjectVariable(VariableTracker):
         PyObject_GenericGetAttr's AttributeError in the trace, guarded on the name staying
         absent from the instance's ``__dict__`` and from the ``__dict__`` of each user class
         of the MRO (``obj.name = 1`` or ``Class.name = 1`` later make a new trace)."""
-        from ..guards.sources import GetItemSource
         from .exceptions import raise_in_trace
 
         if self.value is not None:
@@ -459,14 +458,12 @@ class UserDefinedObjectVariable(VariableTracker):
                 return  # __slots__, or nothing to guard: not modelled
             tx.output.add_guard("DICT_CONTAINS", instance_attr_source(self.source, self.cls, "__dict__"),
                                 (name, False))
-        cls_source = TypeSource(self.source) if self.source is not None else getattr(
-            getattr(self, "class_var", None), "source", None)
-        for i, klass in enumerate(self.cls.__mro__):
-            if _user_class(klass):
-                if cls_source is None:
-                    return  # a class that cannot be re-read: not modelled
-                klass_source = GetItemSource(AttrSource(cls_source, "__mro__"), i) if i else cls_source
-                tx.output.add_guard("DICT_CONTAINS", AttrSource(klass_source, "__dict__"), (name, False))
+        class_var = getattr(self, "class_var", None)
+        cls_source = TypeSource(self.source) if self.source is not None else getattr(class_var, "source", None)
+        from .missing_attrs import guard_absent
+
+        if not guard_absent(tx, self.cls, cls_source, class_var, name):
+            return  # a class that cannot be re-read: not modelled
         raise_in_trace(AttributeError, f"'{self.cls.__name__:.100}' object has no attribute '{name}'")
 
     def setattr(self, tx, name, value):

@@ -169,3 +169,48 @@ def test_keys_with_a_python_hash_are_not_hashed_by_the_tracer(strict_trace):
         counts.append(fn(torch.ones(1), d)[1])
     assert counts[0] == counts[1] == 5  # CPython keeps the hashes the dict stored
     assert strict_trace.graphs == 0  # the dict cannot be wrapped: the frame runs as it is
+
+
+def test_missing_attributes_of_known_objects_raise_attribute_error():
+    import unittest
+
+    def f(x):
+        class Local:
+            pass
+
+        case = unittest.TestCase()  # its __init__ catches the AttributeError of getattr(self, "runTest")
+        errors = []
+        for op in (lambda: Local().nothing, lambda: (1).nothing, lambda: torch.nn.nothing):
+            try:
+                op()
+            except AttributeError as e:
+                errors.append(str(e))
+        return x + 1, errors, case._testMethodName
+    assert_same_as_eager(f, torch.ones(2), graphs=1)
+
+
+def test_a_missing_attribute_of_a_user_module_is_guarded(tmp_path, monkeypatch):
+    import importlib
+    import sys
+
+    (tmp_path / "errs_settings.py").write_text("scale = 2\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    settings = importlib.import_module("errs_settings")
+    monkeypatch.setitem(sys.modules, "errs_settings", settings)
+
+    def f(x, mod):
+        try:
+            return x * mod.offset
+        except AttributeError as e:
+            return x * mod.scale, str(e)
+
+    from tests.helpers import CountingBackend
+    import framegraph
+
+    cnt = CountingBackend()
+    compiled = framegraph.compile(f, backend=cnt, fullgraph=True)
+    assert_same_as_eager(f, torch.ones(2), settings, graphs=1)
+    compiled(torch.ones(2), settings)
+    settings.offset = 5  # the guard on the module's __dict__ sees it: a new trace
+    assert torch.equal(compiled(torch.ones(2), settings), f(torch.ones(2), settings))
+    assert cnt.frame_count == 2
