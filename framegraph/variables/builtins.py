@@ -21,6 +21,7 @@ import torch
 
 from ..errors import unsupported
 from .base import CallableVariable
+from .sorting import minmax as _minmax, sorted_items
 from .call_shapes import STAND_INS, check_function_shape, fits, real_signature_rejects
 from .builtin_methods import MODELS as BUILTIN_METHOD_MODELS, call_unbound, is_unbound_builtin_method
 from .constant import ConstantVariable, wrap_constant
@@ -167,16 +168,6 @@ def call_slot(tx, obj, name, args):
     return obj.iter(tx)
 
 
-def sorted_items(tx, items, key=None, reverse=None):
-    """Sort trackers of constants (optionally by an inlined key function)."""
-    keys = [key.call(tx, [x], {}) if key is not None and not _is_none(key) else x for x in items]
-    if not all(k.is_python_constant() for k in keys):
-        unsupported("unsupported_value", "sorting values that are not trace-time constants")
-    order = sorted(range(len(items)), key=lambda i: keys[i].as_python_constant(),
-                   reverse=bool(reverse and reverse.as_python_constant()))
-    return [items[i] for i in order]
-
-
 def _is_none(v):
     return v.is_python_constant() and v.as_python_constant() is None
 
@@ -224,29 +215,6 @@ def _hasattr(tx, obj, name):
 def _setattr(tx, obj, name, value):
     obj.setattr(tx, name.as_python_constant(), value)
     return ConstantVariable(None)
-
-
-def _empty_message(pick):
-    """CPython's own message for min()/max() of nothing (it changed in 3.12)."""
-    try:
-        pick(())
-    except ValueError as e:
-        return str(e)
-
-
-def _minmax(pick):
-    def model(tx, *args, key=None, default=None):
-        items = args[0].unpack(tx) if len(args) == 1 else list(args)
-        if not items:
-            if default is None:
-                raise_in_trace(ValueError, _empty_message(pick))
-            return default
-        if any(isinstance(x, TensorVariable) for x in items):
-            unsupported("data_dependent_value", f"{pick.__name__}() compares tensors")
-        if pick is max:  # the first of equal maxima, as CPython: the last after a stable sort of the reverse
-            return sorted_items(tx, items[::-1], key)[-1]
-        return sorted_items(tx, items, key)[0]
-    return model
 
 
 def _sum(tx, iterable, start=None):

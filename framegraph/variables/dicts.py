@@ -19,7 +19,7 @@ from ..errors import unsupported
 from .base import VariableTracker
 from .call_shapes import STAND_INS, builtin_base, check_method_shape, fits
 from .constant import ConstantVariable, wrap_constant
-from .exceptions import python_operation, raise_in_trace
+from .exceptions import python_operation
 from .lists import TupleVariable
 
 

@@ -383,9 +383,9 @@ class ListVariable(BaseListVariable):
 
 
 def _list_sort(lst, tx, key=None, reverse=None):
-    from .builtins import sorted_items
+    from .sorting import sorted_items
 
-    lst.items = sorted_items(tx, lst.items, key, reverse)
+    lst.items = sorted_items(tx, lst.items, key, reverse, into=lst)
 
 
 def _insert(lst, tx, i, v):

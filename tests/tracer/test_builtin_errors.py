@@ -214,3 +214,14 @@ def test_a_missing_attribute_of_a_user_module_is_guarded(tmp_path, monkeypatch):
     settings.offset = 5  # the guard on the module's __dict__ sees it: a new trace
     assert torch.equal(compiled(torch.ones(2), settings), f(torch.ones(2), settings))
     assert cnt.frame_count == 2
+
+
+def test_sorting_values_that_do_not_compare():
+    def f(x):
+        mixed = [3, "a", 1, 2.0]
+        out = []
+        for op in (lambda: sorted(mixed), lambda: mixed.sort(), lambda: min(mixed), lambda: max([1, 2, "b"]),
+                   lambda: sorted([(1, 2), (1, "x")])):
+            out.append(_error_of(op))
+        return x + 1, out, mixed  # list.sort leaves the list partly sorted, as CPython's
+    assert_same_as_eager(f, torch.ones(2), graphs=1)
