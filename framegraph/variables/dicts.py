@@ -153,6 +153,9 @@ class ConstDictVariable(VariableTracker):
                 value = self.default_factory.call(tx, [], {})  # __missing__: insert factory()
                 self.setitem(tx, key, value)
                 return value
+            missing = getattr(self, "missing_key", None)  # a subclass's __missing__ (Counter's)
+            if missing is not None:
+                return missing(tx, key)
             _key_error(key)
 
     def setitem(self, tx, key, value):

@@ -115,6 +115,16 @@ class UserDictVariable(BuiltinSubclassMixin, ConstDictVariable):
             return result if isinstance(result, VariableTracker) else ConstantVariable(result)
         return ConstDictVariable.call_method(self, tx, name, args, kwargs)
 
+    def missing_key(self, tx, key):
+        """dict.__getitem__ of a missing key: the class's ``__missing__`` (``Counter``'s
+        returns 0), as dict_subscript calls it; else KeyError."""
+        from .dicts import _key_error
+
+        user = self._override("__missing__")
+        if user is None:
+            _key_error(key)
+        return self._inline(tx, user, [key])
+
     def getitem(self, tx, key):
         return self.call_method(tx, "__getitem__", [key], {})
 

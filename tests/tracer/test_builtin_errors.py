@@ -225,3 +225,18 @@ def test_sorting_values_that_do_not_compare():
             out.append(_error_of(op))
         return x + 1, out, mixed  # list.sort leaves the list partly sorted, as CPython's
     assert_same_as_eager(f, torch.ones(2), graphs=1)
+
+
+def test_a_dict_subclass_missing_key_calls_its_missing():
+    class Defaults(dict):
+        def __missing__(self, key):
+            return len(key)
+
+    def f(x):
+        d = Defaults(a=1)
+        try:
+            plain = {}["nope"]
+        except KeyError as e:
+            plain = repr(e)
+        return x + d["a"] + d["four"], plain
+    assert_same_as_eager(f, torch.ones(2), graphs=1)
