@@ -323,6 +323,9 @@ class NamedTupleVariable(TupleVariable):
         fields = self._fields()
         if name == "_replace" and not args and set(kwargs) <= set(fields):  # a new tuple, fields swapped
             return NamedTupleVariable([kwargs.get(f, v) for f, v in zip(fields, self.items)], self.cls)
+        if name == "_replace" and not args and hasattr(self.cls, "_make"):
+            with python_operation(f"{self.cls.__name__}._replace"):  # "Got unexpected field names"
+                tuple.__new__(self.cls, [None] * len(fields))._replace(**dict.fromkeys(kwargs))
         if name == "_asdict" and not args and not kwargs:
             from .dicts import ConstDictVariable
 

@@ -21,6 +21,7 @@ import types
 from torch import nn
 
 from .autograd_function import AutogradFunctionApplyVariable, is_modelled_apply
+from .call_shapes import check_function_shape
 from ..errors import unsupported
 from ..guards.sources import AttrSource, GenericAttrSource, TypeSource
 from .base import STABLE_MODULES, VariableTracker, guard_identity
@@ -316,7 +317,11 @@ def new_namedtuple(tx, cls, args, kwargs):
     """A ``cls`` instance as collections' generated ``__new__(_cls, field...)`` makes it."""
     from .lists import NamedTupleVariable
 
-    bound = inspect.signature(cls).bind(*args, **kwargs)
+    try:
+        bound = inspect.signature(cls).bind(*args, **kwargs)
+    except TypeError:  # `P(1)`: the generated __new__'s own TypeError, from a probe call of it
+        check_function_shape(functools.partial(cls.__new__, cls), args, kwargs)
+        unsupported("operator_error", f"{cls.__name__}() does not take these arguments")
     bound.apply_defaults()
     items = [v if isinstance(v, VariableTracker) else tx.wrap(v) for v in bound.arguments.values()]
     return NamedTupleVariable(items, cls)

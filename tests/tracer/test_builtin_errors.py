@@ -240,3 +240,12 @@ def test_a_dict_subclass_missing_key_calls_its_missing():
             plain = repr(e)
         return x + d["a"] + d["four"], plain
     assert_same_as_eager(f, torch.ones(2), graphs=1)
+
+
+def test_namedtuple_called_with_the_wrong_fields():
+    Pair = collections.namedtuple("Pair", "left right")
+
+    def f(x):
+        return x + 1, [_error_of(lambda: Pair(1)), _error_of(lambda: Pair(1, 2, 3)),
+                       _error_of(lambda: Pair(1, 2)._replace(middle=0))]
+    assert_same_as_eager(f, torch.ones(2), graphs=1)
