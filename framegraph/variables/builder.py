@@ -155,13 +155,22 @@ def _wrap_constant(tx, value, source):
     return var
 
 
+_WRAPPING = set()  # ids of the sequences being wrapped
+
+
 def _wrap_sequence(tx, value, source):
     _guard(tx, "LENGTH", source, (type(value), len(value)))
     base = tuple if isinstance(value, tuple) else list
     item_source = _item_source
     if isinstance(type(value).__getitem__, types.FunctionType):  # a subclass's own: read the items themselves
         item_source = _BASE_ITEM_SOURCES[base]
-    items = [wrap_value(tx, v, item_source(source, i)) for i, v in enumerate(base.__iter__(value))]
+    if id(value) in _WRAPPING:  # `a.append(a)`: each wrap would wrap it again
+        unsupported("unsupported_value", f"a {type(value).__name__} that contains itself")
+    _WRAPPING.add(id(value))
+    try:
+        items = [wrap_value(tx, v, item_source(source, i)) for i, v in enumerate(base.__iter__(value))]
+    finally:
+        _WRAPPING.discard(id(value))
     if isinstance(value, torch.Size):
         return SizeVariable(items, source=source)
     if isinstance(value, tuple) and hasattr(type(value), "_fields"):

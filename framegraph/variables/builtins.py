@@ -285,7 +285,8 @@ def _scalar(kind):
             return ConstantVariable(value.truth(tx))
         if kind is str and not rest and hasattr(value, "str"):  # tp_str of the tracker's type
             return value.str(tx)
-        real = [value.as_python_constant()] + [r.as_python_constant() for r in rest]
+        first = _constant_arg(value) if _is_constant_arg(value) else value.as_python_constant()  # str([1])
+        real = [first] + [r.as_python_constant() for r in rest]
         with python_operation(f"{kind.__name__}()"):  # int("x") raises ValueError
             result = kind(*real)
         return wrap_constant(result)

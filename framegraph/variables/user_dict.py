@@ -182,6 +182,9 @@ def rebuild_user_dict(cls, keys, names, *values):
     return obj
 
 
+_WRAPPING = set()  # ids of the dicts being wrapped
+
+
 def wrap_user_dict(tx, value, source):
     """builder rule: a dict-subclass instance from outside the frame."""
     import enum
@@ -200,10 +203,13 @@ def wrap_user_dict(tx, value, source):
     if source is not None:
         tx.output.add_guard("TYPE_MATCH", source, type(value))
         tx.output.add_guard("DICT_KEYS", source, (type(value), keys))
-    pairs = []
-    for k, v in items:
-        item_source = _dict_item_source(source, k)
-        pairs.append((ConstantVariable(k), tx.wrap(v, item_source)))
+    if id(value) in _WRAPPING:  # `od["self"] = od`: each wrap would wrap it again
+        unsupported("unsupported_value", f"a {type(value).__name__} that contains itself")
+    _WRAPPING.add(id(value))
+    try:
+        pairs = [(ConstantVariable(k), tx.wrap(v, _dict_item_source(source, k))) for k, v in items]
+    finally:
+        _WRAPPING.discard(id(value))
     return UserDictVariable(pairs, type(value), value, source=source)
 
 

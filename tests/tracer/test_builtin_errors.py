@@ -249,3 +249,30 @@ def test_namedtuple_called_with_the_wrong_fields():
         return x + 1, [_error_of(lambda: Pair(1)), _error_of(lambda: Pair(1, 2, 3)),
                        _error_of(lambda: Pair(1, 2)._replace(middle=0))]
     assert_same_as_eager(f, torch.ones(2), graphs=1)
+
+
+def test_str_of_a_list_that_contains_itself():
+    def f(x):
+        items = [0, 1]
+        items.append(items)
+        return x + 1, str(items), repr(items)
+    assert_same_as_eager(f, torch.ones(2), graphs=1)
+
+
+@pytest.mark.expect_fallback("unsupported_value")
+def test_containers_from_outside_that_contain_themselves_are_not_wrapped(strict_trace):
+    class Registry(collections.OrderedDict):
+        pass
+
+    import framegraph
+
+    def f(x, items, registry):
+        return x + 1, repr(items), repr(registry)
+
+    items = [0, 1]
+    items.append(items)
+    registry = Registry(a=1)
+    registry["self"] = registry
+    compiled = framegraph.compile(f, backend="eager")
+    assert compiled(torch.ones(1), items, registry)[1:] == f(torch.ones(1), items, registry)[1:]
+    assert strict_trace.graphs == 0  # the frame runs as it is
