@@ -124,6 +124,13 @@ class VariableTracker:
         kind = self.python_type() if type(self).python_type is not VariableTracker.python_type else None
         if kind in _METHOD_TYPES and callable(getattr(kind, name, None)):
             return BoundMethodVariable(self, name)
+        if kind in _METHOD_TYPES and not kind.__dictoffset__ and not hasattr(kind, name):
+            from .call_shapes import STAND_INS
+            from .exceptions import python_operation
+
+            if kind in STAND_INS:  # no instance dict: "'frozenset' object has no attribute 'add'"
+                with python_operation(f"{kind.__name__}.{name}"):
+                    getattr(STAND_INS[kind](), name)
         unsupported("unsupported_attribute", f"{self}.{name}")
 
     def hasattr(self, tx, name: str):

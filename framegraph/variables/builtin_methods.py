@@ -19,7 +19,7 @@ import types
 
 from ..errors import unsupported
 from .call_shapes import builtin_base, check_function_shape
-from .constant import ConstantVariable, wrap_constant
+from .constant import ConstantVariable, items_of, wrap_constant
 from .exceptions import python_operation
 from .ops import COMPARE_OPS
 
@@ -97,7 +97,7 @@ def _fromkeys(cls):
 
         value = value if value is not None else ConstantVariable(None)
         result = ConstDictVariable([], py_type=cls)
-        for key in iterable.unpack(tx):
+        for key in items_of(tx, iterable):
             result.setitem(tx, key, value)
         return result
     return model

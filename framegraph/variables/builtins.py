@@ -20,11 +20,11 @@ from typing import Callable, Dict
 import torch
 
 from ..errors import unsupported
-from .base import CallableVariable
+from .base import CallableVariable, VariableTracker
 from .sorting import minmax as _minmax, sorted_items
 from .call_shapes import STAND_INS, check_function_shape, fits, real_signature_rejects
 from .builtin_methods import MODELS as BUILTIN_METHOD_MODELS, call_unbound, is_unbound_builtin_method
-from .constant import ConstantVariable, wrap_constant
+from .constant import ConstantVariable, items_of, wrap_constant
 from .deques import make_deque
 from .dicts import ConstDictVariable, SetVariable
 from .exceptions import TracedException, is_exception_class, make_exception, python_operation, raise_in_trace
@@ -174,6 +174,9 @@ def _is_none(v):
 
 def _isinstance(tx, obj, classinfo):
     cls = classinfo.as_python_constant()
+    if not isinstance(cls, (type, tuple, types.UnionType)):
+        with python_operation("isinstance()"):  # "isinstance() arg 2 must be a type, ..."
+            isinstance(None, cls)
     for c in cls if isinstance(cls, tuple) else (cls,):
         check = getattr(type(c), "__instancecheck__", None) if isinstance(c, type) else None
         # a metaclass of the user's decides from the object itself (ABCMeta's agrees with issubclass)
@@ -183,7 +186,10 @@ def _isinstance(tx, obj, classinfo):
 
 
 def _issubclass(tx, cls, classinfo):
-    return ConstantVariable(issubclass(cls.as_python_constant(), classinfo.as_python_constant()))
+    real, info = cls.as_python_constant(), classinfo.as_python_constant()
+    with python_operation("issubclass()"):  # "issubclass() arg 1 must be a class"
+        answer = issubclass(real, info)
+    return ConstantVariable(answer)
 
 
 def _getattr(tx, obj, name, default=None):
@@ -219,7 +225,7 @@ def _setattr(tx, obj, name, value):
 
 def _sum(tx, iterable, start=None):
     total = start if start is not None else ConstantVariable(0)
-    for item in iterable.unpack(tx):
+    for item in items_of(tx, iterable):
         total = binary_op(tx, operator.add, total, item)
     return total
 
@@ -242,7 +248,7 @@ def _collection(kind):
             return SetVariable(members=set(iterable.members), py_type=kind)
         if kind is tuple and type(iterable) is TupleVariable and iterable.py_type is tuple:
             return iterable  # CPython: tuple(t) is t for an exact tuple
-        items = iterable.unpack(tx) if iterable is not None else []
+        items = items_of(tx, iterable) if iterable is not None else []
         if kind is tuple:
             return TupleVariable(items)
         if kind is list:
@@ -260,6 +266,9 @@ def _ordered_dict(tx, /, *args, **kwargs):
 
 def _defaultdict(tx, /, *args, **kwargs):
     factory = args[0] if args else None
+    if factory is not None and factory.is_python_constant():
+        with python_operation("defaultdict()"):  # "first argument must be callable or None"
+            collections.defaultdict(factory.as_python_constant())
     if factory is None or factory.is_python_constant() and factory.as_python_constant() is None:
         unsupported("unsupported_call", "defaultdict without a default factory")
     result = _dict(tx, *args[1:], **kwargs)
@@ -302,6 +311,10 @@ def _iter(tx, obj):
 
 
 def _next(tx, it, default=None):
+    stand_in = _real_stand_in(it)
+    if stand_in is not None and not hasattr(type(stand_in), "__next__"):
+        with python_operation("next()"):  # "'list' object is not an iterator"
+            next(stand_in)
     item = it.next(tx)
     if item is None:
         if default is None:
@@ -310,9 +323,22 @@ def _next(tx, it, default=None):
     return item
 
 
+def _real_stand_in(var):
+    """A real object of ``var``'s builtin type where its type alone decides an error (the
+    constant itself, or an empty container of the same type); else None."""
+    if isinstance(var, ConstantVariable):
+        return var.value
+    kind = var.python_type() if type(var).python_type is not VariableTracker.python_type else None
+    return STAND_INS[kind]() if kind in STAND_INS else None
+
+
 def _reversed(tx, seq):
     """A user class's ``__reversed__``, else its ``__len__`` and ``__getitem__``, as CPython does."""
     from .user_defined import UserDefinedObjectVariable, _static
+
+    if isinstance(seq, ConstantVariable):
+        with python_operation("reversed()"):  # "'int' object is not reversible"
+            reversed(seq.value)
 
     if isinstance(seq, UserDefinedObjectVariable):
         if isinstance(_static(seq.cls, "__reversed__")[1], types.FunctionType):
@@ -350,7 +376,7 @@ def _filter(tx, fn, iterable):
 
 
 def _sorted(tx, iterable, key=None, reverse=None):
-    return ListVariable(sorted_items(tx, iterable.unpack(tx), key, reverse))
+    return ListVariable(sorted_items(tx, items_of(tx, iterable), key, reverse))
 
 
 def _repr(tx, obj):

@@ -12,7 +12,7 @@ import operator
 
 from ..errors import unsupported
 from .call_shapes import check_method_shape, fits
-from .constant import ConstantVariable
+from .constant import ConstantVariable, items_of
 from .exceptions import raise_in_trace
 from .iterators import IteratorVariable, resume_iterator
 from .lists import BaseListVariable, ListVariable, _index
@@ -145,7 +145,7 @@ def _remove(d, tx, value):
 
 def _extend(add):
     def method(d, tx, iterable):
-        for item in (list(d.items) if iterable is d else iterable.unpack(tx)):
+        for item in (list(d.items) if iterable is d else items_of(tx, iterable)):
             add(d, item)
     return method
 
@@ -204,4 +204,4 @@ def make_deque(tx, iterable=None, maxlen=None):
     bound = None if maxlen is None else maxlen.as_python_constant()
     if bound is not None and (type(bound) is not int or bound < 0):
         unsupported("operator_error", "maxlen must be a non-negative integer")
-    return DequeVariable(iterable.unpack(tx) if iterable is not None else [], bound)
+    return DequeVariable(items_of(tx, iterable) if iterable is not None else [], bound)

@@ -18,7 +18,7 @@ from ..bytecode import create_instruction
 from ..errors import unsupported
 from .base import VariableTracker
 from .call_shapes import STAND_INS, builtin_base, check_method_shape, fits
-from .constant import ConstantVariable, wrap_constant
+from .constant import ConstantVariable, items_of, wrap_constant
 from .exceptions import python_operation
 from .lists import TupleVariable
 
@@ -36,6 +36,9 @@ def hash_key(key: VariableTracker):
             unsupported("operator_error", f"unhashable key {value!r}")
         return value
     cls = key.python_type()
+    if cls in STAND_INS and getattr(cls, "__hash__", None) is None:
+        with python_operation("hash()"):  # a list key: "unhashable type: 'list'"
+            hash(STAND_INS[cls]())
     if getattr(cls, "__eq__", None) is not object.__eq__ and not issubclass(cls, torch.Tensor) \
             or getattr(cls, "__hash__", None) is None:
         # equal keys that are different objects (a class defining __eq__, a tuple of
@@ -247,7 +250,7 @@ def _update(d, tx, /, *args, **kwargs):
             # iterator; a subclass's __iter__ makes it go through keys() and [key]
             unsupported("unsupported_call", f"dict.update from a {other.py_type.__name__} with its own __iter__")
         pairs = other.items.values() if isinstance(other, ConstDictVariable) else (
-            _pair(tx, i, p) for i, p in enumerate(other.unpack(tx)))
+            _pair(tx, i, p) for i, p in enumerate(items_of(tx, other)))
         for k, v in pairs:
             _store(d, hash_key(k), k, v)
     for k, v in kwargs.items():

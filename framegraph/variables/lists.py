@@ -14,7 +14,7 @@ import torch
 from ..errors import unsupported
 from .base import VariableTracker
 from .call_shapes import STAND_INS, builtin_base, check_method_shape, fits
-from .constant import ConstantVariable, wrap_constant
+from .constant import ConstantVariable, items_of, wrap_constant
 from .exceptions import python_operation, raise_in_trace
 
 
@@ -413,7 +413,7 @@ def _remove(lst, tx, v):
 
 _LIST_METHODS = {
     "append": lambda lst, tx, v: lst.items.append(v),
-    "extend": lambda lst, tx, v: lst.items.extend(v.unpack(tx)),
+    "extend": lambda lst, tx, v: lst.items.extend(items_of(tx, v)),
     "insert": _insert,
     "pop": _pop,
     "clear": lambda lst, tx: lst.items.clear(),

@@ -18,7 +18,7 @@ from ..bytecode import create_instruction
 from ..errors import unsupported
 from .base import VariableTracker
 from .call_shapes import check_method_shape
-from .constant import ConstantVariable
+from .constant import ConstantVariable, items_of
 from .dicts import _IN_PLACE, ConstDictVariable, DictViewVariable, _key_error, hash_key
 from .exceptions import raise_in_trace
 
@@ -62,7 +62,7 @@ def _operand(tx, var):
         return dict.fromkeys(_Member(k) for k in var.keys_vars())
     if isinstance(var, DictViewVariable) and var.kind == "keys":
         return dict.fromkeys(_Member(k) for k in var.unpack(tx)).keys()
-    return [_Member(v) for v in var.unpack(tx)]
+    return [_Member(v) for v in items_of(tx, var)]
 
 
 class SetVariable(VariableTracker):

@@ -8,6 +8,7 @@ does; ``min``/``max`` interleave the calls with the comparisons, which only
 shows where a comparison fails midway).
 """
 from ..errors import unsupported
+from .constant import items_of
 from .exceptions import python_operation, raise_in_trace, raise_python_error
 from .tensor import TensorVariable
 
@@ -73,7 +74,7 @@ def _empty_message(pick):
 def minmax(pick):
     def model(tx, *args, key=None, default=None):
         """``min``/``max``: of one iterable, or of the arguments."""
-        items = args[0].unpack(tx) if len(args) == 1 else list(args)
+        items = items_of(tx, args[0]) if len(args) == 1 else list(args)
         if not items:
             if default is None:
                 raise_in_trace(ValueError, _empty_message(pick))

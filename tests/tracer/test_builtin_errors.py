@@ -276,3 +276,16 @@ def test_containers_from_outside_that_contain_themselves_are_not_wrapped(strict_
     compiled = framegraph.compile(f, backend="eager")
     assert compiled(torch.ones(1), items, registry)[1:] == f(torch.ones(1), items, registry)[1:]
     assert strict_trace.graphs == 0  # the frame runs as it is
+
+
+def test_builtins_given_values_of_the_wrong_type():
+    def ops():
+        return [
+            lambda: len(5), lambda: iter(5), lambda: next([]), lambda: list(5), lambda: dict(5),
+            lambda: enumerate(5), lambda: sorted(5), lambda: min(5), lambda: tuple(5), lambda: set(5),
+            lambda: reversed(5), lambda: zip(5), lambda: [].extend(5), lambda: {}.update(5),
+            lambda: dict.fromkeys(5), lambda: {[1]: 2}, lambda: {[1]}, lambda: frozenset().add(1),
+            lambda: [].nothing, lambda: isinstance(1, 2), lambda: issubclass(1, int),
+            lambda: collections.defaultdict(1), lambda: collections.deque(5),
+        ]
+    assert_same_as_eager(_run(ops), torch.ones(2), graphs=1)
