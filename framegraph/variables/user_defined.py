@@ -21,6 +21,7 @@ import types
 from torch import nn
 
 from .autograd_function import AutogradFunctionApplyVariable, is_modelled_apply
+from .call_shapes import check_function_shape
 from ..errors import unsupported
 from ..guards.sources import AttrSource, GenericAttrSource, TypeSource
 from .base import STABLE_MODULES, VariableTracker, guard_identity
@@ -321,7 +322,11 @@ def new_namedtuple(tx, cls, args, kwargs):
     """A ``cls`` instance as collections' generated ``__new__(_cls, field...)`` makes it."""
     from .lists import NamedTupleVariable
 
-    bound = inspect.signature(cls).bind(*args, **kwargs)
+    try:
+        bound = inspect.signature(cls).bind(*args, **kwargs)
+    except TypeError:  # `P(1)`: the generated __new__'s own TypeError, from a probe call of it
+        check_function_shape(functools.partial(cls.__new__, cls), args, kwargs)
+        unsupported("operator_error", f"{cls.__name__}() does not take these arguments")
     bound.apply_defaults()
     items = [v if isinstance(v, VariableTracker) else tx.wrap(v) for v in bound.arguments.values()]
     return NamedTupleVariable(items, cls)
@@ -463,7 +468,6 @@ class UserDefinedObjectVariable(VariableTracker):
         PyObject_GenericGetAttr's AttributeError in the trace, guarded on the name staying
         absent from the instance's ``__dict__`` and from the ``__dict__`` of each user class
         of the MRO (``obj.name = 1`` or ``Class.name = 1`` later make a new trace)."""
-        from ..guards.sources import GetItemSource
         from .exceptions import raise_in_trace
 
         if self.value is not None:
@@ -472,14 +476,12 @@ class UserDefinedObjectVariable(VariableTracker):
                 return  # __slots__, or nothing to guard: not modelled
             tx.output.add_guard("DICT_CONTAINS", instance_attr_source(self.source, self.cls, "__dict__"),
                                 (name, False))
-        cls_source = TypeSource(self.source) if self.source is not None else getattr(
-            getattr(self, "class_var", None), "source", None)
-        for i, klass in enumerate(self.cls.__mro__):
-            if _user_class(klass):
-                if cls_source is None:
-                    return  # a class that cannot be re-read: not modelled
-                klass_source = GetItemSource(AttrSource(cls_source, "__mro__"), i) if i else cls_source
-                tx.output.add_guard("DICT_CONTAINS", AttrSource(klass_source, "__dict__"), (name, False))
+        class_var = getattr(self, "class_var", None)
+        cls_source = TypeSource(self.source) if self.source is not None else getattr(class_var, "source", None)
+        from .missing_attrs import guard_absent
+
+        if not guard_absent(tx, self.cls, cls_source, class_var, name):
+            return  # a class that cannot be re-read: not modelled
         raise_in_trace(AttributeError, f"'{self.cls.__name__:.100}' object has no attribute '{name}'")
 
     def setattr(self, tx, name, value):
