@@ -47,7 +47,10 @@ class SuperVariable(VariableTracker):
             obj_type = self.obj.cls
         elif issubclass(obj_type, type) and self.obj.is_python_constant():
             obj_type = self.obj.as_python_constant()  # super().__new__(cls) with cls a class of any tracker
-        mro = obj_type.__mro__
+        mro, meta = obj_type.__mro__, False
+        if self.cls not in mro and isinstance(self.obj, UserDefinedClassVariable) \
+                and self.cls in type(obj_type).__mro__:  # super(Meta, cls) in a metaclass: type(cls)'s MRO
+            mro, meta = type(obj_type).__mro__, True
         if self.cls not in mro:  # CPython: TypeError, obj must be an instance or subtype of type
             unsupported("unsupported_call", f"super({self.cls.__name__}, {self.obj}): not in its MRO")
         for klass in mro[mro.index(self.cls) + 1:]:
@@ -55,7 +58,8 @@ class SuperVariable(VariableTracker):
                 attr = klass.__dict__[name]
                 if attr is object.__init__ or attr is nn.Module.__init__ and name == "__init__":
                     return _NoOp()
-                if _is_builtin_method(attr) and hasattr(self.obj, "builtin_method"):
+                if _is_builtin_method(attr) and hasattr(self.obj, "builtin_method") \
+                        and (meta or not isinstance(self.obj, UserDefinedClassVariable)):
                     return _BuiltinMethod(self.obj, name)  # super().__setitem__ in a dict subclass
                 if attr in OBJECT_SLOTS and isinstance(self.obj, UserDefinedObjectVariable):
                     return _BuiltinMethod(self.obj, name)

@@ -14,7 +14,6 @@ Namedtuple classes build ``NamedTupleVariable``s; dataclasses are ordinary
 classes whose generated ``__init__`` is inlined like any other.
 """
 import functools
-import inspect
 import operator
 import types
 
@@ -25,8 +24,9 @@ from ..errors import unsupported
 from ..guards.sources import AttrSource, GenericAttrSource, TypeSource
 from .base import STABLE_MODULES, VariableTracker, guard_identity
 from .constant import ConstantVariable
+from .metaclasses import MetaclassSlots, call_meta, meta_data_descriptor, meta_fallback
 from .ops import dunder_name
-from .rng import is_rng_class, is_rng_method, rng_break
+from .rng import is_rng_method, rng_break
 from .wrappers import INSTANCE_METHOD
 
 
@@ -184,7 +184,7 @@ _GET_IS_ITSELF = (types.FunctionType, property, types.MethodDescriptorType, type
                   types.MemberDescriptorType, types.GetSetDescriptorType, functools._lru_cache_wrapper)
 
 
-class UserDefinedClassVariable(VariableTracker):
+class UserDefinedClassVariable(MetaclassSlots, VariableTracker):
     def __init__(self, cls, **kwargs):
         super().__init__(**kwargs)
         self.cls = cls
@@ -203,9 +203,15 @@ class UserDefinedClassVariable(VariableTracker):
         if is_modelled_apply(self.cls, name):  # MyFunction.apply: one node, the user's backward
             return AutogradFunctionApplyVariable(
                 self.cls, source=AttrSource(self.source, name) if self.source is not None else None)
+        result = meta_data_descriptor(tx, self, name)  # type.__getattribute__: the metaclass's first
+        if result is not None:
+            return result
         found, attr = _static(self.cls, name)
         if not found:
-            unsupported("unsupported_attribute", f"{self.cls.__name__}.{name}")
+            result = meta_fallback(tx, self, name)
+            if result is None:
+                unsupported("unsupported_attribute", f"{self.cls.__name__}.{name}")
+            return result
         if isinstance(attr, classmethod):
             from .functions import UserFunctionVariable, UserMethodVariable
 
@@ -229,6 +235,9 @@ class UserDefinedClassVariable(VariableTracker):
         CPython calls it."""
         from .trace_time import class_getitem, is_pure_class_getitem
 
+        result = self.meta_getitem(tx, key)
+        if result is not NotImplemented:
+            return result
         found, raw = _static(self.cls, "__class_getitem__")
         if (found and not is_pure_class_getitem(self.cls) and isinstance(raw, classmethod)
                 and isinstance(raw.__func__, types.FunctionType)
@@ -237,92 +246,27 @@ class UserDefinedClassVariable(VariableTracker):
         return class_getitem(tx, self.cls, key)
 
     def call(self, tx, args, kwargs):
-        cls = self.cls
-        if _is_namedtuple(cls):
-            user_new = _namedtuple_user_new(cls)
-            if user_new is not None:  # type.__call__: cls.__new__(cls, *args), inlined
-                from .functions import UserFunctionVariable
+        """``type(cls).__call__(cls, ...)``: the metaclass's Python ``__call__``, else ``type_call``."""
+        result = call_meta(tx, self, "__call__", args, kwargs)
+        return self.type_call(tx, args, kwargs) if result is NotImplemented else result
 
-                return UserFunctionVariable(user_new.__func__).call(tx, [self] + list(args), kwargs)
-            return new_namedtuple(tx, cls, args, kwargs)
-        if issubclass(cls, BaseException):
-            from .exceptions import make_exception
+    def builtin_method(self, tx, name, args, kwargs):
+        """``type``'s own slot reached past a metaclass's override (``super().__call__()``)."""
+        if name == "__call__":
+            return self.type_call(tx, args, kwargs)
+        unsupported("unsupported_call", f"type.{name} of {self.cls.__name__}")
 
-            return make_exception(cls, args, kwargs)
-        if issubclass(cls, nn.Module):
-            from .nn_module import new_module
+    def type_call(self, tx, args, kwargs):
+        """``type.__call__(cls, ...)``: ``__new__`` then ``__init__``, or the model of a builtin."""
+        from .instances import type_call
 
-            return new_module(tx, cls, args, kwargs)
-        if type(type(cls)).__call__ is not type.__call__ or type(cls).__call__ is not type.__call__:
-            unsupported("unsupported_call", f"creating a {cls.__name__} (its metaclass defines __call__)")
-        from .builtins import BUILTINS
-        from .user_dict import is_user_dict_class, new_user_dict
-
-        if cls in BUILTINS:  # OrderedDict(), defaultdict(list): modelled like the builtins
-            return BUILTINS[cls](tx, *args, **kwargs)
-        if is_user_dict_class(cls):
-            return new_user_dict(tx, cls, args, kwargs)
-        from .user_containers import is_user_container_class, new_user_container
-
-        if is_user_container_class(cls):
-            return new_user_container(tx, cls, args, kwargs)
-        from .partials import make_partial, partial_class
-
-        if partial_class(cls):  # functools.partial, a copy of its C type, a subclass keeping its C code
-            return make_partial(tx, self, args, kwargs)
-        if isinstance(cls.__new__, types.FunctionType):  # __new__ then __init__, both inlined
-            from .instances import type_call
-
-            return type_call(tx, self, args, kwargs)
-        if is_rng_class(cls):  # _random.Random.__new__ seeds it from outside the trace
-            rng_break(f"creating a {cls.__name__}")
-        if cls.__new__ is not object.__new__:
-            unsupported("unsupported_call", f"creating a {cls.__name__} (a __new__ of a builtin base)")
-        if getattr(cls, "__abstractmethods__", None):  # object.__new__ refuses: its TypeError
-            from .exceptions import python_operation
-
-            with python_operation(f"creating a {cls.__name__}"):
-                object.__new__(cls)
-        obj = UserDefinedObjectVariable(None, cls)
-        obj.class_var = self  # type(obj) is this tracker, with its source
-        found, init = _static(cls, "__init__")
-        if init is object.__init__:
-            if args or kwargs:
-                unsupported("operator_error", f"{cls.__name__}() takes no arguments")
-        else:
-            bind_class_attribute(tx, obj, init, None).call(tx, args, kwargs)
-        return obj
+        return type_call(tx, self, args, kwargs)
 
     def __repr__(self):
         return f"UserDefinedClassVariable({self.cls.__qualname__})"
 
 
-def _is_namedtuple(cls) -> bool:
-    return isinstance(cls, type) and issubclass(cls, tuple) and hasattr(cls, "_fields")
-
-
-def _namedtuple_user_new(cls):
-    """The ``__new__`` staticmethod a namedtuple subclass defines itself, or None where
-    it is collections' generated one (its class also holds ``_make``)."""
-    for klass in cls.__mro__:
-        if "__new__" in klass.__dict__:
-            attr = klass.__dict__["__new__"]
-            generated = "_make" in klass.__dict__ or klass is tuple
-            return None if generated or not isinstance(attr, staticmethod) else attr
-    return None
-
-
-def new_namedtuple(tx, cls, args, kwargs):
-    """A ``cls`` instance as collections' generated ``__new__(_cls, field...)`` makes it."""
-    from .lists import NamedTupleVariable
-
-    bound = inspect.signature(cls).bind(*args, **kwargs)
-    bound.apply_defaults()
-    items = [v if isinstance(v, VariableTracker) else tx.wrap(v) for v in bound.arguments.values()]
-    return NamedTupleVariable(items, cls)
-
-
-def _checked_len(result):
+def checked_len(result):
     """What CPython's len() makes of a ``__len__`` result: an int >= 0, else the
     TypeError or ValueError it raises (``__len__() should return >= 0``)."""
     from .exceptions import ExceptionVariable, TracedException
@@ -335,6 +279,17 @@ def _checked_len(result):
     except (TypeError, ValueError) as e:
         raise TracedException(ExceptionVariable(type(e), [ConstantVariable(str(e))])) from None
     return value
+
+
+def iterator_of(tx, result):
+    """What ``iter()`` makes of an ``__iter__`` result: the iterator it returns (a
+    generator, ``iter(self.items)``) is consumed lazily, one ``next()`` at a time, as
+    CPython does; an iterator object of a user class is read to its end here."""
+    from .iterators import IteratorVariable, ListIteratorVariable
+
+    if isinstance(result, IteratorVariable):
+        return result
+    return ListIteratorVariable(_items_of(tx, result))
 
 
 def _items_of(tx, iterator):
@@ -523,13 +478,13 @@ class UserDefinedObjectVariable(VariableTracker):
                 raise_in_trace(TypeError, f"__bool__ should return bool, returned {result.python_type().__name__}")
             return result.truth(tx)
         result = self._dunder(tx, "__len__", [])
-        return True if result is NotImplemented else _checked_len(result) > 0
+        return True if result is NotImplemented else checked_len(result) > 0
 
     def length(self, tx):
         result = self._dunder(tx, "__len__", [])
         if result is NotImplemented:
             unsupported("operator_error", f"object of type {self.cls.__name__} has no len()")
-        return _checked_len(result)
+        return checked_len(result)
 
     def getitem(self, tx, key):
         result = self._dunder(tx, "__getitem__", [key])
@@ -538,15 +493,8 @@ class UserDefinedObjectVariable(VariableTracker):
         return result
 
     def iter(self, tx):
-        """``iter(obj)``: the class's ``__iter__`` runs now, and the iterator it returns
-        (a generator, ``iter(self.items)``) is consumed lazily, one ``next()`` at a time,
-        as CPython does; an iterator object of a user class is read to its end here."""
-        from .iterators import IteratorVariable, ListIteratorVariable
-
-        result = self._iterator(tx)
-        if isinstance(result, IteratorVariable):
-            return result
-        return ListIteratorVariable(_items_of(tx, result))
+        """``iter(obj)``: the class's ``__iter__`` runs now (``iterator_of``)."""
+        return iterator_of(tx, self._iterator(tx))
 
     def unpack(self, tx):
         return _items_of(tx, self._iterator(tx))

@@ -1,0 +1,165 @@
+"""Classes as libraries write them: enums, metaclasses, class attribute writes.
+
+Configuration enums (Hugging Face's ``PaddingStrategy``, a ``str`` mixin),
+singleton and registry metaclasses, class-level counters: each compiles to one
+graph with the result eager gives, on every call.
+"""
+import enum
+
+import pytest
+import torch
+
+import framegraph
+from helpers import CountingBackend, assert_same, assert_same_as_eager, check
+
+
+class Padding(str, enum.Enum):  # the shape of transformers' ExplicitEnum / PaddingStrategy
+    LONGEST = "longest"
+    MAX_LENGTH = "max_length"
+    DO_NOT_PAD = "do_not_pad"
+
+
+class Mode(enum.Enum):
+    TRAIN = 1
+    EVAL = 2
+
+
+class Level(enum.IntEnum):
+    LOW = 1
+    HIGH = 3
+
+
+class Perm(enum.Flag):
+    READ = 1
+    WRITE = 2
+
+
+def test_enum_lookup_by_value_and_by_name():
+    def f(x, v):
+        return x * Mode(v).value + Mode["EVAL"].value
+
+    check(f, torch.ones(2), 2)
+    check(f, torch.ones(2), 1)
+
+
+def test_str_enum_from_a_config_string():
+    def f(x, padding):
+        strategy = Padding(padding)
+        if strategy == "max_length" and strategy is Padding.MAX_LENGTH:
+            return x + 1
+        return x - 1
+
+    assert_same_as_eager(f, torch.ones(2), "max_length", graphs=1)
+    assert_same_as_eager(f, torch.ones(2), "longest", graphs=1)
+
+
+def test_enum_value_error_is_raised_in_the_trace():
+    def f(x):
+        try:
+            Mode(7)
+        except ValueError as e:
+            return x + len(str(e))
+        return x
+
+    check(f, torch.ones(2))
+
+
+def test_iterating_and_sizing_an_enum_class():
+    def f(x):
+        total = x
+        for m in Mode:
+            total = total + m.value
+        return total * len(Mode) + len(Mode.__members__), [m.name for m in Mode]
+
+    check(f, torch.ones(2))
+
+
+def test_membership_and_isinstance_of_members():
+    def f(x, m):
+        return x + (m in Mode) + isinstance(m, Mode) + (m is Mode.TRAIN) + (m == Mode.EVAL)
+
+    check(f, torch.ones(2), Mode.TRAIN)
+
+
+def test_int_enum_and_flag_arithmetic():
+    def f(x):
+        both = Perm.READ | Perm.WRITE
+        return x * (Level.LOW + Level.HIGH) + both.value, Perm.WRITE in both
+
+    check(f, torch.ones(2))
+
+
+class Singleton(type):
+    """The singleton metaclass found in many codebases: one instance per class."""
+
+    _instances = {}
+
+    def __call__(cls, *args, **kwargs):
+        if cls not in cls._instances:
+            cls._instances[cls] = super().__call__(*args, **kwargs)
+        return cls._instances[cls]
+
+
+class Settings(metaclass=Singleton):
+    def __init__(self, scale=2):
+        self.scale = scale
+
+
+def test_singleton_metaclass_call_is_inlined():
+    Singleton._instances.clear()
+
+    def f(x):
+        first = Settings()
+        return x * first.scale, first is Settings()
+
+    check(f, torch.ones(2))
+    assert type(Singleton._instances[Settings]) is Settings  # the replayed registry write
+
+
+class Registry(type):
+    """A metaclass that makes a class a read-only table of its entries."""
+
+    kind = "registry"
+
+    def __getitem__(cls, key):
+        return cls.table[key]
+
+    def __len__(cls):
+        return len(cls.table)
+
+    def __contains__(cls, key):
+        return key in cls.table
+
+    def __iter__(cls):
+        return iter(cls.table)
+
+    def describe(cls):
+        return f"{cls.__name__}: {len(cls)}"
+
+
+class Activations(metaclass=Registry):
+    table = {"relu": 1.0, "gelu": 2.0}
+
+
+def test_registry_metaclass_operators():
+    def f(x):
+        total = x * Activations["gelu"] + len(Activations) + ("relu" in Activations)
+        return total, sorted(Activations), Activations.describe(), Activations.kind, bool(Activations)
+
+    check(f, torch.ones(2))
+
+
+def test_registry_metaclass_method_guarded_on_the_metaclass():
+    def f(x):
+        return x + len(Activations)
+
+    cnt = CountingBackend()
+    compiled = framegraph.compile(f, backend=cnt, fullgraph=True)
+    assert_same(compiled(torch.ones(2)), f(torch.ones(2)))
+    old = Registry.__len__
+    Registry.__len__ = lambda cls: 10
+    try:
+        assert_same(compiled(torch.ones(2)), torch.full((2,), 11.0))
+    finally:
+        Registry.__len__ = old
+    assert cnt.frame_count == 2  # the guard on type(Activations).__len__ failed: a new graph
