@@ -564,7 +564,10 @@ BUILTINS[sys.intern] = _intern
 
 
 def _delattr(tx, obj, name):
-    """``delattr`` on an object made in the trace (its attributes are trackers)."""
+    """``delattr`` on an object made in the trace (its attributes are trackers), or a class."""
+    if hasattr(obj, "delattr"):
+        obj.delattr(tx, name.as_python_constant())
+        return ConstantVariable(None)
     attrs = getattr(obj, "attrs", None)
     if attrs is None or not obj.mutable or name not in attrs:
         unsupported("side_effect", f"delattr({obj}, {name!r})")

@@ -65,6 +65,7 @@ import weakref
 from .. import pyver
 from ..errors import unsupported
 from .base import CallableVariable, guard_identity
+from .class_attrs import rebuild_writes, share_overlay
 from .constant import is_constant_value
 from .exceptions import python_operation
 from .trace_time import OpaqueConstantVariable, is_pure_class_getitem
@@ -378,7 +379,9 @@ class BuildClassVariable(CallableVariable):
             fn = types.FunctionType(body.code, body.f_globals, body.code.co_name, None, cells)
             cls = builtins.__build_class__(fn, name, *bases)
         _remember(cls)
-        return BuiltClassVariable(cls, body, args[1:], derefs, shared)
+        var = BuiltClassVariable(cls, body, args[1:], derefs, shared)
+        share_overlay(tx, cls, var.writes)
+        return var
 
     def __repr__(self):
         return "BuildClassVariable()"
@@ -451,6 +454,7 @@ class BuiltClassVariable(UserDefinedClassVariable):
         self.body, self.name_and_bases, self.derefs = body, name_and_bases, derefs
         self.shared = shared  # free variables its functions close over (by index)
         self.decorators = list(decorators)
+        self.writes = {}  # this trace's attribute writes to it (class_attrs.py), redone when rebuilt
 
     def reconstruct(self, cg):
         """``deco(__build_class__(FunctionType(body, globals, name, None, closure), name, *bases))``,
@@ -477,7 +481,9 @@ class BuiltClassVariable(UserDefinedClassVariable):
         cg.call(1 + len(self.name_and_bases))
         for _ in self.decorators:
             cg.call(1)
-        cg.load_fast(cg.remember(self))  # one class for the class and its instances
+        temp = cg.remember(self)  # one class for the class and its instances
+        rebuild_writes(cg, temp, self.writes)
+        cg.load_fast(temp)
 
     def _cell(self, cg, index, cell):
         """The frame's cell; for a variable the body read and no function of it keeps,

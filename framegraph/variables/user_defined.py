@@ -24,6 +24,7 @@ from ..errors import unsupported
 from ..guards.sources import AttrSource, GenericAttrSource, TypeSource
 from .base import STABLE_MODULES, VariableTracker, guard_identity
 from .constant import ConstantVariable
+from .class_attrs import DELETED, ClassDictVariable, class_attr, class_setattr, type_setattr, written
 from .metaclasses import MetaclassSlots, call_meta, meta_data_descriptor, meta_fallback
 from .ops import dunder_name
 from .rng import is_rng_method, rng_break
@@ -135,13 +136,22 @@ def real_object(obj):
     return obj.module if isinstance(obj, NNModuleVariable) else getattr(obj, "value", None)
 
 
+def _bound_written(attr, obj):
+    """A class attribute the trace wrote (class_attrs.py), read through an instance."""
+    from .functions import BaseUserFunctionVariable, UserMethodVariable
+
+    return UserMethodVariable(attr, obj) if isinstance(attr, BaseUserFunctionVariable) else attr
+
+
 def lookup_attribute(tx, obj, name, instance_dict_lookup):
     """Generic attribute lookup; ``instance_dict_lookup(name)`` -> tracker or None."""
     cls = obj.python_type()
     if name == "__class__" and _static(cls, name)[1] is object.__dict__["__class__"]:
         return class_of(tx, obj)  # the type is fixed by the tracker (and guarded by TYPE_MATCH)
-    found, attr = _static(cls, name)
+    found, attr = class_attr(tx, cls, name)  # this trace's class attribute writes first
     source = None
+    if found and isinstance(attr, VariableTracker):  # written in the trace: a value, or a function
+        return instance_dict_lookup(name) or _bound_written(attr, obj)
     if found:  # a class attribute is re-read from the class: its mutations are real ones
         maker = getattr(obj, "class_var", None)
         if obj.source is not None:
@@ -206,7 +216,11 @@ class UserDefinedClassVariable(MetaclassSlots, VariableTracker):
         result = meta_data_descriptor(tx, self, name)  # type.__getattribute__: the metaclass's first
         if result is not None:
             return result
-        found, attr = _static(self.cls, name)
+        if name == "__dict__":  # type's getset (a mappingproxy), not the instances' descriptor
+            return ClassDictVariable(self, source=AttrSource(self.source, name) if self.source else None)
+        found, attr = class_attr(tx, self.cls, name)
+        if found and isinstance(attr, VariableTracker):  # written in this trace (class_attrs.py)
+            return attr
         if not found:
             result = meta_fallback(tx, self, name)
             if result is None:
@@ -227,7 +241,18 @@ class UserDefinedClassVariable(MetaclassSlots, VariableTracker):
         return tx.wrap(attr, source, guard=_user_class(self.cls))  # `Cfg.scale = 3.0` recompiles
 
     def hasattr(self, tx, name):
-        return hasattr(self.cls, name)
+        found, attr = class_attr(tx, self.cls, name)
+        if isinstance(attr, VariableTracker):
+            return True
+        return hasattr(self.cls, name) if found or not written(tx, self.cls, name) else None
+
+    def setattr(self, tx, name, value):
+        """``cls.name = value``: through the metaclass's ``__setattr__`` (class_attrs.py)."""
+        class_setattr(tx, self, name, value)
+
+    def delattr(self, tx, name):
+        """``del cls.name``."""
+        class_setattr(tx, self, name, DELETED)
 
     def getitem(self, tx, key):
         """``MyGeneric[T]``, ``OrderedDict[str, Tensor]``: a generic alias, built at trace
@@ -254,6 +279,11 @@ class UserDefinedClassVariable(MetaclassSlots, VariableTracker):
         """``type``'s own slot reached past a metaclass's override (``super().__call__()``)."""
         if name == "__call__":
             return self.type_call(tx, args, kwargs)
+        names = [a.as_python_constant() if a.is_python_constant() else None for a in args[:1]]
+        if name in ("__setattr__", "__delattr__") and names and isinstance(names[0], str) and not kwargs \
+                and len(args) == (2 if name == "__setattr__" else 1):
+            type_setattr(tx, self, names[0], args[1] if name == "__setattr__" else DELETED)
+            return ConstantVariable(None)
         unsupported("unsupported_call", f"type.{name} of {self.cls.__name__}")
 
     def type_call(self, tx, args, kwargs):
@@ -381,7 +411,9 @@ class UserDefinedObjectVariable(VariableTracker):
         ``__dict__`` holding ``name`` or not (``obj.scale = 3.0`` later recompiles)."""
         if name in self.attrs:
             return True
-        found, attr = _static(self.cls, name)
+        found, attr = class_attr(tx, self.cls, name)
+        if found and isinstance(attr, VariableTracker):
+            return True  # written in this trace (class_attrs.py)
         if found and not isinstance(attr, _C_DESCRIPTORS):
             if isinstance(attr, property) or _runs_code_on_get(attr):
                 return None  # its getter decides, and may raise AttributeError: hasattr traces it
@@ -426,7 +458,7 @@ class UserDefinedObjectVariable(VariableTracker):
 
     def setattr(self, tx, name, value):
         self.check_mutable(f"setting .{name}", tx)
-        found, attr = _static(self.cls, name)
+        found, attr = class_attr(tx, self.cls, name)
         if found and isinstance(attr, property):
             if attr.fset is None:
                 unsupported("operator_error", f"can't set attribute {name!r}")

@@ -163,3 +163,125 @@ def test_registry_metaclass_method_guarded_on_the_metaclass():
     finally:
         Registry.__len__ = old
     assert cnt.frame_count == 2  # the guard on type(Activations).__len__ failed: a new graph
+
+
+class Counter:
+    """Class-level state, as libraries keep it: a default, an instance counter."""
+
+    default_scale = 1
+    created = 0
+
+    def __init__(self):
+        type(self).created += 1
+
+    @classmethod
+    def bump(cls):
+        cls.created += 1
+        return cls.created
+
+
+class SubCounter(Counter):
+    pass
+
+
+@pytest.fixture
+def fresh_counter():
+    Counter.default_scale, Counter.created = 1, 0
+    SubCounter.__dict__.get("created") is not None and delattr(SubCounter, "created")
+    yield
+    Counter.default_scale, Counter.created = 1, 0
+    SubCounter.__dict__.get("created") is not None and delattr(SubCounter, "created")
+
+
+def test_class_attribute_write_is_read_back_and_replayed(fresh_counter):
+    instance = SubCounter()
+    Counter.created = 0
+
+    def f(x):
+        Counter.default_scale = 3
+        return x * Counter.default_scale + SubCounter.default_scale + instance.default_scale
+
+    check(f, torch.ones(2))  # eager's call set default_scale = 3 too: the same result
+    Counter.default_scale = 1
+    check(f, torch.ones(2))
+    assert Counter.default_scale == 3 and "default_scale" not in SubCounter.__dict__
+
+
+def test_classmethod_counter_on_every_call(fresh_counter):
+    def f(x):
+        return x + SubCounter.bump()
+
+    cnt = CountingBackend()
+    compiled = framegraph.compile(f, backend=cnt, fullgraph=True)
+    results = [compiled(torch.zeros(1)).item() for _ in range(3)]
+    assert results == [1.0, 2.0, 3.0]
+    assert SubCounter.__dict__["created"] == 3 and Counter.created == 0  # cls is SubCounter
+    assert cnt.frame_count == 2  # the count read changed: a new graph, then the count is dynamic
+
+
+def test_instance_counter_in_init(fresh_counter):
+    def f(x):
+        a, b = Counter(), Counter()
+        return x + Counter.created, a is not b
+
+    cnt = CountingBackend()
+    compiled = framegraph.compile(f, backend=cnt, fullgraph=True)
+    results = [compiled(torch.zeros(1)) for _ in range(3)]
+    assert [(r[0].item(), r[1]) for r in results] == [(2.0, True), (4.0, True), (6.0, True)]
+    assert Counter.created == 6 and cnt.frame_count == 2
+
+
+def test_del_and_setattr_of_class_attributes(fresh_counter):
+    def f(x):
+        for name in ("relu", "gelu"):
+            setattr(Counter, f"act_{name}", len(name))
+        Counter.tmp = x * 2
+        doubled = Counter.tmp
+        del Counter.tmp
+        return doubled + Counter.act_relu, hasattr(Counter, "tmp"), hasattr(Counter, "act_gelu")
+
+    try:
+        check(f, torch.ones(2))
+        assert (Counter.act_relu, Counter.act_gelu, hasattr(Counter, "tmp")) == (4, 4, False)
+    finally:
+        del Counter.act_relu, Counter.act_gelu
+
+
+def test_deleting_a_missing_class_attribute_raises_in_the_trace(fresh_counter):
+    def f(x):
+        try:
+            del Counter.never_set
+        except AttributeError as e:
+            return x + 1, str(e)
+        return x
+
+    check(f, torch.ones(2))
+
+
+def test_class_made_in_the_trace_keeps_its_writes():
+    def f(x):
+        class Table:
+            pass
+
+        Table.rows = 3
+        Table.weights = x * 2
+        return Table, Table()
+
+    cnt = CountingBackend()
+    table, row = framegraph.compile(f, backend=cnt, fullgraph=True)(torch.ones(2))
+    assert (table.rows, type(row), cnt.frame_count) == (3, table, 1)
+    assert torch.equal(table.weights, torch.full((2,), 2.0))
+    other, _ = framegraph.compile(f, backend=cnt, fullgraph=True)(torch.ones(2))
+    assert other is not table  # a new class on each call, as the class statement makes
+
+
+def test_enum_member_reassignment_is_refused_as_in_cpython():
+    def f(x):
+        try:
+            Mode.TRAIN = 3
+        except AttributeError as e:
+            return x + 1, str(e)
+        return x
+
+    check(f, torch.ones(2))  # EnumType.__setattr__ reads Mode.__dict__ and raises
+    assert Mode.TRAIN.value == 1
