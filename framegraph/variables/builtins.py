@@ -409,9 +409,15 @@ def _abs(tx, x):
     return unary_op(tx, operator.abs, x)
 
 
-def _type(tx, obj):
+def _type(tx, obj, *rest):
     from .user_defined import class_of
 
+    if len(rest) == 2:  # type(name, bases, ns): a new class (dynamic_classes.py)
+        from .dynamic_classes import make_class
+
+        return make_class(tx, obj, *rest)
+    if rest:
+        raise_in_trace(TypeError, "type() takes 1 or 3 arguments")
     return class_of(tx, obj)
 
 

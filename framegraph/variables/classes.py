@@ -57,6 +57,7 @@ import abc
 import builtins
 import dataclasses
 import dis
+import enum
 import functools
 import types
 import typing
@@ -66,6 +67,7 @@ from .. import pyver
 from ..errors import unsupported
 from .base import CallableVariable, guard_identity
 from .class_attrs import rebuild_writes, share_overlay
+from .class_bases import admit
 from .constant import is_constant_value
 from .exceptions import python_operation
 from .trace_time import OpaqueConstantVariable, is_pure_class_getitem
@@ -77,7 +79,7 @@ from .user_defined import UserDefinedClassVariable
 CALL_KINDS = {"staticmethod": "descriptor", "classmethod": "descriptor", "property": "property",
               "abstractmethod": "function"}
 BODY_CALLS = {staticmethod: "descriptor", classmethod: "descriptor", property: "property",
-              abc.abstractmethod: "function", dataclasses.field: "value"}
+              abc.abstractmethod: "function", dataclasses.field: "value", enum.auto: "value"}
 _PROPERTY_METHODS = ("setter", "getter", "deleter")
 _NO_EFFECT = {"RESUME", "NOP", "MAKE_CELL", "PRECALL", "COPY_FREE_VARS"}
 # Classes built at trace time, and the functions in them: one object for every
@@ -98,6 +100,8 @@ def is_prototype(value) -> bool:
 def _remember(cls):
     PROTOTYPES.add(cls)
     for value in vars(cls).values():
+        if cls in type(value).__mro__:  # made with the class (an enum's members): as much its own
+            PROTOTYPES.add(value)
         for fn in (value, getattr(value, "__func__", None), getattr(value, "fget", None),
                    getattr(value, "fset", None), getattr(value, "fdel", None)):
             if isinstance(fn, types.FunctionType):
@@ -345,12 +349,6 @@ def _pure_operand(value) -> bool:
         value.__module__ in ("dataclasses", "typing", "collections.abc", "builtins")
 
 
-def _plain_base(cls) -> bool:
-    if not isinstance(cls, type) or type(cls) is not type:
-        return False
-    return all("__init_subclass__" not in klass.__dict__ for klass in cls.__mro__ if klass is not object)
-
-
 class BuildClassVariable(CallableVariable):
     """``__build_class__`` as LOAD_BUILD_CLASS pushes it."""
 
@@ -364,22 +362,24 @@ class BuildClassVariable(CallableVariable):
                 or not args[1].is_python_constant():
             unsupported("unsupported_call", "__build_class__ with these arguments")
         body, name = args[0], args[1].as_python_constant()
-        if kwargs:
-            _reject(name, "keywords (a metaclass) in the class statement")
-        bases = []
-        for base in args[2:]:
-            real = base.as_python_constant() if base.is_python_constant() else None
-            if not _plain_base(real):
-                _reject(name, f"base {base}: not a class of metaclass type without __init_subclass__")
-            bases.append(real)
+        bases, keywords = [], {}
+        for key, base in [(None, base) for base in args[2:]] + list(kwargs.items()):
+            if not base.is_python_constant():
+                _reject(name, f"{'base' if key is None else key} {base} is not a fixed object")
+            if key is None:
+                bases.append(base.as_python_constant())
+            else:
+                keywords[key] = base.as_python_constant()
         walk = BodyWalk(body.code, name)
-        cells, derefs = _closure(tx, body, name, walk.run())
+        reads = walk.run()
+        admit(name, bases, keywords, walk.bound)  # what creating it runs: see class_bases.py
+        cells, derefs = _closure(tx, body, name, reads)
         shared = {body.code.co_freevars.index(n) for n in walk.closed_over if n in body.code.co_freevars}
         with python_operation(f"class {name}"):  # `class A(bool)` raises TypeError, as CPython does
             fn = types.FunctionType(body.code, body.f_globals, body.code.co_name, None, cells)
-            cls = builtins.__build_class__(fn, name, *bases)
+            cls = builtins.__build_class__(fn, name, *bases, **keywords)
         _remember(cls)
-        var = BuiltClassVariable(cls, body, args[1:], derefs, shared)
+        var = BuiltClassVariable(cls, body, args[1:], derefs, shared, keywords=kwargs)
         share_overlay(tx, cls, var.writes)
         return var
 
@@ -449,8 +449,9 @@ class BuiltClassVariable(UserDefinedClassVariable):
     (``ClassDecoratorVariable``), applied again when it is rebuilt."""
 
     rebuilt = True  # its instances made in the trace are rebuilt with the class rebuilt
-    def __init__(self, cls, body, name_and_bases, derefs, shared, decorators=(), **kwargs):
+    def __init__(self, cls, body, name_and_bases, derefs, shared, decorators=(), keywords=None, **kwargs):
         super().__init__(cls, **kwargs)
+        self.keywords = keywords or {}  # metaclass=..., as trackers
         self.body, self.name_and_bases, self.derefs = body, name_and_bases, derefs
         self.shared = shared  # free variables its functions close over (by index)
         self.decorators = list(decorators)
@@ -476,9 +477,12 @@ class BuiltClassVariable(UserDefinedClassVariable):
                 self._cell(cg, index, cell)
             cg.build(tuple, len(closure))
         cg.call(5 if closure else 2)
-        for item in self.name_and_bases:
+        for item in list(self.name_and_bases) + list(self.keywords.values()):
             cg(item)
-        cg.call(1 + len(self.name_and_bases))
+        if self.keywords:
+            cg.call_kw(1 + len(self.name_and_bases) + len(self.keywords), tuple(self.keywords))
+        else:
+            cg.call(1 + len(self.name_and_bases))
         for _ in self.decorators:
             cg.call(1)
         temp = cg.remember(self)  # one class for the class and its instances
@@ -547,4 +551,4 @@ def _decorate(var, fn, options):
         var.decorators.append((fn, options))
         return var
     return BuiltClassVariable(cls, var.body, var.name_and_bases, var.derefs, var.shared,
-                              var.decorators + [(fn, options)])
+                              var.decorators + [(fn, options)], var.keywords)

@@ -58,6 +58,9 @@ class SuperVariable(VariableTracker):
                 attr = klass.__dict__[name]
                 if attr is object.__init__ or attr is nn.Module.__init__ and name == "__init__":
                     return _NoOp()
+                if attr is _OBJECT_INIT_SUBCLASS:  # the end of a chain of __init_subclass__ hooks
+                    owner = getattr(self.obj, "cls", None)
+                    return _NoOp(f"{getattr(owner, '__name__', klass.__name__)}.__init_subclass__()")
                 if _is_builtin_method(attr) and hasattr(self.obj, "builtin_method") \
                         and (meta or not isinstance(self.obj, UserDefinedClassVariable)):
                     return _BuiltinMethod(self.obj, name)  # super().__setitem__ in a dict subclass
@@ -116,8 +119,21 @@ class ObjectSlotVariable(VariableTracker):
         return self.slot
 
 
+_OBJECT_INIT_SUBCLASS = object.__dict__["__init_subclass__"]
+
+
 class _NoOp(VariableTracker):
-    """``object.__init__`` reached through super(): nothing to do."""
+    """``object.__init__`` (or ``object.__init_subclass__``) reached through super():
+    nothing to do; ``noargs``: the name of a METH_NOARGS method, which refuses arguments."""
+
+    def __init__(self, noargs=None, **kwargs):
+        super().__init__(**kwargs)
+        self.noargs = noargs
 
     def call(self, tx, args, kwargs):
+        if self.noargs is not None and (args or kwargs):
+            from .exceptions import raise_in_trace
+
+            raise_in_trace(TypeError, f"{self.noargs} takes no keyword arguments" if kwargs
+                           else f"{self.noargs} takes no arguments ({len(args)} given)")
         return ConstantVariable(None)

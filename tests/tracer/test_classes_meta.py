@@ -4,7 +4,9 @@ Configuration enums (Hugging Face's ``PaddingStrategy``, a ``str`` mixin),
 singleton and registry metaclasses, class-level counters: each compiles to one
 graph with the result eager gives, on every call.
 """
+import abc
 import enum
+import typing
 
 import pytest
 import torch
@@ -285,3 +287,180 @@ def test_enum_member_reassignment_is_refused_as_in_cpython():
 
     check(f, torch.ones(2))  # EnumType.__setattr__ reads Mode.__dict__ and raises
     assert Mode.TRAIN.value == 1
+
+
+T = typing.TypeVar("T")
+
+
+def test_abstract_base_class_made_in_the_trace():
+    def f(x):
+        class Shape(abc.ABC):
+            @abc.abstractmethod
+            def area(self): ...
+
+        class Square(Shape):
+            def __init__(self, side):
+                self.side = side
+
+            def area(self):
+                return self.side * self.side
+
+        try:
+            Shape()
+        except TypeError as e:
+            refused = str(e)
+        return x * Square(3).area(), refused, issubclass(Square, Shape)
+
+    assert_same_as_eager(f, torch.ones(2), graphs=1)
+
+
+def test_enum_made_in_the_trace_with_auto_values():
+    def f(x):
+        class Color(enum.Enum):
+            RED = 1
+            GREEN = enum.auto()
+
+        return x + Color.GREEN.value + Color(1).value + len(Color), Color.RED.name, Color.RED in Color
+
+    assert_same_as_eager(f, torch.ones(2), graphs=1)
+
+
+def test_flag_with_a_boundary_keyword():
+    def f(x):
+        class Access(enum.Flag, boundary=enum.STRICT):
+            READ = 1
+            WRITE = 2
+
+        return x + (Access.READ | Access.WRITE).value
+
+    assert_same_as_eager(f, torch.ones(2), graphs=1)
+
+
+def test_typing_bases_made_in_the_trace():
+    def f(x):
+        class Point(typing.NamedTuple):
+            a: int
+            b: int = 2
+
+        class Box(typing.Generic[T]):
+            def __init__(self, value):
+                self.value = value
+
+        class Sized(typing.Protocol):
+            def __len__(self) -> int: ...
+
+        p = Point(1)
+        return x + p.a + p.b + Box(4).value, p._fields, Box.__parameters__ == (T,), Sized.__name__
+
+    assert_same_as_eager(f, torch.ones(2), graphs=1)
+
+
+def test_metaclass_keyword_and_a_metaclass_call_made_in_the_trace():
+    def f(x):
+        class Tracked(type):
+            def __call__(cls, *args):
+                instance = super().__call__(*args)
+                instance.tracked = True
+                return instance
+
+        class Layer(metaclass=Tracked):
+            def __init__(self, width):
+                self.width = width
+
+        layer = Layer(3)
+        return x * layer.width, layer.tracked, type(Layer).__name__
+
+    assert_same_as_eager(f, torch.ones(2), graphs=1)
+
+
+def test_class_with_a_metaclass_made_in_the_trace_is_rebuilt_on_each_call():
+    def f(x):
+        class Meta(type):
+            pass
+
+        class Thing(metaclass=Meta):
+            size = 3
+
+        return Thing, x + Thing.size
+
+    cnt = CountingBackend()
+    compiled = framegraph.compile(f, backend=cnt, fullgraph=True)
+    (first, _), (second, y) = compiled(torch.ones(2)), compiled(torch.ones(2))
+    assert type(first).__name__ == "Meta" and first is not second and type(first) is not type(second)
+    assert first.size == 3 and torch.equal(y, torch.full((2,), 4.0)) and cnt.frame_count == 1
+
+
+def test_metaclass_conflict_is_raised_in_the_trace():
+    def f(x):
+        class MetaA(type):
+            pass
+
+        class MetaB(type):
+            pass
+
+        class A(metaclass=MetaA):
+            pass
+
+        class B(metaclass=MetaB):
+            pass
+
+        try:
+            class C(A, B):
+                pass
+        except TypeError as e:
+            return x + 1, str(e)
+        return x
+
+    assert_same_as_eager(f, torch.ones(2), graphs=1)
+
+
+registered = []
+
+
+class Plugin:
+    """A base whose hook registers every subclass: user code outside the class."""
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        registered.append(cls.__name__)
+
+
+def test_user_init_subclass_hook_is_not_run_at_trace_time():
+    registered.clear()
+
+    def f(x):
+        class Local(Plugin):
+            pass
+
+        return x + 1
+
+    cnt = CountingBackend()
+    compiled = framegraph.compile(f, backend=cnt)
+    for _ in range(2):
+        compiled(torch.ones(2))
+    assert registered == ["Local", "Local"]  # once per call, as eager: the statement ran in CPython
+
+
+def double(self):
+    return self.value * 2
+
+
+def test_type_with_three_arguments():
+    def f(x):
+        Point = type("Point", (Counter,), {"value": 3, "double": double})
+        p = Point.__new__(Point)
+        return x + Point.value + p.double() + Point.default_scale, Point.__name__, Point.__module__
+
+    assert_same_as_eager(f, torch.ones(2), graphs=1)
+
+
+def test_type_with_three_arguments_returned():
+    def f(x):
+        Row = type("Row", (), {"size": 2})
+        Row.extra = 5
+        return Row, Row(), x + Row.size
+
+    cnt = CountingBackend()
+    row, instance, y = framegraph.compile(f, backend=cnt, fullgraph=True)(torch.ones(2))
+    assert (row.__name__, row.size, row.extra, type(instance), cnt.frame_count) == ("Row", 2, 5, row, 1)
+    assert row.__module__ == __name__
