@@ -103,12 +103,7 @@ def type_call(tx, cls_var, args, kwargs):
 
     cls = cls_var.cls
     if _is_namedtuple(cls):
-        user_new = _namedtuple_user_new(cls)
-        if user_new is not None:  # type.__call__: cls.__new__(cls, *args), inlined
-            from .functions import UserFunctionVariable
-
-            return UserFunctionVariable(user_new.__func__).call(tx, [cls_var] + list(args), kwargs)
-        return new_namedtuple(tx, cls, args, kwargs)
+        return _namedtuple_call(tx, cls_var, args, kwargs)
     if issubclass(cls, BaseException):
         from .exceptions import make_exception
 
@@ -154,6 +149,15 @@ def type_call(tx, cls_var, args, kwargs):
     else:
         bind_class_attribute(tx, obj, init, None).call(tx, args, kwargs)
     return obj
+
+
+def _namedtuple_call(tx, cls_var, args, kwargs):
+    user_new = _namedtuple_user_new(cls_var.cls)
+    if user_new is not None:  # type.__call__: cls.__new__(cls, *args), inlined
+        from .functions import UserFunctionVariable
+
+        return UserFunctionVariable(user_new.__func__).call(tx, [cls_var] + list(args), kwargs)
+    return new_namedtuple(tx, cls_var.cls, args, kwargs)
 
 
 def _is_namedtuple(cls) -> bool:
