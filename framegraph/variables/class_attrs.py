@@ -61,7 +61,10 @@ def class_attr(tx, cls, name):
     class's real ``__dict__``; a name deleted in the trace is not found in that class."""
     se = getattr(getattr(tx, "output", None), "side_effects", None)
     overlays = se.class_attrs if se is not None else {}
-    for klass in getattr(cls, "__mro__", ()):
+    mro = getattr(cls, "__mro__", ())
+    if mro is None:  # inside its own creation (a metaclass's mro()): not modelled
+        unsupported("unsupported_attribute", f"{cls.__name__}.{name}: the class has no MRO yet")
+    for klass in mro:
         writes = overlays.get(id(klass))
         if writes is not None and name in writes[1]:
             value = writes[1][name]
@@ -172,7 +175,7 @@ def written(tx, cls, name) -> bool:
     """Has this trace written or deleted ``name`` on a class of ``cls.__mro__``?"""
     se = getattr(getattr(tx, "output", None), "side_effects", None)
     overlays = se.class_attrs if se is not None else {}
-    return any(name in overlays[id(klass)][1] for klass in getattr(cls, "__mro__", ()) if id(klass) in overlays)
+    return any(name in overlays[id(klass)][1] for klass in getattr(cls, "__mro__", None) or () if id(klass) in overlays)
 
 
 class ClassDictVariable(VariableTracker):

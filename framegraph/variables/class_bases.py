@@ -14,7 +14,7 @@ alone, so that running it again on each call would do the same to a class no
 one else sees. ``admit`` checks that, from what the statement names:
 
 * the Python layers of the metaclass (those before ``type``) define none of
-  ``__prepare__``, ``__new__``, ``__init__``, or are one of
+  ``__prepare__``, ``__new__``, ``__init__``, ``mro``, or are one of
   ``TRUSTED_METACLASSES``: the standard library's, which read the namespace and
   write the new class (``ABCMeta`` computes ``__abstractmethods__``;
   ``EnumType`` makes the members; ``NamedTupleMeta`` the namedtuple). Any other
@@ -54,7 +54,8 @@ TRUSTED_METACLASSES = {
 TRUSTED_METACLASSES.pop(None, None)
 # Modules whose __init_subclass__ and __mro_entries__ only touch the class being made.
 _TRUSTED_MODULES = frozenset({"typing", "abc", "enum", "collections.abc", "_collections_abc", "builtins"})
-_CREATION = ("__prepare__", "__new__", "__init__")
+# What creating the class calls on its metaclass (``mro``: type_ready computes the MRO with it).
+_CREATION = ("__prepare__", "__new__", "__init__", "mro")
 
 
 def _reject(name, why):

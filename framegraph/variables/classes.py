@@ -88,20 +88,27 @@ PROTOTYPES = weakref.WeakSet()
 
 
 def is_prototype(value) -> bool:
-    """Is ``value`` (or an item of a constant tuple) a trace-time class or one of its functions?"""
+    """Is ``value`` (or an item of a constant tuple, an alias of it) a trace-time class or one
+    of its functions?"""
     if type(value) in (tuple, frozenset):
         return any(is_prototype(v) for v in value)
+    if isinstance(value, (types.GenericAlias, getattr(typing, "_GenericAlias", ()))):  # Parent[int]
+        return is_prototype(value.__origin__) or is_prototype(tuple(getattr(value, "__args__", ())))
     try:
         return value in PROTOTYPES
     except TypeError:  # not weak-referenceable (or unhashable): not ours
         return False
 
 
-def _remember(cls):
+def _remember(cls, functions=True):
+    """``cls`` and what was made with it (``functions``: the functions in its dict were
+    made by its body, not read from outside) are prototypes."""
     PROTOTYPES.add(cls)
     for value in vars(cls).values():
         if cls in type(value).__mro__:  # made with the class (an enum's members): as much its own
             PROTOTYPES.add(value)
+        if not functions:
+            continue
         for fn in (value, getattr(value, "__func__", None), getattr(value, "fget", None),
                    getattr(value, "fset", None), getattr(value, "fdel", None)):
             if isinstance(fn, types.FunctionType):
@@ -552,3 +559,18 @@ def _decorate(var, fn, options):
         return var
     return BuiltClassVariable(cls, var.body, var.name_and_bases, var.derefs, var.shared,
                               var.decorators + [(fn, options)], var.keywords)
+
+
+class RebuiltAliasVariable(OpaqueConstantVariable):
+    """``Box[int]`` of a class made in the trace: computed now on the prototype, rebuilt as
+    ``Box[int]`` of the class rebuilt (never the prototype's alias, see ``is_prototype``)."""
+
+    def __init__(self, value, class_var, key, **kwargs):
+        super().__init__(value, **kwargs)
+        self.class_var, self.key = class_var, key
+
+    def reconstruct(self, cg):
+        cg(self.class_var)
+        cg(self.key)
+        cg.binary_subscr()
+

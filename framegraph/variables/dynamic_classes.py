@@ -49,7 +49,7 @@ def make_class(tx, name_var, bases_var, ns_var):
     namespace.setdefault("__module__", tx.f_globals.get("__name__"))
     with python_operation("type()"):  # its TypeErrors (a bad base, a layout conflict) are CPython's
         cls = type(name, tuple(bases), namespace)
-    _remember(cls)
+    _remember(cls, functions=False)  # its functions were read from outside, not made with it
     var = TypeCalledClassVariable(cls, [name_var, bases_var, ns_var])
     share_overlay(tx, cls, var.writes)
     return var

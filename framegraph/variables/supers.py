@@ -48,6 +48,8 @@ class SuperVariable(VariableTracker):
         elif issubclass(obj_type, type) and self.obj.is_python_constant():
             obj_type = self.obj.as_python_constant()  # super().__new__(cls) with cls a class of any tracker
         mro, meta = obj_type.__mro__, False
+        if mro is None:  # a class inside its own creation (its metaclass's mro() runs now)
+            unsupported("unsupported_call", f"super() on {obj_type.__name__}, whose MRO is not made yet")
         if self.cls not in mro and isinstance(self.obj, UserDefinedClassVariable) \
                 and self.cls in type(obj_type).__mro__:  # super(Meta, cls) in a metaclass: type(cls)'s MRO
             mro, meta = type(obj_type).__mro__, True

@@ -268,7 +268,12 @@ class UserDefinedClassVariable(MetaclassSlots, VariableTracker):
                 and isinstance(raw.__func__, types.FunctionType)
                 and getattr(type(self.cls), "__getitem__", None) is None):
             return self.getattr(tx, "__class_getitem__").call(tx, [key], {})
-        return class_getitem(tx, self.cls, key)
+        alias = class_getitem(tx, self.cls, key)
+        if getattr(self, "rebuilt", False):  # an alias of a class made in the trace: rebuilt with it
+            from .classes import RebuiltAliasVariable
+
+            return RebuiltAliasVariable(alias.as_python_constant(), self, key)
+        return alias
 
     def call(self, tx, args, kwargs):
         """``type(cls).__call__(cls, ...)``: the metaclass's Python ``__call__``, else ``type_call``."""

@@ -464,3 +464,38 @@ def test_type_with_three_arguments_returned():
     row, instance, y = framegraph.compile(f, backend=cnt, fullgraph=True)(torch.ones(2))
     assert (row.__name__, row.size, row.extra, type(instance), cnt.frame_count) == ("Row", 2, 5, row, 1)
     assert row.__module__ == __name__
+
+
+@pytest.mark.expect_fallback("cannot_resume")  # the mro() frame CPython calls: super() before the MRO
+def test_metaclass_with_its_own_mro_is_not_built_at_trace_time():
+    calls = []
+
+    def f(x):
+        class Meta(type):
+            def mro(cls):  # type.__new__ calls it: user code run while the class is made
+                calls.append(cls.__name__)
+                return super().mro()
+
+        class A(metaclass=Meta):
+            pass
+
+        return x + 1, A.__name__
+
+    cnt = CountingBackend()
+    compiled = framegraph.compile(f, backend=cnt)
+    assert_same(compiled(torch.ones(2)), f(torch.ones(2)))
+    assert calls == ["A", "A"] and cnt.frame_count == 1  # the class statement ran in CPython
+
+
+def test_alias_of_a_class_made_in_the_trace_is_rebuilt_with_it():
+    def f(x):
+        class Box(typing.Generic[T]):
+            pass
+
+        return Box, Box[int], x + 1
+
+    cnt = CountingBackend()
+    compiled = framegraph.compile(f, backend=cnt)
+    (box, alias, _), (box2, alias2, _) = compiled(torch.ones(2)), compiled(torch.ones(2))
+    assert alias.__origin__ is box and alias2.__origin__ is box2 and box is not box2
+    assert cnt.frame_count == 1
