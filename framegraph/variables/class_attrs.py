@@ -249,3 +249,31 @@ def _held(value) -> bool:
     from .constant import is_constant_value
 
     return is_constant_value(value) or isinstance(value, (types.FunctionType, type))
+
+
+def missing_class_attribute(tx, class_var, name):
+    """No ``name`` on the class's MRO nor its metaclass: ``type.__getattribute__``'s
+    AttributeError, raised in the trace, guarded on each user class of the MRO still
+    not holding ``name`` (``Cls.name = 1`` later makes a new trace). Returns (no raise)
+    where that cannot be guarded: a class without a source, a user metaclass, or a name
+    ``type`` itself has (``mro``)."""
+    from ..guards.sources import GetItemSource
+    from .base import STABLE_MODULES
+    from .classes import is_prototype
+    from .exceptions import raise_in_trace
+
+    cls = class_var.cls
+    if hasattr(type, name) or type(cls) is not type and not _stable_module(type(cls), STABLE_MODULES):
+        return
+    for i, klass in enumerate(cls.__mro__):
+        if _stable_module(klass, STABLE_MODULES) or is_prototype(klass):
+            continue  # fixed: the standard library's, or made in this trace
+        if class_var.source is None:
+            return
+        source = GetItemSource(AttrSource(class_var.source, "__mro__"), i) if i else class_var.source
+        tx.output.add_guard("DICT_CONTAINS", AttrSource(source, "__dict__"), (name, False))
+    raise_in_trace(AttributeError, f"type object '{cls.__name__}' has no attribute '{name}'")
+
+
+def _stable_module(cls, modules) -> bool:
+    return (cls.__module__ or "").split(".")[0] in modules

@@ -24,8 +24,9 @@ from ..errors import unsupported
 from ..guards.sources import AttrSource, GenericAttrSource, TypeSource
 from .base import STABLE_MODULES, VariableTracker, guard_identity
 from .constant import ConstantVariable
-from .class_attrs import DELETED, ClassDictVariable, class_attr, class_setattr, type_setattr, written
-from .metaclasses import MetaclassSlots, call_meta, meta_data_descriptor, meta_fallback
+from .class_attrs import (DELETED, ClassDictVariable, class_attr, class_setattr, missing_class_attribute,
+                          type_setattr, written)
+from .metaclasses import MetaclassSlots, call_meta, meta_attribute, meta_data_descriptor, meta_fallback
 from .ops import dunder_name
 from .rng import is_rng_method, rng_break
 from .wrappers import INSTANCE_METHOD
@@ -224,6 +225,7 @@ class UserDefinedClassVariable(MetaclassSlots, VariableTracker):
         if not found:
             result = meta_fallback(tx, self, name)
             if result is None:
+                missing_class_attribute(tx, self, name)
                 unsupported("unsupported_attribute", f"{self.cls.__name__}.{name}")
             return result
         if isinstance(attr, classmethod):
@@ -244,7 +246,11 @@ class UserDefinedClassVariable(MetaclassSlots, VariableTracker):
         found, attr = class_attr(tx, self.cls, name)
         if isinstance(attr, VariableTracker):
             return True
-        return hasattr(self.cls, name) if found or not written(tx, self.cls, name) else None
+        if not found and (written(tx, self.cls, name) or meta_attribute(self.cls, "__getattr__")[0]):
+            return None  # deleted in the trace, or the metaclass's Python __getattr__ decides
+        if hasattr(type(meta_attribute(self.cls, name)[1]), "__get__"):
+            return None  # a property of the metaclass: its getter decides, traced
+        return hasattr(self.cls, name)
 
     def setattr(self, tx, name, value):
         """``cls.name = value``: through the metaclass's ``__setattr__`` (class_attrs.py)."""

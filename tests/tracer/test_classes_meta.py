@@ -499,3 +499,28 @@ def test_alias_of_a_class_made_in_the_trace_is_rebuilt_with_it():
     (box, alias, _), (box2, alias2, _) = compiled(torch.ones(2)), compiled(torch.ones(2))
     assert alias.__origin__ is box and alias2.__origin__ is box2 and box is not box2
     assert cnt.frame_count == 1
+
+
+def test_missing_class_attribute_raises_and_is_guarded(fresh_counter):
+    def f(x):
+        try:
+            return x + SubCounter.maybe
+        except AttributeError as e:
+            return x - len(str(e))
+
+    cnt = CountingBackend()
+    compiled = framegraph.compile(f, backend=cnt, fullgraph=True)
+    assert_same(compiled(torch.zeros(1)), f(torch.zeros(1)))
+    Counter.maybe = 5  # on the base: the guard on each class of the MRO sees it
+    try:
+        assert_same(compiled(torch.zeros(1)), torch.full((1,), 5.0))
+    finally:
+        del Counter.maybe
+    assert cnt.frame_count == 2
+
+
+def test_hasattr_of_a_class_through_its_metaclass():
+    def f(x):
+        return x + hasattr(Mode, "__members__") + hasattr(Mode, "TRAIN") + hasattr(Mode, "missing")
+
+    check(f, torch.ones(2))
