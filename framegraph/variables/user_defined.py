@@ -290,10 +290,13 @@ class UserDefinedClassVariable(MetaclassSlots, VariableTracker):
         """``type``'s own slot reached past a metaclass's override (``super().__call__()``)."""
         if name == "__call__":
             return self.type_call(tx, args, kwargs)
-        names = [a.as_python_constant() if a.is_python_constant() else None for a in args[:1]]
-        if name in ("__setattr__", "__delattr__") and names and isinstance(names[0], str) and not kwargs \
-                and len(args) == (2 if name == "__setattr__" else 1):
-            type_setattr(tx, self, names[0], args[1] if name == "__setattr__" else DELETED)
+        if name in ("__setattr__", "__delattr__") and not kwargs and len(args) == (2 if name == "__setattr__" else 1):
+            attr = args[0].as_python_constant() if args[0].is_python_constant() else None
+            if not isinstance(attr, str):  # type_setattro's check
+                from .exceptions import raise_in_trace
+
+                raise_in_trace(TypeError, f"attribute name must be string, not '{args[0].python_type().__name__}'")
+            type_setattr(tx, self, attr, args[1] if name == "__setattr__" else DELETED)
             return ConstantVariable(None)
         unsupported("unsupported_call", f"type.{name} of {self.cls.__name__}")
 

@@ -21,6 +21,20 @@ class Padding(str, enum.Enum):  # the shape of transformers' ExplicitEnum / Padd
     DO_NOT_PAD = "do_not_pad"
 
 
+class ExplicitEnum(str, enum.Enum):
+    """transformers' base for its option enums: a clear error for a bad value."""
+
+    @classmethod
+    def _missing_(cls, value):
+        raise ValueError(f"{value} is not a valid {cls.__name__}")
+
+
+class TruncationStrategy(ExplicitEnum):
+    ONLY_FIRST = "only_first"
+    LONGEST_FIRST = "longest_first"
+    DO_NOT_TRUNCATE = "do_not_truncate"
+
+
 class Mode(enum.Enum):
     TRAIN = 1
     EVAL = 2
@@ -53,6 +67,28 @@ def test_str_enum_from_a_config_string():
 
     assert_same_as_eager(f, torch.ones(2), "max_length", graphs=1)
     assert_same_as_eager(f, torch.ones(2), "longest", graphs=1)
+
+
+def test_explicit_enum_of_a_config_option():
+    def f(x, option):
+        if not isinstance(option, TruncationStrategy):
+            option = TruncationStrategy(option)
+        keep = option in (TruncationStrategy.ONLY_FIRST, TruncationStrategy.LONGEST_FIRST)
+        return x + keep, option.value, [m.value for m in TruncationStrategy]
+
+    check(f, torch.ones(2), "only_first")
+    check(f, torch.ones(2), TruncationStrategy.DO_NOT_TRUNCATE)
+
+
+def test_explicit_enum_missing_hook_raises_in_the_trace():
+    def f(x):
+        try:
+            TruncationStrategy("middle")
+        except ValueError as e:
+            return x * 2, str(e)
+        return x + 1, ""
+
+    check(f, torch.ones(2))
 
 
 def test_enum_value_error_is_raised_in_the_trace():
