@@ -560,3 +560,45 @@ def test_hasattr_of_a_class_through_its_metaclass():
         return x + hasattr(Mode, "__members__") + hasattr(Mode, "TRAIN") + hasattr(Mode, "missing")
 
     check(f, torch.ones(2))
+
+
+def test_class_level_containers_made_in_the_trace():
+    def f(x):
+        class Registry:
+            entries = []
+            table = {"relu": 1}
+            __slots__ = ["name"]
+
+            def __init__(self, name):
+                self.name = name
+                self.entries.append(name)
+
+        Registry("a"), Registry("b")
+        Registry.table["gelu"] = 2
+        return x + len(Registry.entries) + Registry.table["gelu"], Registry
+
+    cnt = CountingBackend()
+    compiled = framegraph.compile(f, backend=cnt, fullgraph=True)
+    (y, first), (_, second) = compiled(torch.ones(2)), compiled(torch.ones(2))
+    assert torch.equal(y, torch.full((2,), 5.0)) and cnt.frame_count == 1
+    assert first.entries == ["a", "b"] and first.table == {"relu": 1, "gelu": 2}
+    assert first.entries is not second.entries  # each call's class starts from the body's list
+
+
+def test_cmp_to_key_style_class_with_list_slots():
+    def f(x, values):
+        class Key:
+            __slots__ = ["obj"]
+
+            def __init__(self, obj):
+                self.obj = obj
+
+            def __lt__(self, other):
+                return self.obj < other.obj
+
+            __hash__ = None
+
+        first, second = map(Key, values[:2])
+        return x + (first < second) + (second < first), Key.__slots__, Key.__hash__
+
+    check(f, torch.ones(2), [3, 1, 2])
