@@ -25,15 +25,27 @@ import types
 
 from ..errors import unsupported
 from ..guards.sources import AttrSource, TypeSource
-from .base import STABLE_MODULES, guard_identity
+from .base import STABLE_MODULES, VariableTracker, guard_identity
 
 
-def meta_attribute(cls, name):
+def meta_attribute(cls, name, tx=None):
     """(True, attribute) from the metaclass layers written in Python (those before
-    ``type`` in ``type(cls).__mro__``), without running descriptors, or (False, None)."""
+    ``type`` in ``type(cls).__mro__``), without running descriptors, or (False, None).
+    With ``tx``, this trace's writes to those layers come first (a tracker)."""
+    from .class_attrs import class_attr
+
+    layers = []
     for klass in type(cls).__mro__:
         if klass is type or klass is object:
             break
+        layers.append(klass)
+    if tx is not None and layers:
+        found, attr = class_attr(tx, type(cls), name)
+        owner = next((k for k in type(cls).__mro__ if name in k.__dict__), None)
+        if found and (isinstance(attr, VariableTracker) or owner in layers):
+            return True, attr
+        return False, None
+    for klass in layers:
         if name in klass.__dict__:
             return True, klass.__dict__[name]
     return False, None
@@ -54,9 +66,11 @@ def call_meta(tx, class_var, name, args, kwargs=None):
     NotImplemented when the metaclass has none (``type``'s own slot applies)."""
     from .user_defined import bind_class_attribute
 
-    found, attr = meta_attribute(class_var.cls, name)
+    found, attr = meta_attribute(class_var.cls, name, tx)
     if not found:
         return NotImplemented
+    if isinstance(attr, VariableTracker):  # written in this trace (class_attrs.py)
+        return attr.call(tx, [class_var] + list(args), kwargs or {})
     if not isinstance(attr, types.FunctionType):
         unsupported("unsupported_call", f"{type(class_var.cls).__name__}.{name} of {class_var.cls.__name__} "
                                         f"(a {type(attr).__name__})")
@@ -70,8 +84,9 @@ def meta_data_descriptor(tx, class_var, name):
     Its result, or None when there is none."""
     from .functions import UserFunctionVariable
 
-    found, attr = meta_attribute(class_var.cls, name)
-    if not found or not hasattr(type(attr), "__set__") and not hasattr(type(attr), "__delete__"):
+    found, attr = meta_attribute(class_var.cls, name, tx)
+    if not found or isinstance(attr, VariableTracker) or not hasattr(type(attr), "__set__") \
+            and not hasattr(type(attr), "__delete__"):
         return None
     if type(attr) is not property or not isinstance(attr.fget, types.FunctionType):
         unsupported("unsupported_attribute", f"{class_var.cls.__name__}.{name}: a {type(attr).__name__} "
@@ -86,8 +101,12 @@ def meta_fallback(tx, class_var, name):
     ``__getattr__``. None when the metaclass has neither."""
     from .user_defined import bind_class_attribute
 
-    found, attr = meta_attribute(class_var.cls, name)
+    found, attr = meta_attribute(class_var.cls, name, tx)
     if found:
+        if isinstance(attr, VariableTracker):  # written in this trace: a value, or a method of the class
+            from .user_defined import _bound_written
+
+            return _bound_written(attr, class_var)
         if isinstance(attr, types.FunctionType):
             _guard(tx, class_var, name, attr)
             return bind_class_attribute(tx, class_var, attr, None)

@@ -602,3 +602,29 @@ def test_cmp_to_key_style_class_with_list_slots():
         return x + (first < second) + (second < first), Key.__slots__, Key.__hash__
 
     check(f, torch.ones(2), [3, 1, 2])
+
+
+def test_write_to_a_metaclass_attribute_is_read_back_through_the_class():
+    def f(x):
+        Registry.kind = "plugins"
+        return x + 1, Activations.kind
+
+    try:
+        check(f, torch.ones(2))
+        assert Registry.kind == "plugins"
+    finally:
+        Registry.kind = "registry"
+
+
+def test_class_attribute_read_is_guarded_for_the_next_call(fresh_counter):
+    def f(x):
+        if Counter.default_scale > 1:
+            return x * Counter.default_scale
+        return x - 1
+
+    cnt = CountingBackend()
+    compiled = framegraph.compile(f, backend=cnt, fullgraph=True)
+    assert_same(compiled(torch.ones(2)), torch.zeros(2))
+    Counter.default_scale = 4
+    assert_same(compiled(torch.ones(2)), torch.full((2,), 4.0))
+    assert cnt.frame_count == 2
