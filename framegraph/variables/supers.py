@@ -68,8 +68,26 @@ class SuperVariable(VariableTracker):
                     return _BuiltinMethod(self.obj, name)  # super().__setitem__ in a dict subclass
                 if attr in OBJECT_SLOTS and isinstance(self.obj, UserDefinedObjectVariable):
                     return _BuiltinMethod(self.obj, name)
+                if isinstance(self.obj, UserDefinedClassVariable) and not meta:
+                    return _through_class(tx, self.obj, attr)
                 return bind_class_attribute(tx, self.obj, attr, None)
         unsupported("unsupported_attribute", f"super().{name}")
+
+
+def _through_class(tx, class_var, attr):
+    """``super(C, cls).name`` with ``cls`` a class: ``attr.__get__(None, cls)`` (super_getattro
+    passes no instance when the object is the start type): a classmethod binds the class, a
+    function stays a plain function."""
+    from .functions import UserFunctionVariable, UserMethodVariable
+
+    if isinstance(attr, classmethod) and isinstance(attr.__func__, types.FunctionType):
+        return UserMethodVariable(UserFunctionVariable(attr.__func__), class_var)
+    if isinstance(attr, staticmethod):
+        attr = attr.__func__
+    if isinstance(attr, types.FunctionType) or not hasattr(type(attr), "__get__"):
+        return tx.wrap(attr)
+    unsupported("unsupported_attribute", f"super().{getattr(attr, '__name__', attr)} of a class: "
+                                         f"a {type(attr).__name__}")
 
 
 def _is_builtin_method(attr) -> bool:

@@ -9,7 +9,10 @@ are inlined.
 ``UserDefinedObjectVariable`` is either an object from outside the frame
 (guarded by type; its attributes are read through sources) or a new object
 created during the trace (``Point(1, 2)``: ``__init__`` is inlined and the
-attributes live in ``attrs``). ``super()`` is supers.py.
+attributes live in ``attrs``). ``super()`` is supers.py. A class's operators
+that go through its metaclass (``E(1)``, ``E['A']``, ``len(E)``) are
+metaclasses.py; class attribute writes, read back by every lookup here through
+``class_attr``, are class_attrs.py; ``type.__call__``'s default is instances.py.
 Namedtuple classes build ``NamedTupleVariable``s; dataclasses are ordinary
 classes whose generated ``__init__`` is inlined like any other.
 """

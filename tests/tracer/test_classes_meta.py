@@ -628,3 +628,21 @@ def test_class_attribute_read_is_guarded_for_the_next_call(fresh_counter):
     Counter.default_scale = 4
     assert_same(compiled(torch.ones(2)), torch.full((2,), 4.0))
     assert cnt.frame_count == 2
+
+
+def test_super_classmethod_through_a_class_binds_the_class():
+    def f(x):
+        class Shape(abc.ABC):
+            @classmethod
+            @abc.abstractmethod
+            def kind(cls):
+                return cls.__name__
+
+        class Circle(Shape):
+            @classmethod
+            def kind(cls):
+                return super().kind() + "!"
+
+        return x + 1, Circle.kind(), Circle().kind()
+
+    assert_same_as_eager(f, torch.ones(2), graphs=1)
