@@ -372,6 +372,11 @@ def _runs_code_on_get(attr) -> bool:
     return isinstance(getter, types.FunctionType)
 
 
+# Declining one of these makes CPython fall back to identity (== and !=) or raise:
+# only right when the type has no comparison of its own.
+_RICH_COMPARISONS = frozenset({"__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__"})
+
+
 class UserDefinedObjectVariable(VariableTracker):
     @property
     def replay_kind(self):
@@ -511,6 +516,9 @@ class UserDefinedObjectVariable(VariableTracker):
 
     def _dunder(self, tx, name, args):
         found, attr = _static(self.cls, name)
+        if found and name in _RICH_COMPARISONS and not isinstance(attr, types.FunctionType) \
+                and attr is not getattr(object, name):  # a C type's own comparison (a mappingproxy's)
+            unsupported("unsupported_value", f"{self.cls.__name__}.{name} (a C slot)")
         if not found or not isinstance(attr, types.FunctionType):
             return NotImplemented
         return bind_class_attribute(tx, self, attr, None).call(tx, args, {})

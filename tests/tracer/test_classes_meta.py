@@ -646,3 +646,22 @@ def test_super_classmethod_through_a_class_binds_the_class():
         return x + 1, Circle.kind(), Circle().kind()
 
     assert_same_as_eager(f, torch.ones(2), graphs=1)
+
+
+def test_enum_members_mapping_compares_as_its_dict():
+    def f(x):
+        members = Mode.__members__
+        return x + 1, members == Mode.__members__, members != {"TRAIN": Mode.TRAIN}, dict(members) == {
+            "TRAIN": Mode.TRAIN, "EVAL": Mode.EVAL}
+
+    check(f, torch.ones(2))
+
+
+def test_comparing_with_a_mappingproxy_from_outside_breaks_instead_of_identity():
+    def f(x, proxy):
+        return x + 1, proxy == Mode.__members__, Mode.__members__ != proxy
+
+    cnt = CountingBackend()
+    result = framegraph.compile(f, backend=cnt)(torch.ones(2), Mode.__members__)
+    assert result[1:] == (True, False)
+    assert cnt.frame_count == 1
