@@ -32,6 +32,7 @@ from .class_attrs import (DELETED, ClassDictVariable, class_attr, class_setattr,
 from .metaclasses import MetaclassSlots, call_meta, meta_attribute, meta_data_descriptor, meta_fallback
 from .ops import dunder_name
 from .rng import is_rng_method, rng_break
+from .slots import is_slot as _is_slot, no_slot_message as _no_slot_message
 from .wrappers import INSTANCE_METHOD
 
 
@@ -344,26 +345,6 @@ def _items_of(tx, iterator):
     if isinstance(iterator, UserDefinedObjectVariable):
         return iterator._drain(tx)
     return iterator.unpack(tx)
-
-
-@functools.lru_cache(maxsize=64)
-def _no_slot_message(class_name, name) -> str:
-    """CPython's AttributeError for setting ``name`` on an object with only ``__slots__``
-    (its wording changed in 3.13), from a probe class of the same name."""
-    probe = object.__new__(type(class_name, (), {"__slots__": ()}))
-    try:
-        setattr(probe, name, None)
-    except AttributeError as e:
-        return str(e)
-    return f"'{class_name}' object has no attribute '{name}'"  # pragma: no cover
-
-
-def _is_slot(attr, name) -> bool:
-    """Whether class attribute ``attr`` is the member ``__slots__`` made for ``name``."""
-    if not isinstance(attr, types.MemberDescriptorType) or attr.__name__ != name:
-        return False
-    slots = attr.__objclass__.__dict__.get("__slots__", ())
-    return name in ((slots,) if isinstance(slots, str) else slots)
 
 
 def _runs_code_on_get(attr) -> bool:
