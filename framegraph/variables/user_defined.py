@@ -27,6 +27,7 @@ from ..errors import unsupported
 from ..guards.sources import AttrSource, GenericAttrSource, TypeSource
 from .base import STABLE_MODULES, VariableTracker, guard_identity
 from .constant import ConstantVariable
+from .descriptors import python_get_through_class
 from .class_attrs import (DELETED, ClassDictVariable, class_attr, class_setattr, missing_class_attribute,
                           type_setattr, written)
 from .metaclasses import MetaclassSlots, call_meta, meta_attribute, meta_data_descriptor, meta_fallback
@@ -241,6 +242,9 @@ class UserDefinedClassVariable(MetaclassSlots, VariableTracker):
         elif hasattr(type(attr), "__get__") and not isinstance(attr, _GET_IS_ITSELF):
             # type.__getattribute__ calls attr.__get__(None, cls): a singledispatchmethod
             # makes a new function there, a classmethod_descriptor binds the class
+            result = python_get_through_class(tx, self, name, attr)  # enum.property, a user's
+            if result is not None:
+                return result
             unsupported("unsupported_attribute", f"{self.cls.__name__}.{name}: a {type(attr).__name__} "
                                                  "read through the class")
         source = AttrSource(self.source, name) if self.source is not None else None

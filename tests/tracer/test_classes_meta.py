@@ -665,3 +665,32 @@ def test_comparing_with_a_mappingproxy_from_outside_breaks_instead_of_identity()
     result = framegraph.compile(f, backend=cnt)(torch.ones(2), Mode.__members__)
     assert result[1:] == (True, False)
     assert cnt.frame_count == 1
+
+
+class Doubled:
+    """A descriptor written in Python: read through the class, ``__get__(None, cls)``."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def __get__(self, obj, owner=None):
+        return self.value * 2 if obj is None else self.value
+
+
+class Sizes:
+    width = Doubled(3)
+
+
+def test_python_descriptor_read_through_the_class_is_inlined():
+    def f(x):
+        return x + Sizes.width
+
+    cnt = CountingBackend()
+    compiled = framegraph.compile(f, backend=cnt, fullgraph=True)
+    assert_same(compiled(torch.ones(2)), torch.full((2,), 7.0))
+    Sizes.__dict__["width"].value = 5  # read from the descriptor: guarded like any attribute
+    try:
+        assert_same(compiled(torch.ones(2)), torch.full((2,), 11.0))
+    finally:
+        Sizes.__dict__["width"].value = 3
+    assert cnt.frame_count == 2
