@@ -34,7 +34,6 @@ from .errors import unsupported
 from .guards.sources import AttrSource, ClosureCellSource, ClosureSource
 
 
-
 class _Deleted:
     """What a class attribute deleted in the trace holds in its overlay (``del Cls.z``)."""
 
