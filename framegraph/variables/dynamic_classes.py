@@ -31,6 +31,18 @@ def _real(var, what):
     return real
 
 
+def type_builtin(tx, obj, *rest):
+    """``type(obj)``, or ``type(name, bases, ns)``; another count is type_new's TypeError."""
+    from .exceptions import raise_in_trace
+    from .user_defined import class_of
+
+    if len(rest) == 2:
+        return make_class(tx, obj, *rest)
+    if rest:
+        raise_in_trace(TypeError, "type() takes 1 or 3 arguments")
+    return class_of(tx, obj)
+
+
 def make_class(tx, name_var, bases_var, ns_var):
     """``type(name, bases, ns)`` with three arguments (``type_new``)."""
     from .classes import _remember

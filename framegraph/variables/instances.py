@@ -18,6 +18,7 @@ overrides ``__new__`` or does not override ``__init__``, an abstract class, and
 a class whose layout is not ``object``'s (``object.__new__(X) is not safe``: a
 break here).
 """
+import functools
 import inspect
 import types
 
@@ -25,6 +26,7 @@ from torch import nn
 
 from ..errors import unsupported
 from .base import VariableTracker
+from .call_shapes import check_function_shape
 
 
 def _resolved(cls, name):
@@ -93,6 +95,9 @@ def object_new(tx, cls_var=None, *args, **kwargs):
     return obj
 
 
+_DISALLOW_INSTANTIATION = 1 << 7  # Py_TPFLAGS_DISALLOW_INSTANTIATION
+
+
 def type_call(tx, cls_var, args, kwargs):
     """``type.__call__(cls, *args, **kwargs)`` (type_call) for a class whose metaclass
     leaves it to ``type``: the modelled builtins and containers, a namedtuple, an
@@ -135,6 +140,9 @@ def type_call(tx, cls_var, args, kwargs):
         rng_break(f"creating a {cls.__name__}")
     if cls.__new__ is not object.__new__:
         unsupported("unsupported_call", f"creating a {cls.__name__} (a __new__ of a builtin base)")
+    if cls.__flags__ & _DISALLOW_INSTANTIATION:  # a C type whose tp_new is NULL: type_call refuses
+        where = "" if cls.__module__ == "builtins" else f"{cls.__module__}."
+        raise_in_trace(TypeError, f"cannot create '{where}{cls.__qualname__}' instances")
     if getattr(cls, "__abstractmethods__", None):  # object.__new__ refuses: its TypeError
         from .exceptions import python_operation
 
@@ -179,7 +187,11 @@ def new_namedtuple(tx, cls, args, kwargs):
     """A ``cls`` instance as collections' generated ``__new__(_cls, field...)`` makes it."""
     from .lists import NamedTupleVariable
 
-    bound = inspect.signature(cls).bind(*args, **kwargs)
+    try:
+        bound = inspect.signature(cls).bind(*args, **kwargs)
+    except TypeError:  # `P(1)`: the generated __new__'s own TypeError, from a probe call of it
+        check_function_shape(functools.partial(cls.__new__, cls), args, kwargs)
+        unsupported("operator_error", f"{cls.__name__}() does not take these arguments")
     bound.apply_defaults()
     items = [v if isinstance(v, VariableTracker) else tx.wrap(v) for v in bound.arguments.values()]
     return NamedTupleVariable(items, cls)

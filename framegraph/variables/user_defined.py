@@ -357,9 +357,9 @@ def _runs_code_on_get(attr) -> bool:
     return isinstance(getter, types.FunctionType)
 
 
-# Declining one of these makes CPython fall back to identity (== and !=) or raise:
-# only right when the type has no comparison of its own.
-_RICH_COMPARISONS = frozenset({"__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__"})
+def _owner(cls, name):
+    """The first class of ``cls``'s MRO whose ``__dict__`` defines ``name``."""
+    return next((klass for klass in cls.__mro__ if name in klass.__dict__), object)
 
 
 class UserDefinedObjectVariable(VariableTracker):
@@ -444,7 +444,6 @@ class UserDefinedObjectVariable(VariableTracker):
         PyObject_GenericGetAttr's AttributeError in the trace, guarded on the name staying
         absent from the instance's ``__dict__`` and from the ``__dict__`` of each user class
         of the MRO (``obj.name = 1`` or ``Class.name = 1`` later make a new trace)."""
-        from ..guards.sources import GetItemSource
         from .exceptions import raise_in_trace
 
         if self.value is not None:
@@ -453,14 +452,12 @@ class UserDefinedObjectVariable(VariableTracker):
                 return  # __slots__, or nothing to guard: not modelled
             tx.output.add_guard("DICT_CONTAINS", instance_attr_source(self.source, self.cls, "__dict__"),
                                 (name, False))
-        cls_source = TypeSource(self.source) if self.source is not None else getattr(
-            getattr(self, "class_var", None), "source", None)
-        for i, klass in enumerate(self.cls.__mro__):
-            if _user_class(klass):
-                if cls_source is None:
-                    return  # a class that cannot be re-read: not modelled
-                klass_source = GetItemSource(AttrSource(cls_source, "__mro__"), i) if i else cls_source
-                tx.output.add_guard("DICT_CONTAINS", AttrSource(klass_source, "__dict__"), (name, False))
+        class_var = getattr(self, "class_var", None)
+        cls_source = TypeSource(self.source) if self.source is not None else getattr(class_var, "source", None)
+        from .missing_attrs import guard_absent
+
+        if not guard_absent(tx, self.cls, cls_source, class_var, name):
+            return  # a class that cannot be re-read: not modelled
         raise_in_trace(AttributeError, f"'{self.cls.__name__:.100}' object has no attribute '{name}'")
 
     def setattr(self, tx, name, value):
@@ -501,11 +498,17 @@ class UserDefinedObjectVariable(VariableTracker):
 
     def _dunder(self, tx, name, args):
         found, attr = _static(self.cls, name)
-        if found and name in _RICH_COMPARISONS and not isinstance(attr, types.FunctionType) \
-                and attr is not getattr(object, name):  # a C type's own comparison (a mappingproxy's)
-            unsupported("unsupported_value", f"{self.cls.__name__}.{name} (a C slot)")
-        if not found or not isinstance(attr, types.FunctionType):
+        if not found:
             return NotImplemented
+        if not isinstance(attr, types.FunctionType):
+            owner = _owner(self.cls, name)
+            if owner is object:  # object's default slot: the callers model it (identity ==, ...)
+                return NotImplemented
+            # `__bool__ = None` raises TypeError; a C function or a descriptor in a class
+            # statement, or the slot of a builtin base (an int subclass's __eq__ compares
+            # the int values), runs C code: CPython calls it, whatever it is
+            unsupported("unsupported_call", f"{self.cls.__name__}.{name} is {owner.__name__}'s "
+                                            f"{type(attr).__name__}")
         return bind_class_attribute(tx, self, attr, None).call(tx, args, {})
 
     def binop(self, tx, fn, other, reflected):
