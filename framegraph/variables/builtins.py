@@ -423,10 +423,10 @@ def _abs(tx, x):
     return unary_op(tx, operator.abs, x)
 
 
-def _type(tx, obj):
-    from .user_defined import class_of
+def _type(tx, obj, *rest):
+    from .dynamic_classes import type_builtin  # type(obj), or type(name, bases, ns): a new class
 
-    return class_of(tx, obj)
+    return type_builtin(tx, obj, *rest)
 
 
 def _callable(tx, obj):
@@ -581,7 +581,9 @@ BUILTINS[sys.intern] = _intern
 
 
 def _delattr(tx, obj, name):
-    """``delattr`` on an object made in the trace (its attributes are trackers)."""
+    """``delattr`` on an object made in the trace (its attributes are trackers), or a class."""
+    if hasattr(obj, "delattr"):  # a class: type.__delattr__ or its metaclass's
+        return obj.delattr(tx, name.as_python_constant()) or ConstantVariable(None)
     attrs = getattr(obj, "attrs", None)
     if attrs is None or not obj.mutable or name not in attrs:
         unsupported("side_effect", f"delattr({obj}, {name!r})")

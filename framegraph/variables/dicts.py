@@ -249,6 +249,14 @@ def _update(d, tx, /, *args, **kwargs):
             # dict_merge reads a dict's own table only while its type keeps a C
             # iterator; a subclass's __iter__ makes it go through keys() and [key]
             unsupported("unsupported_call", f"dict.update from a {other.py_type.__name__} with its own __iter__")
+        from .mapping_proxy import MappingProxyVariable
+
+        if isinstance(other, MappingProxyVariable):  # dict(E.__members__): its mapping's items
+            other = other.mapping
+        typed = type(other).python_type is not VariableTracker.python_type
+        if not isinstance(other, ConstDictVariable) and typed and hasattr(other.python_type(), "keys"):
+            # dict_merge reads any other mapping through keys() and [key], not as pairs
+            unsupported("unsupported_call", f"dict.update from a {other.python_type().__name__}")
         pairs = other.items.values() if isinstance(other, ConstDictVariable) else (
             _pair(tx, i, p) for i, p in enumerate(items_of(tx, other)))
         for k, v in pairs:
