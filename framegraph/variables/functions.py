@@ -22,6 +22,8 @@ from ..errors import unsupported
 from ..guards.sources import AttrSource, closure_cell_source
 from .base import VariableTracker
 from .constant import ConstantVariable
+from .lists import TupleVariable
+from .function_attrs import STRUCT_ATTRS, check_write, nested_struct_attr, no_attribute
 
 
 class CellVariable(VariableTracker):
@@ -186,6 +188,7 @@ class UserFunctionVariable(BaseUserFunctionVariable):
         super().__init__(**kwargs)
         self.fn = fn
         self.by_identity = by_identity or self.source is None
+        self.attrs: Dict[str, VariableTracker] = {}  # struct attributes written in the trace
 
     def get_code(self):
         return self.fn.__code__
@@ -235,17 +238,67 @@ class UserFunctionVariable(BaseUserFunctionVariable):
         return bind_args(self.get_code(), self.fn.__name__, defaults, kwdefaults, args, kwargs)
 
     def getattr(self, tx, name):
-
+        """Struct attributes written in the trace, then the real ones (constants fixed
+        by the function's identity, or guarded through the source), then its
+        ``__dict__``: the tracker of the real dict once the trace wrote to it."""
+        if name in self.attrs:
+            return self.attrs[name]
         source = AttrSource(self.source, name) if self.source is not None else None
         if name in _FUNCTION_CONSTANTS:  # fixed by the function's identity (ID_MATCH), else guarded
             return tx.wrap(getattr(self.fn, name), None if self.by_identity else source)
-        if name in self.fn.__dict__:  # __wrapped__, attributes set by decorators
+        if name == "__dict__":
+            return self.instance_dict(tx)
+        if name == "__closure__":
+            return TupleVariable(self.closure_cells(tx)) if self.fn.__closure__ else ConstantVariable(None)
+        if name in _GUARDED_ATTRS and source is not None:
+            return tx.wrap(getattr(self.fn, name), source)
+        tracked = self._tracked_dict(tx)
+        if tracked is not None:
+            key = ConstantVariable(name)
+            if tracked.contains(tx, key):
+                return tracked.getitem(tx, key)
+        elif name in self.fn.__dict__:  # __wrapped__, attributes set by decorators
             return tx.wrap(self.fn.__dict__[name], source)
-        return super().getattr(tx, name)
+        if hasattr(_plain_function, name) or self.source is None:
+            return super().getattr(tx, name)
+        if tracked is None:  # absent: guarded to stay so (the tracked dict guards its own keys)
+            tx.output.add_guard("DICT_CONTAINS", AttrSource(self.source, "__dict__"), (name, False))
+        no_attribute(name)
+
+    def setattr(self, tx, name, value):
+        """A side effect on the real function: a struct attribute is replayed as
+        ``fn.name = value``; any other is an item of its ``__dict__`` (a dict
+        side effect)."""
+        check_write(name, value)
+        if self.source is None:
+            unsupported("side_effect", f"setting .{name} on {self}, which cannot be re-read")
+        if name in STRUCT_ATTRS:
+            self.check_mutable(f"setting .{name}", tx)
+            self.attrs[name] = value
+        else:
+            self.instance_dict(tx).setitem(tx, ConstantVariable(name), value)
+
+    @property
+    def replay_kind(self):
+        return "object" if self.source is not None else None  # struct attribute writes, replayed
+
+    def instance_dict(self, tx):
+        """The tracker of the real ``__dict__`` (one per function: aliases.py)."""
+        if self.source is None:
+            unsupported("unsupported_attribute", f"the __dict__ of {self}, which cannot be re-read")
+        return tx.wrap(self.fn.__dict__, AttrSource(self.source, "__dict__"))
+
+    def _tracked_dict(self, tx):
+        return tx.output.aliases.tracker_of(self.fn.__dict__)
 
     def hasattr(self, tx, name):
-        found = hasattr(self.fn, name)
-        if not hasattr(types.FunctionType, name) and self.source is not None:
+        if name in self.attrs or hasattr(_plain_function, name):
+            return True
+        tracked = self._tracked_dict(tx)
+        if tracked is not None:
+            return tracked.contains(tx, ConstantVariable(name))
+        found = name in self.fn.__dict__
+        if self.source is not None:
             # an attribute of the function's __dict__, which may change (or, for a
             # function made per call, differ on the next object)
             tx.output.add_guard("DICT_CONTAINS", AttrSource(self.source, "__dict__"), (name, found))
@@ -258,6 +311,8 @@ class UserFunctionVariable(BaseUserFunctionVariable):
 # Function attributes that cannot change without changing the function's identity
 # in practice (code and names); read as trace-time constants.
 _FUNCTION_CONSTANTS = frozenset({"__name__", "__qualname__", "__module__", "__doc__", "__code__"})
+# Attributes read through their source, so that a change is seen by the guards.
+_GUARDED_ATTRS = frozenset({"__defaults__", "__kwdefaults__", "__annotations__", "__type_params__"})
 
 
 def _item(base, key):
@@ -284,6 +339,8 @@ class NestedUserFunctionVariable(BaseUserFunctionVariable):
         self.closure: Optional[List[CellVariable]] = closure
         # MAKE_FUNCTION's flat (name, value, ...) tuple; only read to rebuild the function
         self.annotations: Optional[VariableTracker] = annotations
+        self.attrs: Dict[str, VariableTracker] = {}  # struct attributes written in the trace
+        self.dict_var = None  # its __dict__ (a ConstDictVariable), made on first use
 
     def get_code(self):
         return self.code
@@ -301,20 +358,53 @@ class NestedUserFunctionVariable(BaseUserFunctionVariable):
         return bind_args(self.code, self.code.co_name, self.defaults, self.kwdefaults, args, kwargs)
 
     def getattr(self, tx, name):
-        if name in ("__name__", "__qualname__"):
-            return ConstantVariable(self.code.co_name if name == "__name__" else self.qualname)
-        return super().getattr(tx, name)
+        """A function's attributes (``function_attrs``): what the trace wrote, what
+        MAKE_FUNCTION derived, then the function's ``__dict__``."""
+        if name in self.attrs:
+            return self.attrs[name]
+        if name == "__dict__":
+            return self.instance_dict()
+        found = nested_struct_attr(tx, self, name)
+        if found is not None:
+            return found
+        key = ConstantVariable(name)
+        if self.dict_var is not None and self.dict_var.contains(tx, key):
+            return self.dict_var.getitem(tx, key)
+        if hasattr(_plain_function, name):  # __get__, __call__, __repr__...: what every function has
+            return super().getattr(tx, name)
+        no_attribute(name)
+
+    def setattr(self, tx, name, value):
+        """Kept on the tracker (a function made in the trace is this trace's own);
+        ``reconstruct`` stores it on the function it builds."""
+        check_write(name, value)
+        self.check_mutable(f"setting .{name}", tx)
+        if name in STRUCT_ATTRS:
+            self.attrs[name] = value
+        else:
+            self.instance_dict().setitem(tx, ConstantVariable(name), value)
+
+    def instance_dict(self):
+        """The function's ``__dict__``, made on first use (empty, as CPython's)."""
+        from .dicts import ConstDictVariable
+
+        if self.dict_var is None:
+            self.dict_var = ConstDictVariable([])
+        return self.dict_var
 
     def hasattr(self, tx, name):
-        """A function made in the trace has only what every function has (setting an
-        attribute on it is a break, so its ``__dict__`` is empty)."""
-        return hasattr(_plain_function, name)
+        """What every function has, what the trace wrote, and its ``__dict__``'s keys."""
+        if name in self.attrs or hasattr(_plain_function, name):
+            return True
+        return self.dict_var is not None and self.dict_var.contains(tx, ConstantVariable(name))
 
     def reconstruct(self, cg):
         """``types.FunctionType(code, globals, None, defaults, closure)``, then the
         keyword defaults and annotations: what MAKE_FUNCTION builds (name, qualname
         and ``__module__`` come from the code and the globals, the same way). The
-        closure's cells are the real ones (``CellVariable.reconstruct``)."""
+        closure's cells are the real ones (``CellVariable.reconstruct``). Then what
+        the trace wrote: struct attributes, and the ``__dict__`` (assigned, so a
+        reference to it elsewhere is the function's own)."""
         cg.emit_op("PUSH_NULL")
         cg.load_const(types.FunctionType)
         cg.load_const(self.code)
@@ -331,14 +421,28 @@ class NestedUserFunctionVariable(BaseUserFunctionVariable):
         if self.kwdefaults:
             _store_dict_attr(cg, "__kwdefaults__",
                              [(ConstantVariable(k), v) for k, v in self.kwdefaults.items()])
-        if self.annotations is not None:
+        if self.annotations is not None and "__annotations__" not in self.attrs:
             flat = getattr(self.annotations, "items", None)
             if not isinstance(flat, list):
                 unsupported("graph_output", f"the annotations of the nested function {self.qualname}")
             _store_dict_attr(cg, "__annotations__", list(zip(flat[::2], flat[1::2])))
+        for name, value in self.attrs.items():
+            _store_attr(cg, name, value)
+        if self.dict_var is not None:
+            _store_attr(cg, "__dict__", self.dict_var)
 
     def __repr__(self):
         return f"NestedUserFunctionVariable({self.qualname})"
+
+
+def _store_attr(cg, name, value):
+    """``fn.name = value`` with the function on top of the stack, left there."""
+    from .. import bytecode
+
+    cg.emit(bytecode.create_dup_top())
+    cg(value)
+    cg.emit_op("SWAP", arg=2)
+    cg.emit_op("STORE_ATTR", argval=name)
 
 
 def _store_dict_attr(cg, name, pairs):

@@ -1,0 +1,176 @@
+"""Functions as objects: their attributes, decorators that write them, and id().
+
+A function made in the trace (a nested ``def``, a decorator's wrapper) has the
+attributes CPython gives it at MAKE_FUNCTION, and keeps what the trace writes
+on it (``functools.wraps``, ``fn.calls = 0``) until it is rebuilt after the
+graph. A function from outside the frame that the trace writes to gets the
+write replayed after the graph.
+"""
+import contextlib
+import functools
+
+import pytest
+import torch
+
+import framegraph
+from helpers import CountingBackend, check
+
+
+def test_functools_wraps_on_a_decorator_defined_in_forward():
+    def f(x):
+        def logged(fn):
+            @functools.wraps(fn)
+            def inner(*args):
+                return fn(*args) + 1
+            return inner
+
+        @logged
+        def double(t):
+            """Twice t."""
+            return t * 2
+
+        return double(x), double.__name__, double.__doc__, double.__wrapped__.__qualname__
+
+    check(f, torch.ones(3))
+
+
+def test_decorator_with_arguments_sets_an_attribute():
+    def f(x):
+        def register(tag):
+            def mark(fn):
+                def inner(t):
+                    return fn(t) + tag
+                inner.tag = tag
+                return inner
+            return mark
+
+        @register(3)
+        def square(t):
+            return t * t
+
+        return square(x), square.tag, hasattr(square, "tag"), getattr(square, "missing", "none")
+
+    check(f, torch.ones(2))
+
+
+def test_contextmanager_on_a_nested_generator_function():
+    def f(x):
+        @contextlib.contextmanager
+        def scaled(factor):
+            yield x * factor
+
+        with scaled(3) as y:
+            return y + 1
+
+    check(f, torch.ones(2))
+
+
+def test_attributes_of_a_nested_function_as_make_function_sets_them():
+    def f(x):
+        def g(a, b=2, *, c=3):
+            """Doc of g."""
+            return a
+
+        return (x + 1, g.__name__, g.__qualname__, g.__module__, g.__doc__, g.__defaults__,
+                g.__kwdefaults__, g.__dict__, g.__closure__, (lambda: 0).__doc__)
+
+    check(f, torch.ones(2))
+
+
+def test_a_nested_function_leaves_the_trace_with_what_was_written():
+    def f(x):
+        def g(a):
+            """Old doc."""
+            return a + 1
+        g.__name__ = "renamed"
+        g.__doc__ = "New doc."
+        g.calls = 0
+        return g, g.__dict__, x * 2
+
+    cnt = CountingBackend()
+    g, d, _ = framegraph.compile(f, backend=cnt, fullgraph=True)(torch.ones(2))
+    assert (g.__name__, g.__doc__, g.__dict__, g(1)) == ("renamed", "New doc.", {"calls": 0}, 2)
+    assert d is g.__dict__  # the dict the trace read is the function's own
+    assert cnt.frame_count == 1
+
+
+def test_attributes_written_on_a_nested_function_survive_a_graph_break():
+    def f(x):
+        def g():
+            return 1
+        g.scale = 3
+        y = x + 1
+        framegraph.graph_break()
+        return y * g.scale, g.__dict__
+
+    check(f, torch.ones(2), fullgraph=False, frames=2)
+
+
+def counter(t):
+    return t
+
+
+def test_writes_on_a_function_from_outside_are_replayed():
+    counter.__dict__.pop("calls", None)
+    counter.__doc__ = None
+
+    def f(x):
+        counter.calls = getattr(counter, "calls", 0) + 1
+        counter.__doc__ = "counted"
+        return x + counter.calls, counter.__doc__
+
+    cnt = CountingBackend()
+    compiled = framegraph.compile(f, backend=cnt, fullgraph=True)
+    assert compiled(torch.zeros(1))[1] == "counted"
+    assert (counter.calls, counter.__doc__) == (1, "counted")
+    compiled(torch.zeros(1))
+    assert counter.calls == 2  # the dict's new key made a new trace, which read 1
+    assert cnt.frame_count == 2
+
+
+def test_missing_and_read_only_attributes_raise_as_in_cpython():
+    def f(x):
+        def g():
+            pass
+        messages = []
+        try:
+            counter.no_such_attribute
+        except AttributeError as e:
+            messages.append(str(e))
+        try:
+            g.__closure__ = None
+        except AttributeError as e:
+            messages.append(str(e))
+        try:
+            g.__name__ = 3
+        except TypeError as e:
+            messages.append(str(e))
+        return x + 1, messages
+
+    check(f, torch.ones(2))
+
+
+def test_update_wrapper_copies_the_dict_of_a_function_from_outside():
+    def f(x):
+        def wrapper(t):
+            return counter(t) * 2
+        functools.update_wrapper(wrapper, counter)
+        return wrapper(x), wrapper.__name__, wrapper.__wrapped__ is counter, sorted(wrapper.__dict__)
+
+    counter.__dict__.clear()
+    counter.tag = "outside"
+    check(f, torch.ones(2))
+
+
+@pytest.mark.parametrize("name", ["__code__", "__defaults__"])
+def test_a_write_that_changes_calls_is_a_break(name):
+    def f(x):
+        def g(a=1):
+            return a
+        setattr(g, name, getattr(g, name))
+        return x + g()
+
+    cnt = CountingBackend()
+    with pytest.raises(framegraph.Unsupported, match=f"setting a function's {name}"):
+        framegraph.compile(f, backend=cnt, fullgraph=True)(torch.ones(2))
+    assert cnt.frame_count == 0
