@@ -23,6 +23,7 @@ from ..guards.sources import AttrSource, closure_cell_source
 from .base import VariableTracker
 from .constant import ConstantVariable
 from .lists import TupleVariable
+from .reprs import WRAPPER_CODES, call_recursive_repr
 from .function_attrs import STRUCT_ATTRS, check_write, nested_struct_attr, no_attribute
 
 
@@ -78,7 +79,6 @@ def bind_args(code, name, defaults, kwdefaults, args, kwargs) -> Dict[str, Varia
     positional, then keyword, then defaults; extras to ``*args``/``**kwargs``.
     A call CPython would reject is a clean break (it raises again eagerly)."""
     from .dicts import ConstDictVariable
-    from .lists import TupleVariable
 
     nargs, posonly, nkwonly = code.co_argcount, code.co_posonlyargcount, code.co_kwonlyargcount
     names = code.co_varnames
@@ -198,6 +198,8 @@ class UserFunctionVariable(BaseUserFunctionVariable):
 
     def call(self, tx, args, kwargs):
         constant = marked_constant_result(self.fn, self.fn, args, kwargs)
+        if constant is None and self.fn.__code__ in WRAPPER_CODES:  # reprlib.recursive_repr
+            constant = call_recursive_repr(tx, self, args, kwargs)
         return constant if constant is not None else super().call(tx, args, kwargs)
 
     def as_python_constant(self):

@@ -7,7 +7,9 @@ graph. A function from outside the frame that the trace writes to gets the
 write replayed after the graph.
 """
 import contextlib
+import dataclasses
 import functools
+import reprlib
 
 import pytest
 import torch
@@ -174,3 +176,96 @@ def test_a_write_that_changes_calls_is_a_break(name):
     with pytest.raises(framegraph.Unsupported, match=f"setting a function's {name}"):
         framegraph.compile(f, backend=cnt, fullgraph=True)(torch.ones(2))
     assert cnt.frame_count == 0
+
+
+# ---- id()
+
+SHARED = [1, 2]
+
+
+def test_id_of_objects_made_in_the_trace_compares_by_identity():
+    def f(x):
+        a, b = [], []
+        alias = a
+        return x + 1, id(a) == id(b), id(a) == id(alias), id(a) != id(b), id(a) in [id(b), id(alias)]
+
+    check(f, torch.ones(2))
+
+
+def test_id_of_an_object_from_outside_is_a_guarded_constant():
+    def f(x, items):
+        return x + 1, id(items) == id(SHARED), id(items)
+
+    cnt = CountingBackend()
+    compiled = framegraph.compile(f, backend=cnt, fullgraph=True)
+    assert compiled(torch.ones(1), SHARED)[1:] == (True, id(SHARED))
+    other = [1, 2]
+    assert compiled(torch.ones(1), other)[1:] == (False, id(other))  # the identity guard failed
+    assert cnt.frame_count == 2
+
+
+def test_id_that_leaves_the_trace_is_the_id_of_the_rebuilt_object():
+    def f(x):
+        made = {"k": x}
+        return made, id(made), x * 2
+
+    cnt = CountingBackend()
+    made, its_id, _ = framegraph.compile(f, backend=cnt, fullgraph=True)(torch.ones(2))
+    assert its_id == id(made)
+    assert cnt.frame_count == 1
+
+
+@pytest.mark.parametrize("use", [lambda i: i + 1, lambda i: i == 12345, lambda i: {i: 0}])
+def test_the_number_of_an_id_made_in_the_trace_is_a_break(use):
+    def f(x):
+        return x + 1, use(id([]))
+
+    cnt = CountingBackend()
+    with pytest.raises(framegraph.Unsupported):
+        framegraph.compile(f, backend=cnt, fullgraph=True)(torch.ones(2))
+    assert cnt.frame_count == 0
+
+
+def test_get_ident_is_the_thread_that_runs_the_frame():
+    import _thread
+
+    def f(x):
+        first = _thread.get_ident()
+        return x + 1, first == _thread.get_ident(), first
+
+    check(f, torch.ones(2))
+
+
+# ---- repr() and recursive_repr
+
+@dataclasses.dataclass
+class Point:
+    x: int
+    label: str = "p"
+
+
+class Node:
+    def __init__(self, name):
+        self.name, self.next = name, self
+
+    @reprlib.recursive_repr(fillvalue="<loop>")
+    def __repr__(self):
+        return f"Node({self.name}, {self.next.__repr__()})"
+
+
+def test_repr_of_a_dataclass_made_in_the_trace():
+    def f(x):
+        return x + 1, repr(Point(1)), repr(Point(2, "q"))
+
+    check(f, torch.ones(2))
+
+
+def test_recursive_repr_returns_the_fill_value_on_a_cycle():
+    outside = Node("out")
+
+    def f(x):
+        a, b = Node("a"), Node("b")
+        a.next, b.next = b, a
+        return x + 1, repr(a), repr(Node("self")), repr(outside)
+
+    check(f, torch.ones(2))
