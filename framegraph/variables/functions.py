@@ -23,7 +23,8 @@ from ..guards.sources import AttrSource, closure_cell_source
 from .base import VariableTracker
 from .constant import ConstantVariable
 from .lists import TupleVariable
-from .reprs import WRAPPER_CODES, call_recursive_repr
+from .reprs import MODELS as REPR_MODELS
+from .single_dispatch import MODELS as DISPATCH_MODELS
 from .function_attrs import STRUCT_ATTRS, check_write, nested_struct_attr, no_attribute
 
 
@@ -198,8 +199,9 @@ class UserFunctionVariable(BaseUserFunctionVariable):
 
     def call(self, tx, args, kwargs):
         constant = marked_constant_result(self.fn, self.fn, args, kwargs)
-        if constant is None and self.fn.__code__ in WRAPPER_CODES:  # reprlib.recursive_repr
-            constant = call_recursive_repr(tx, self, args, kwargs)
+        model = CALL_MODELS.get(self.fn.__code__)  # recursive_repr, singledispatch wrappers
+        if constant is None and model is not None:
+            constant = model(tx, self, args, kwargs)
         return constant if constant is not None else super().call(tx, args, kwargs)
 
     def as_python_constant(self):
@@ -309,6 +311,11 @@ class UserFunctionVariable(BaseUserFunctionVariable):
     def __repr__(self):
         return f"UserFunctionVariable({self.fn.__qualname__})"
 
+
+# Library wrappers whose call is modelled (by the wrapper's code: every wrapper
+# the decorator makes shares it); fn(tx, fn_var, args, kwargs) -> tracker, or
+# None to inline the wrapper as written.
+CALL_MODELS = {**REPR_MODELS, **DISPATCH_MODELS}
 
 # Function attributes that cannot change without changing the function's identity
 # in practice (code and names); read as trace-time constants.

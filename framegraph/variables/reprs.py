@@ -78,6 +78,9 @@ def call_recursive_repr(tx, fn_var, args, kwargs):
         active.pop()
 
 
+MODELS = {code: call_recursive_repr for code in WRAPPER_CODES}
+
+
 def user_repr(tx, obj):
     """``repr(obj)`` through a Python ``__repr__`` of its type, or None when it has none."""
     from .user_defined import UserDefinedObjectVariable, bind_class_attribute

@@ -269,3 +269,110 @@ def test_recursive_repr_returns_the_fill_value_on_a_cycle():
         return x + 1, repr(a), repr(Node("self")), repr(outside)
 
     check(f, torch.ones(2))
+
+
+# ---- functools
+
+class Box:
+    computed = []  # one entry per real computation
+
+    def __init__(self, size):
+        self.size = size
+
+    @functools.cached_property
+    def area(self):
+        Box.computed.append(self.size)
+        return self.size * self.size
+
+
+def test_cached_property_computes_once_and_stores_in_the_instance():
+    def f(x):
+        box = Box(3)
+        return x * box.area, box.area, box.__dict__
+
+    Box.computed.clear()
+    check(f, torch.ones(2))
+    assert Box.computed == [3, 3]  # eager once, compiled once
+
+
+def test_cached_property_of_an_object_from_outside_is_stored_after_the_graph():
+    box = Box(4)
+
+    def f(x, b):
+        return x * b.area
+
+    Box.computed.clear()
+    cnt = CountingBackend()
+    compiled = framegraph.compile(f, backend=cnt, fullgraph=True)
+    compiled(torch.ones(1), box)
+    assert box.__dict__["area"] == 16 and Box.computed == [4]
+    compiled(torch.ones(1), box)  # found in the instance dict now: a new trace, no computation
+    assert Box.computed == [4] and cnt.frame_count == 2
+
+
+@functools.singledispatch
+def describe(value):
+    return "object"
+
+
+@describe.register
+def _(value: int):
+    return "int"
+
+
+@describe.register
+def _(value: list):
+    return "list"
+
+
+class Stack(list):
+    pass
+
+
+def test_singledispatch_picks_by_the_class_of_the_first_argument():
+    def f(x):
+        return x + 1, describe(3), describe(True), describe([1]), describe(Stack()), describe("s")
+
+    check(f, torch.ones(2))
+
+
+def test_singledispatch_registration_after_compiling_makes_a_new_trace():
+    @functools.singledispatch
+    def kind(value):
+        return 0
+
+    def f(x):
+        return x + kind("text")
+
+    cnt = CountingBackend()
+    compiled = framegraph.compile(f, backend=cnt, fullgraph=True)
+    assert compiled(torch.zeros(1)).item() == 0
+    kind.register(str, lambda value: 5)
+    assert compiled(torch.zeros(1)).item() == 5
+    assert cnt.frame_count == 2
+
+
+def test_reduce_total_ordering_and_methodcaller():
+    import operator
+
+    @functools.total_ordering
+    class Version:
+        def __init__(self, n):
+            self.n = n
+
+        def __eq__(self, other):
+            return self.n == other.n
+
+        def __lt__(self, other):
+            return self.n < other.n
+
+    class Greeter:
+        def greet(self, name, punctuation="."):
+            return "hi " + name + punctuation
+
+    def f(x):
+        total = functools.reduce(lambda a, b: a + b, [x, x, x])
+        order = (Version(1) >= Version(2), Version(3) > Version(2), Version(1) <= Version(1))
+        return total, order, operator.methodcaller("greet", "ann", punctuation="!")(Greeter())
+
+    check(f, torch.ones(2))

@@ -1,0 +1,39 @@
+"""Standard-library descriptors whose ``__get__`` the trace runs as a model.
+
+``functools.cached_property`` is a non-data descriptor: the instance's
+``__dict__`` is looked at first (``lookup_attribute`` already did, and found
+nothing), then its ``__get__`` computes ``self.func(instance)`` and stores the
+value in the instance's ``__dict__`` under ``attrname`` (directly: no
+``__setattr__`` runs), so the next lookup finds it there. On 3.11 the
+computation holds ``self.lock`` (an RLock, removed in 3.12): a trace runs on
+one thread, and the lock is released before ``__get__`` returns, so taking it
+changes nothing the frame can see, and the model leaves it out. The store is
+a write to the instance dict tracker: for an object from outside the frame, a
+side effect replayed after the graph, and the ``__dict__`` guard the lookup
+added makes the next call (which finds the value) a new trace.
+"""
+import functools
+
+from ..guards.sources import AttrSource
+from .base import guard_identity
+from .constant import ConstantVariable
+from .exceptions import raise_in_trace
+
+
+def cached_property_get(tx, obj, attr, source):
+    """``attr.__get__(obj, type(obj))`` for a ``functools.cached_property`` ``attr``."""
+    guard_identity(tx, attr, source)  # its func and attrname are the ones read now
+    if attr.attrname is None:
+        raise_in_trace(TypeError, "Cannot use cached_property instance without calling __set_name__ on it.")
+    cache = obj.getattr(tx, "__dict__")
+    key = ConstantVariable(attr.attrname)
+    if cache.contains(tx, key):
+        return cache.getitem(tx, key)
+    func = tx.wrap(attr.func, AttrSource(source, "func") if source is not None else None)
+    value = func.call(tx, [obj], {})
+    cache.setitem(tx, key, value)
+    return value
+
+
+# descriptor type -> model of its __get__ through an instance: fn(tx, obj, attr, source)
+MODELS = {functools.cached_property: cached_property_get}
