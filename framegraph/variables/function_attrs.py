@@ -57,6 +57,17 @@ def check_write(name, value):
         unsupported("unsupported_attribute", "setting a function's __type_params__ to a non-tuple")
 
 
+def check_delete(name):
+    """``del fn.name`` of a struct attribute: CPython's TypeError for the names, a break
+    for the others (what deleting them leaves is not modelled)."""
+    if name in READONLY:
+        raise_in_trace(AttributeError, "readonly attribute")
+    if name in _STR_ATTRS:
+        raise_in_trace(TypeError, f"{name} must be set to a string object")
+    if name in STRUCT_ATTRS or name in _NOT_MODELLED or name == "__dict__":
+        unsupported("unsupported_attribute", f"deleting a function's {name}")
+
+
 def _python_type(var):
     try:
         return var.python_type()

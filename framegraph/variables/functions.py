@@ -25,7 +25,7 @@ from .constant import ConstantVariable
 from .lists import TupleVariable
 from .reprs import MODELS as REPR_MODELS
 from .single_dispatch import MODELS as DISPATCH_MODELS
-from .function_attrs import STRUCT_ATTRS, check_write, nested_struct_attr, no_attribute
+from .function_attrs import STRUCT_ATTRS, check_delete, check_write, nested_struct_attr, no_attribute
 
 
 class CellVariable(VariableTracker):
@@ -273,18 +273,28 @@ class UserFunctionVariable(BaseUserFunctionVariable):
         """A side effect on the real function: a struct attribute is replayed as
         ``fn.name = value``; any other is an item of its ``__dict__`` (a dict
         side effect)."""
+        from ..side_effects import record_mutation
+
         check_write(name, value)
-        if self.source is None:
-            unsupported("side_effect", f"setting .{name} on {self}, which cannot be re-read")
         if name in STRUCT_ATTRS:
-            self.check_mutable(f"setting .{name}", tx)
+            record_mutation(tx, self, f"setting .{name}")  # a real function, even without a source
             self.attrs[name] = value
         else:
             self.instance_dict(tx).setitem(tx, ConstantVariable(name), value)
 
-    @property
-    def replay_kind(self):
-        return "object" if self.source is not None else None  # struct attribute writes, replayed
+    def delattr(self, tx, name):
+        """``del fn.name``: an item of the real ``__dict__`` goes (a dict side effect)."""
+        check_delete(name)
+        key = ConstantVariable(name)
+        d = self.instance_dict(tx)
+        if not d.contains(tx, key):
+            no_attribute(name)
+        d.delitem(tx, key)
+
+    # Struct attribute writes are replayed (``fn.name = value``) on the real function:
+    # re-read from the source, or, for one reached without a source, loaded as the
+    # object itself (a function compared by identity is a trace-time constant).
+    replay_kind = "object"
 
     def instance_dict(self, tx):
         """The tracker of the real ``__dict__`` (one per function: aliases.py)."""
@@ -392,6 +402,14 @@ class NestedUserFunctionVariable(BaseUserFunctionVariable):
             self.attrs[name] = value
         else:
             self.instance_dict().setitem(tx, ConstantVariable(name), value)
+
+    def delattr(self, tx, name):
+        """``del fn.name``: an item of its ``__dict__`` goes (``function_attrs.check_delete``)."""
+        check_delete(name)
+        key = ConstantVariable(name)
+        if self.dict_var is None or not self.dict_var.contains(tx, key):
+            no_attribute(name)
+        self.dict_var.delitem(tx, key)
 
     def instance_dict(self):
         """The function's ``__dict__``, made on first use (empty, as CPython's)."""

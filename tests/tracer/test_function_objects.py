@@ -376,3 +376,29 @@ def test_reduce_total_ordering_and_methodcaller():
         return total, order, operator.methodcaller("greet", "ann", punctuation="!")(Greeter())
 
     check(f, torch.ones(2))
+
+
+def test_del_of_a_function_attribute():
+    def f(x):
+        def g():
+            pass
+        g.scratch = 1
+        del g.scratch
+        try:
+            del g.never_set
+        except AttributeError as e:
+            message = str(e)
+        return x + 1, hasattr(g, "scratch"), message
+
+    check(f, torch.ones(2))
+
+
+def test_del_on_a_function_from_outside_is_replayed():
+    def f(x):
+        del counter.marker
+        return x + 1
+
+    counter.marker = True
+    cnt = CountingBackend()
+    framegraph.compile(f, backend=cnt, fullgraph=True)(torch.ones(2))
+    assert not hasattr(counter, "marker") and cnt.frame_count == 1
