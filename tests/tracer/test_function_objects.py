@@ -402,3 +402,14 @@ def test_del_on_a_function_from_outside_is_replayed():
     cnt = CountingBackend()
     framegraph.compile(f, backend=cnt, fullgraph=True)(torch.ones(2))
     assert not hasattr(counter, "marker") and cnt.frame_count == 1
+
+
+def test_a_list_that_holds_itself_is_a_clean_break():
+    loop = []
+    loop.append(loop)  # lru_cache's pure-Python wrapper keeps such a circular list
+
+    def f(x, items):
+        return x + len(items)
+
+    with pytest.raises(framegraph.Unsupported, match="contains itself"):
+        framegraph.compile(f, backend=CountingBackend(), fullgraph=True)(torch.ones(1), loop)
