@@ -12,12 +12,10 @@ a write to the instance dict tracker: for an object from outside the frame, a
 side effect replayed after the graph, and the ``__dict__`` guard the lookup
 added makes the next call (which finds the value) a new trace.
 """
-import functools
-
 from ..guards.sources import AttrSource
 from .base import guard_identity
 from .constant import ConstantVariable
-from .exceptions import raise_in_trace
+from .exceptions import TracedException, raise_in_trace
 
 
 def cached_property_get(tx, obj, attr, source):
@@ -25,7 +23,13 @@ def cached_property_get(tx, obj, attr, source):
     guard_identity(tx, attr, source)  # its func and attrname are the ones read now
     if attr.attrname is None:
         raise_in_trace(TypeError, "Cannot use cached_property instance without calling __set_name__ on it.")
-    cache = obj.getattr(tx, "__dict__")
+    try:
+        cache = obj.getattr(tx, "__dict__")
+    except TracedException as error:  # __slots__: __get__'s own TypeError instead
+        if not issubclass(error.value.cls, AttributeError):
+            raise
+        raise_in_trace(TypeError, f"No '__dict__' attribute on {obj.python_type().__name__!r} "
+                                  f"instance to cache {attr.attrname!r} property.")
     key = ConstantVariable(attr.attrname)
     if cache.contains(tx, key):
         return cache.getitem(tx, key)
@@ -35,5 +39,14 @@ def cached_property_get(tx, obj, attr, source):
     return value
 
 
-# descriptor type -> model of its __get__ through an instance: fn(tx, obj, attr, source)
-MODELS = {functools.cached_property: cached_property_get}
+# descriptor class, by module and name -> model of its __get__ through an instance:
+# fn(tx, obj, attr, source). By name, so that a fresh import of the module (the
+# pure-Python functools that tests import besides the C-accelerated one) has the
+# same model: it is the same source.
+_MODELS = {("functools", "cached_property"): cached_property_get}
+
+
+def descriptor_model(attr):
+    """The model of ``type(attr).__get__``, or None."""
+    cls = type(attr)
+    return _MODELS.get((getattr(cls, "__module__", None), getattr(cls, "__qualname__", None)))

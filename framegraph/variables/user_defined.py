@@ -25,7 +25,7 @@ from ..errors import unsupported
 from ..guards.sources import AttrSource, GenericAttrSource, TypeSource
 from .base import STABLE_MODULES, VariableTracker, guard_identity
 from .constant import ConstantVariable
-from .descriptor_models import MODELS as DESCRIPTOR_MODELS
+from .descriptor_models import descriptor_model
 from .ops import dunder_name
 from .rng import is_rng_class, is_rng_method, rng_break
 from .wrappers import INSTANCE_METHOD
@@ -74,8 +74,9 @@ def bind_class_attribute(tx, obj, attr, source, guard=False):
         from .wrappers import cpp_method  # torch's C++ classes: calling it is a break
 
         return cpp_method(attr, obj.value)
-    if type(attr) in DESCRIPTOR_MODELS:  # functools.cached_property (descriptor_models.py)
-        return DESCRIPTOR_MODELS[type(attr)](tx, obj, attr, source)
+    model = descriptor_model(attr)  # functools.cached_property (descriptor_models.py)
+    if model is not None:
+        return model(tx, obj, attr, source)
     if hasattr(type(attr), "__get__") and not isinstance(attr, type):
         if is_rng_method(attr):  # rng.getrandbits: the generator's state is not the trace's
             rng_break(f"{attr.__qualname__} of a {obj.python_type().__name__}")

@@ -413,3 +413,24 @@ def test_a_list_that_holds_itself_is_a_clean_break():
 
     with pytest.raises(framegraph.Unsupported, match="contains itself"):
         framegraph.compile(f, backend=CountingBackend(), fullgraph=True)(torch.ones(1), loop)
+
+
+class Slotted:
+    __slots__ = ("size",)
+
+    def __init__(self):
+        self.size = 2
+
+    @functools.cached_property
+    def area(self):
+        return self.size * self.size
+
+
+def test_cached_property_without_an_instance_dict_raises_its_type_error():
+    def f(x):
+        try:
+            Slotted().area
+        except TypeError as e:
+            return x + 1, str(e)
+
+    check(f, torch.ones(2))
