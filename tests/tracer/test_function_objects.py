@@ -434,3 +434,35 @@ def test_cached_property_without_an_instance_dict_raises_its_type_error():
             return x + 1, str(e)
 
     check(f, torch.ones(2))
+
+
+def test_repr_conversion_in_an_f_string_traces_the_dataclass_repr():
+    @dataclasses.dataclass
+    class Pair:
+        left: object
+        right: object = None
+
+    def f(x):
+        loop = Pair(1)
+        loop.right = loop
+        nested = Pair(Point(1), "r")
+        return x + 1, f"{nested!r}", f"{loop!r:>20}"
+
+    check(f, torch.ones(2))
+
+
+def test_deleting_the_members_of_a_partial_raises_as_in_cpython():
+    def f(x):
+        p = functools.partial(torch.add, x)
+        errors = []
+        for attempt in ("func", "dict"):
+            try:
+                if attempt == "func":
+                    del p.func
+                else:
+                    del p.__dict__
+            except (AttributeError, TypeError) as e:
+                errors.append(type(e).__name__ + ": " + str(e))
+        return p(1), errors
+
+    check(f, torch.ones(2))
