@@ -466,3 +466,29 @@ def test_deleting_the_members_of_a_partial_raises_as_in_cpython():
         return p(1), errors
 
     check(f, torch.ones(2))
+
+
+def test_a_decorator_with_arguments_defined_inside_forward():
+    class Scaled(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.linear = torch.nn.Linear(3, 3)
+
+        def forward(self, x):
+            def times(factor):
+                def decorate(fn):
+                    @functools.wraps(fn)
+                    def run(t):
+                        return fn(t) * factor
+                    run.factor = factor
+                    return run
+                return decorate
+
+            @times(2.0)
+            def project(t):
+                """Project t."""
+                return self.linear(t)
+
+            return project(x), project.__doc__, project.factor, project.__wrapped__.__name__
+
+    check(Scaled(), torch.randn(2, 3))
