@@ -70,7 +70,10 @@ class ConstantVariable(VariableTracker):
         return bool(self.value)
 
     def length(self, tx):
-        return len(self.value)
+        from .exceptions import python_operation
+
+        with python_operation("len()"):  # len(5): its TypeError, raised in the trace
+            return len(self.value)
 
     def unpack(self, tx):
         if isinstance(self.value, (str, bytes, frozenset)):

@@ -492,3 +492,13 @@ def test_a_decorator_with_arguments_defined_inside_forward():
             return project(x), project.__doc__, project.factor, project.__wrapped__.__name__
 
     check(Scaled(), torch.randn(2, 3))
+
+
+def test_len_of_a_number_raises_type_error_in_the_trace():
+    def f(x):
+        with contextlib.suppress(TypeError):
+            len(5)
+            return x
+        return x + 1
+
+    check(f, torch.ones(2))
