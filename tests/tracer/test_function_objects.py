@@ -502,3 +502,21 @@ def test_len_of_a_number_raises_type_error_in_the_trace():
         return x + 1
 
     check(f, torch.ones(2))
+
+
+def test_an_exception_thrown_into_a_nested_contextmanager_and_caught():
+    def f(x):
+        @contextlib.contextmanager
+        def managed():
+            yield
+
+        def leave_through_the_manager():
+            with managed():
+                raise GeneratorExit("inside")
+
+        try:
+            leave_through_the_manager()  # the traceback contextlib re-attaches grows as it unwinds
+        except GeneratorExit as e:
+            return x + 1, str(e)
+
+    check(f, torch.ones(2))
