@@ -148,6 +148,36 @@ class BaseUserFunctionVariable(VariableTracker):
     def python_type(self):
         return types.FunctionType
 
+    def bound_get(self):
+        """``fn.__get__``: func_descr_get, bound to this function."""
+        return FunctionGetVariable(self)
+
+
+class FunctionGetVariable(VariableTracker):
+    """``fn.__get__``: called with an instance, a bound method; with None, ``fn`` itself."""
+
+    def __init__(self, fn_var, **kwargs):
+        super().__init__(**kwargs)
+        self.fn_var = fn_var
+
+    def python_type(self):
+        return types.MethodWrapperType
+
+    def call(self, tx, args, kwargs):
+        if kwargs or not 1 <= len(args) <= 2:
+            unsupported("operator_error", f"calling {self} with {len(args)} arguments")
+        obj = args[0]
+        if obj.is_python_constant() and obj.as_python_constant() is None:
+            return self.fn_var
+        return UserMethodVariable(self.fn_var, obj)
+
+    def reconstruct(self, cg):
+        cg(self.fn_var)
+        cg.load_attr("__get__")
+
+    def __repr__(self):
+        return f"FunctionGetVariable({self.fn_var!r})"
+
 
 # The marker torch's ``assume_constant_result`` sets on a function, and that
 # libraries which must not import torch set themselves (transformers' install
@@ -247,6 +277,8 @@ class UserFunctionVariable(BaseUserFunctionVariable):
         ``__dict__``: the tracker of the real dict once the trace wrote to it."""
         if name in self.attrs:
             return self.attrs[name]
+        if name == "__get__":
+            return self.bound_get()
         source = AttrSource(self.source, name) if self.source is not None else None
         if name in _FUNCTION_CONSTANTS:  # fixed by the function's identity (ID_MATCH), else guarded
             return tx.wrap(getattr(self.fn, name), None if self.by_identity else source)
@@ -381,6 +413,8 @@ class NestedUserFunctionVariable(BaseUserFunctionVariable):
         MAKE_FUNCTION derived, then the function's ``__dict__``."""
         if name in self.attrs:
             return self.attrs[name]
+        if name == "__get__":
+            return self.bound_get()
         if name == "__dict__":
             return self.instance_dict()
         found = nested_struct_attr(tx, self, name)

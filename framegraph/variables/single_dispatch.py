@@ -20,10 +20,6 @@ import functools
 from .constant import ConstantVariable
 
 
-def _wrapper_code():
-    return functools.singledispatch(lambda arg: None).__code__
-
-
 def _cell(fn_var, tx, name):
     cells = fn_var.closure_cells(tx)
     return cells[fn_var.get_code().co_freevars.index(name)].contents
@@ -37,8 +33,20 @@ def call_singledispatch(tx, fn_var, args, kwargs):
     if any("__class__" in klass.__dict__ for klass in cls.__mro__[:-1]):
         return None  # args[0].__class__ is the object's own answer, not its type
     dispatch = _cell(fn_var, tx, "dispatch")
-    if dispatch is None or not hasattr(dispatch, "get_code"):
+    impl = _pick(tx, dispatch, cls) if dispatch is not None and hasattr(dispatch, "get_code") else None
+    return impl.call(tx, list(args), dict(kwargs)) if impl is not None else None
+
+
+def call_dispatch(tx, fn_var, args, kwargs):
+    """``fn.dispatch(cls)`` (singledispatchmethod calls it), or None to trace it as written."""
+    if kwargs or len(args) != 1 or not args[0].is_python_constant() \
+            or not isinstance(args[0].as_python_constant(), type):
         return None
+    return _pick(tx, fn_var, args[0].as_python_constant())
+
+
+def _pick(tx, dispatch, cls):
+    """The tracker of the implementation ``dispatch(cls)`` returns, or None (not modelled)."""
     token, registry = _cell(dispatch, tx, "cache_token"), _cell(dispatch, tx, "registry")
     if not (isinstance(token, ConstantVariable) and token.value is None) or registry is None:
         return None
@@ -53,8 +61,13 @@ def call_singledispatch(tx, fn_var, args, kwargs):
     key = next((k for k, v in real_registry.items() if v is impl), None)
     if key is None:
         return None
-    impl_var = registry.getitem(tx, tx.wrap(key))
-    return impl_var.call(tx, list(args), dict(kwargs))
+    return registry.getitem(tx, tx.wrap(key))
 
 
-MODELS = {_wrapper_code(): call_singledispatch}
+def _codes():
+    made = functools.singledispatch(lambda arg: None)
+    return made.__code__, made.dispatch.__code__
+
+
+_WRAPPER, _DISPATCH = _codes()
+MODELS = {_WRAPPER: call_singledispatch, _DISPATCH: call_dispatch}

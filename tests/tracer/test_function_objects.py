@@ -520,3 +520,42 @@ def test_an_exception_thrown_into_a_nested_contextmanager_and_caught():
             return x + 1, str(e)
 
     check(f, torch.ones(2))
+
+
+class Dispatching:
+    @functools.singledispatchmethod
+    def describe(self, arg):
+        """Describe arg."""
+        return "object"
+
+    @describe.register
+    def _(self, arg: int):
+        return "int"
+
+
+def test_singledispatchmethod_dispatches_on_the_first_argument_after_self():
+    outside = Dispatching()
+
+    def f(x):
+        made = Dispatching()
+        return (x + 1, made.describe(1), made.describe("s"), outside.describe(2),
+                made.describe.__doc__, made.describe.__wrapped__.__name__)
+
+    check(f, torch.ones(2))
+
+
+def test_dict_update_from_an_instance_dict_and_from_bad_pairs():
+    class Plain:
+        pass
+
+    def f(x):
+        source = Plain()
+        source.a, source.b = 1, 2
+        target = {}
+        target.update(vars(source))
+        try:
+            target.update(["abc"])
+        except ValueError as e:
+            return x + 1, target, str(e)
+
+    check(f, torch.ones(2))
