@@ -75,7 +75,11 @@ _MODELS = {("functools", "cached_property"): cached_property_get,
            ("functools", "singledispatchmethod"): traced_get}
 
 
-def descriptor_model(attr):
-    """The model of ``type(attr).__get__``, or None."""
+def descriptor_get(tx, obj, attr, source):
+    """``type(attr).__get__(attr, obj, type(obj))`` by its model; a break for a descriptor
+    without one (its ``__get__`` may be C code, or user code the lookup does not trace)."""
     cls = type(attr)
-    return _MODELS.get((getattr(cls, "__module__", None), getattr(cls, "__qualname__", None)))
+    model = _MODELS.get((getattr(cls, "__module__", None), getattr(cls, "__qualname__", None)))
+    if model is None:
+        unsupported("unsupported_attribute", f"descriptor {cls.__name__}")
+    return model(tx, obj, attr, source)

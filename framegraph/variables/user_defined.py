@@ -25,7 +25,7 @@ from ..errors import unsupported
 from ..guards.sources import AttrSource, GenericAttrSource, TypeSource
 from .base import STABLE_MODULES, VariableTracker, guard_identity
 from .constant import ConstantVariable
-from .descriptor_models import descriptor_model
+from .descriptor_models import descriptor_get
 from .ops import dunder_name
 from .rng import is_rng_class, is_rng_method, rng_break
 from .wrappers import INSTANCE_METHOD
@@ -74,13 +74,10 @@ def bind_class_attribute(tx, obj, attr, source, guard=False):
         from .wrappers import cpp_method  # torch's C++ classes: calling it is a break
 
         return cpp_method(attr, obj.value)
-    model = descriptor_model(attr)  # functools.cached_property (descriptor_models.py)
-    if model is not None:
-        return model(tx, obj, attr, source)
     if hasattr(type(attr), "__get__") and not isinstance(attr, type):
         if is_rng_method(attr):  # rng.getrandbits: the generator's state is not the trace's
             rng_break(f"{attr.__qualname__} of a {obj.python_type().__name__}")
-        unsupported("unsupported_attribute", f"descriptor {type(attr).__name__}")
+        return descriptor_get(tx, obj, attr, source)  # modelled ones (cached_property), else a break
     return tx.wrap(attr, source, guard=guard)
 
 
