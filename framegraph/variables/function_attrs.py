@@ -57,6 +57,13 @@ def check_write(name, value):
         unsupported("unsupported_attribute", "setting a function's __type_params__ to a non-tuple")
 
 
+def kwdefaults_of(dict_var):
+    """{name: tracker} of a ``__kwdefaults__`` dict tracker, as a call binds from it."""
+    if any(not isinstance(k, str) for k in dict_var.items):
+        unsupported("unsupported_call", "a function whose __kwdefaults__ has a key that is not a str")
+    return {k: v for k, (_, v) in dict_var.items.items()}
+
+
 def check_delete(name):
     """``del fn.name`` of a struct attribute: CPython's TypeError for the names, a break
     for the others (what deleting them leaves is not modelled)."""
@@ -106,10 +113,12 @@ def nested_struct_attr(tx, fn_var, name):
         return ConstantVariable(fn_var.code)
     if name == "__defaults__":
         return TupleVariable(list(fn_var.defaults)) if fn_var.defaults else ConstantVariable(None)
-    if name == "__kwdefaults__":
-        if not fn_var.kwdefaults:
-            return ConstantVariable(None)
-        return ConstDictVariable.from_kwargs(fn_var.kwdefaults)
+    if name == "__kwdefaults__":  # the same dict each time, and the one calls bind from
+        if fn_var.kwdefaults_var is None:
+            if not fn_var.kwdefaults:
+                return ConstantVariable(None)
+            fn_var.kwdefaults_var = ConstDictVariable.from_kwargs(fn_var.kwdefaults)
+        return fn_var.kwdefaults_var
     if name == "__closure__":
         return TupleVariable(list(fn_var.closure)) if fn_var.closure else ConstantVariable(None)
     if name == "__type_params__" and name in STRUCT_ATTRS:

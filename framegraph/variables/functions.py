@@ -25,7 +25,8 @@ from .constant import ConstantVariable
 from .lists import TupleVariable
 from .reprs import MODELS as REPR_MODELS
 from .single_dispatch import MODELS as DISPATCH_MODELS
-from .function_attrs import STRUCT_ATTRS, check_delete, check_write, nested_struct_attr, no_attribute
+from .function_attrs import (STRUCT_ATTRS, check_delete, check_write, kwdefaults_of, nested_struct_attr,
+                             no_attribute)
 
 
 class CellVariable(VariableTracker):
@@ -269,6 +270,9 @@ class UserFunctionVariable(BaseUserFunctionVariable):
                     for i, v in enumerate(self.fn.__defaults__ or ())]
         kwdefaults = {k: tx.wrap(v, default_source("__kwdefaults__", k))
                       for k, v in (self.fn.__kwdefaults__ or {}).items()}
+        tracked = tx.output.aliases.tracker_of(self.fn.__kwdefaults__)
+        if tracked is not None:  # the trace changed fn.__kwdefaults__: its items now
+            kwdefaults = kwdefaults_of(tracked)
         return bind_args(self.get_code(), self.fn.__name__, defaults, kwdefaults, args, kwargs)
 
     def getattr(self, tx, name):
@@ -392,6 +396,7 @@ class NestedUserFunctionVariable(BaseUserFunctionVariable):
         self.annotations: Optional[VariableTracker] = annotations
         self.attrs: Dict[str, VariableTracker] = {}  # struct attributes written in the trace
         self.dict_var = None  # its __dict__ (a ConstDictVariable), made on first use
+        self.kwdefaults_var = None  # its __kwdefaults__ dict, once read
 
     def get_code(self):
         return self.code
@@ -406,7 +411,12 @@ class NestedUserFunctionVariable(BaseUserFunctionVariable):
         return list(self.closure or ())
 
     def bind(self, tx, args, kwargs):
-        return bind_args(self.code, self.code.co_name, self.defaults, self.kwdefaults, args, kwargs)
+        return bind_args(self.code, self.code.co_name, self.defaults, self.current_kwdefaults(), args, kwargs)
+
+    def current_kwdefaults(self) -> Dict[str, VariableTracker]:
+        """The keyword defaults now: those of ``__kwdefaults__`` once the trace read it (and
+        may have changed it), else MAKE_FUNCTION's."""
+        return kwdefaults_of(self.kwdefaults_var) if self.kwdefaults_var is not None else self.kwdefaults
 
     def getattr(self, tx, name):
         """A function's attributes (``function_attrs``): what the trace wrote, what
@@ -479,7 +489,9 @@ class NestedUserFunctionVariable(BaseUserFunctionVariable):
             else:
                 cg.load_const(None)
         cg.call(5)
-        if self.kwdefaults:
+        if self.kwdefaults_var is not None:
+            _store_attr(cg, "__kwdefaults__", self.kwdefaults_var)  # the dict the trace holds
+        elif self.kwdefaults:
             _store_dict_attr(cg, "__kwdefaults__",
                              [(ConstantVariable(k), v) for k, v in self.kwdefaults.items()])
         if self.annotations is not None and "__annotations__" not in self.attrs:

@@ -559,3 +559,22 @@ def test_dict_update_from_an_instance_dict_and_from_bad_pairs():
             return x + 1, target, str(e)
 
     check(f, torch.ones(2))
+
+
+def keyword_default(a, *, c=3):
+    return a + c
+
+
+def test_a_changed_kwdefaults_is_what_the_next_call_binds():
+    def f(x):
+        def g(a, *, c=3):
+            return a + c
+        g.__kwdefaults__["c"] = 5
+        keyword_default.__kwdefaults__["c"] = 7
+        return x + g(1) + keyword_default(1), g.__kwdefaults__
+
+    cnt = CountingBackend()
+    result = framegraph.compile(f, backend=cnt, fullgraph=True)(torch.zeros(1))
+    assert result[0].item() == 14 and result[1] == {"c": 5}
+    assert keyword_default.__kwdefaults__ == {"c": 7} and cnt.frame_count == 1
+    keyword_default.__kwdefaults__["c"] = 3
