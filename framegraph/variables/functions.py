@@ -45,6 +45,24 @@ class CellVariable(VariableTracker):
         self.pre_existing = pre_existing
         self.cell_source = cell_source
 
+    def python_type(self):
+        return types.CellType
+
+    def getattr(self, tx, name):
+        """``cell.cell_contents``: ValueError for an empty cell, as cell_get_contents."""
+        if name != "cell_contents":
+            return super().getattr(tx, name)
+        if self.contents is None:
+            from .exceptions import raise_in_trace
+
+            raise_in_trace(ValueError, "Cell is empty")
+        return self.contents
+
+    def setattr(self, tx, name, value):
+        if name != "cell_contents":
+            return super().setattr(tx, name, value)
+        self.store(value, tx)
+
     def load(self, name):
         if self.contents is None:
             unsupported("exception", f"free variable {name!r} referenced before assignment")

@@ -578,3 +578,24 @@ def test_a_changed_kwdefaults_is_what_the_next_call_binds():
     assert result[0].item() == 14 and result[1] == {"c": 5}
     assert keyword_default.__kwdefaults__ == {"c": 7} and cnt.frame_count == 1
     keyword_default.__kwdefaults__["c"] = 3
+
+
+def test_closure_cells_read_and_written_through_dunder_closure():
+    def f(x):
+        count = 1
+
+        def bump():
+            return count
+
+        cell, = bump.__closure__
+        before = cell.cell_contents
+        cell.cell_contents = 5
+        empty = (lambda: late).__closure__[0]  # noqa: F821 (late is assigned below)
+        try:
+            empty.cell_contents
+        except ValueError as e:
+            message = str(e)
+        late = 0
+        return x + bump(), before, count, message, late
+
+    check(f, torch.ones(2))
