@@ -599,3 +599,27 @@ def test_closure_cells_read_and_written_through_dunder_closure():
         return x + bump(), before, count, message, late
 
     check(f, torch.ones(2))
+
+
+def signature_example(a, b=1, /, c=2, *, d):
+    return a
+
+
+def test_bad_calls_raise_cpythons_type_error_inside_the_trace():
+    bad_calls = [lambda g: g(), lambda g: g(1, 2, 3, 4), lambda g: g(1, d=1, z=2), lambda g: g(1, a=2, d=1),
+                 lambda g: g(1, 2, 3, c=3, d=1), lambda g: g(1)]
+
+    def f(x):
+        def nested(a, *args, k, **kw):
+            return a
+
+        messages = []
+        for call in bad_calls:
+            for fn in (signature_example, nested):
+                try:
+                    call(fn)
+                except TypeError as e:
+                    messages.append(str(e))
+        return x + 1, messages
+
+    check(f, torch.ones(2))
