@@ -3,9 +3,11 @@
 Calling a user function inlines it: a nested translator runs its bytecode
 over the caller's graph (``tracer/translator.py``). These trackers only know
 what is needed for that: the code object, the globals it reads, the bound
-arguments (``bind_args`` applies defaults, ``*args`` and ``**kwargs`` exactly
-like CPython, by binding on a stand-in function whose defaults are trackers),
-and the closure cells.
+arguments (``binding.bind_args`` applies defaults, ``*args`` and ``**kwargs``
+exactly like CPython), and the closure cells; and, since functions are objects
+too, their attributes (``function_attrs.py``: what the trace writes on one is
+kept on its tracker, or replayed on the real function) and the library wrappers
+whose calls are modelled (``CALL_MODELS``: recursive_repr, singledispatch).
 
 * ``UserFunctionVariable``: a real function object from outside the frame.
 * ``NestedUserFunctionVariable``: a function made by MAKE_FUNCTION during the
