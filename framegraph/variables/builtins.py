@@ -30,13 +30,13 @@ from .exceptions import TracedException, is_exception_class, make_exception, pyt
 from .generators import GeneratorVariable
 from .identity import MODELS as IDENTITY_MODELS
 from .instances import object_new
-from .reprs import user_repr
 from .itertools_iters import MODELS as ITERTOOLS_MODELS
 from .iterators import EnumerateVariable, FilterVariable, ListIteratorVariable, MapVariable, ZipVariable
 from .lists import ListVariable, SizeVariable, SliceVariable, TupleVariable
 from .mapping_proxy import make_mapping_proxy
 from .operator_getters import MODELS as OPERATOR_GETTER_MODELS
 from .ops import COMPARE_OPS, binary_op, compare, contains_op, is_op, unary_op
+from .reprs import user_repr
 from .tensor import TensorVariable
 
 

@@ -106,9 +106,8 @@ def nested_struct_attr(tx, fn_var, name):
         return ConstantVariable(fn_var.code.co_name)
     if name == "__qualname__":
         return ConstantVariable(fn_var.qualname)
-    if name in ("__doc__", "__module__", "__builtins__"):
-        value = getattr(probe_function(fn_var.code, fn_var.f_globals), name)
-        return ConstantVariable(value) if name != "__builtins__" else tx.wrap(value, None, guard=False)
+    if name in ("__doc__", "__module__"):
+        return ConstantVariable(getattr(probe_function(fn_var.code, fn_var.f_globals), name))
     if name == "__code__":
         return ConstantVariable(fn_var.code)
     if name == "__defaults__":

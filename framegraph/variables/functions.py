@@ -24,11 +24,11 @@ from ..guards.sources import AttrSource, closure_cell_source
 from .base import VariableTracker
 from .binding import bind_args
 from .constant import ConstantVariable
+from .function_attrs import (STRUCT_ATTRS, check_delete, check_write, kwdefaults_of, nested_struct_attr,
+                             no_attribute)
 from .lists import TupleVariable
 from .reprs import MODELS as REPR_MODELS
 from .single_dispatch import MODELS as DISPATCH_MODELS
-from .function_attrs import (STRUCT_ATTRS, check_delete, check_write, kwdefaults_of, nested_struct_attr,
-                             no_attribute)
 
 
 class CellVariable(VariableTracker):
