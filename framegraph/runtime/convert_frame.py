@@ -22,6 +22,7 @@ from ..config import config, on_reset
 from ..diagnostics import logs, records
 from ..diagnostics.records import CompileRecord
 from ..errors import InternalError, Unsupported
+from ..variables.base import collect_trace_cycles
 from . import skip
 from .cache import arg_names, recompile_reasons, remember_guard
 
@@ -76,6 +77,9 @@ def _warn_once(code, message):
         log.warning(message)
 
 
+_functorch_level = torch._C._functorch.maybe_current_level
+
+
 def _builds_a_module(code, f_locals) -> bool:
     """An nn.Module's ``__init__``: building a model has no tensor work worth a graph,
     and nn.Module's attribute bookkeeping is not modelled. It and what it calls run
@@ -124,6 +128,10 @@ class ConvertFrame:
         if _builds_a_module(code, f_locals):
             touched_codes.add(code)
             return _C.SKIP_RECURSIVE
+        if _functorch_level() is not None:
+            # called inside torch.func.vmap/grad: its tensors are functorch wrappers a trace
+            # would see as plain tensors. This call runs unmodified; the code stays traceable.
+            return None
         with _lock_for(code):
             if self._cached_elsewhere(func, code, f_locals):
                 return None
@@ -153,6 +161,7 @@ class ConvertFrame:
             record.seconds = time.perf_counter() - start
             if records.observers:
                 records.notify(record)
+            collect_trace_cycles()  # before the frame runs: a __del__ runs where CPython runs it
 
     def _trace(self, func, code, f_locals, record):
         strict = self.options.fullgraph or config.strict

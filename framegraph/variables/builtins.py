@@ -10,7 +10,6 @@ import abc
 import builtins
 import collections
 import functools
-import inspect
 import itertools
 import math
 import operator
@@ -21,12 +20,15 @@ from typing import Callable, Dict
 import torch
 
 from ..errors import unsupported
-from .base import CallableVariable
+from .base import CallableVariable, VariableTracker
+from .sorting import minmax as _minmax, sorted_items
+from .call_shapes import STAND_INS, check_function_shape, fits, real_signature_rejects
 from .builtin_methods import MODELS as BUILTIN_METHOD_MODELS, call_unbound, is_unbound_builtin_method
-from .constant import ConstantVariable, wrap_constant
+from .constant import ConstantVariable, items_of, wrap_constant
 from .deques import make_deque
 from .dicts import ConstDictVariable, SetVariable
 from .exceptions import TracedException, is_exception_class, make_exception, python_operation, raise_in_trace
+from .fresh import wrap_fresh
 from .generators import GeneratorVariable
 from .identity import MODELS as IDENTITY_MODELS
 from .instances import object_new
@@ -46,7 +48,10 @@ class BuiltinVariable(CallableVariable):
     def call(self, tx, args, kwargs):
         model = BUILTINS.get(self.fn)
         if model is not None:
-            if not _binds(model, args, kwargs):  # `bool(x=1)`: CPython raises TypeError
+            binds = fits(model, 1, args, kwargs)
+            if not binds or self.fn in STAND_INS or real_signature_rejects(self.fn, args, kwargs):
+                check_function_shape(self.fn, args, kwargs)  # `len()`, `bool(x=1)`: CPython's TypeError
+            if not binds or real_signature_rejects(self.fn, args, kwargs):
                 unsupported("operator_error", f"{_name(self.fn)}() does not take these arguments")
             return model(tx, *args, **kwargs)
         if is_exception_class(self.fn):
@@ -61,7 +66,7 @@ class BuiltinVariable(CallableVariable):
             real_kwargs = {k: _constant_arg(v) for k, v in kwargs.items()}
             with python_operation(_name(self.fn)):  # what it raises, CPython raises
                 value = self.fn(*real_args, **real_kwargs)
-            return wrap_constant(value)
+            return wrap_fresh(value)
         unsupported("unsupported_call", f"builtin {_name(self.fn)}")
 
     def getattr(self, tx, name):
@@ -131,24 +136,6 @@ def _name(fn):
     return getattr(fn, "__qualname__", None) or getattr(fn, "__name__", repr(fn))
 
 
-_signatures = {}
-
-
-def _binds(model, args, kwargs) -> bool:
-    """Whether ``model(tx, *args, **kwargs)`` binds: the call's arguments fit the builtin."""
-    sig = _signatures.get(model)
-    if sig is None:
-        try:
-            sig = _signatures[model] = inspect.signature(model)
-        except (TypeError, ValueError):
-            return True
-    try:
-        sig.bind(None, *args, **kwargs)
-    except TypeError:
-        return False
-    return True
-
-
 def _is_pure(fn) -> bool:
     if fn in PURE:  # int.from_bytes, a class method: its __self__ is the class
         return True
@@ -184,32 +171,38 @@ def call_slot(tx, obj, name, args):
     return obj.iter(tx)
 
 
-def sorted_items(tx, items, key=None, reverse=None):
-    """Sort trackers of constants (optionally by an inlined key function)."""
-    keys = [key.call(tx, [x], {}) if key is not None and not _is_none(key) else x for x in items]
-    if not all(k.is_python_constant() for k in keys):
-        unsupported("unsupported_value", "sorting values that are not trace-time constants")
-    order = sorted(range(len(items)), key=lambda i: keys[i].as_python_constant(),
-                   reverse=bool(reverse and reverse.as_python_constant()))
-    return [items[i] for i in order]
-
-
 def _is_none(v):
     return v.is_python_constant() and v.as_python_constant() is None
 
 
 def _isinstance(tx, obj, classinfo):
     cls = classinfo.as_python_constant()
+    if not isinstance(cls, (type, tuple, types.UnionType)):
+        with python_operation("isinstance()"):  # "isinstance() arg 2 must be a type, ..."
+            isinstance(None, cls)
     for c in cls if isinstance(cls, tuple) else (cls,):
         check = getattr(type(c), "__instancecheck__", None) if isinstance(c, type) else None
-        # a metaclass of the user's decides from the object itself (ABCMeta's agrees with issubclass)
-        if isinstance(check, types.FunctionType) and check is not abc.ABCMeta.__instancecheck__:
+        # a metaclass of the user's decides from the object itself (ABCMeta's agrees with
+        # issubclass; Parameter's does for a tensor of a known class, see _is_parameter)
+        if isinstance(check, types.FunctionType) and check is not abc.ABCMeta.__instancecheck__ \
+                and not _is_parameter_check(c, obj):
             unsupported("unsupported_call", f"isinstance with {type(c).__name__}.__instancecheck__")
     return ConstantVariable(issubclass(obj.python_type(), cls))
 
 
+def _is_parameter_check(c, obj) -> bool:
+    """``isinstance(t, nn.Parameter)`` of a tracked tensor: _ParameterMeta also accepts a
+    tensor carrying ``_is_param``, which only Parameter.__new__ sets, on a tensor subclass
+    it makes; a plain tensor (its class guarded) or a Parameter answers by its class."""
+    return (c is torch.nn.Parameter and isinstance(obj, TensorVariable)
+            and (obj.python_type() is torch.Tensor or issubclass(obj.python_type(), torch.nn.Parameter)))
+
+
 def _issubclass(tx, cls, classinfo):
-    return ConstantVariable(issubclass(cls.as_python_constant(), classinfo.as_python_constant()))
+    real, info = cls.as_python_constant(), classinfo.as_python_constant()
+    with python_operation("issubclass()"):  # "issubclass() arg 1 must be a class"
+        answer = issubclass(real, info)
+    return ConstantVariable(answer)
 
 
 def _getattr(tx, obj, name, default=None):
@@ -243,32 +236,9 @@ def _setattr(tx, obj, name, value):
     return ConstantVariable(None)
 
 
-def _empty_message(pick):
-    """CPython's own message for min()/max() of nothing (it changed in 3.12)."""
-    try:
-        pick(())
-    except ValueError as e:
-        return str(e)
-
-
-def _minmax(pick):
-    def model(tx, *args, key=None, default=None):
-        items = args[0].unpack(tx) if len(args) == 1 else list(args)
-        if not items:
-            if default is None:
-                raise_in_trace(ValueError, _empty_message(pick))
-            return default
-        if any(isinstance(x, TensorVariable) for x in items):
-            unsupported("data_dependent_value", f"{pick.__name__}() compares tensors")
-        if pick is max:  # the first of equal maxima, as CPython: the last after a stable sort of the reverse
-            return sorted_items(tx, items[::-1], key)[-1]
-        return sorted_items(tx, items, key)[0]
-    return model
-
-
 def _sum(tx, iterable, start=None):
     total = start if start is not None else ConstantVariable(0)
-    for item in iterable.unpack(tx):
+    for item in items_of(tx, iterable):
         total = binary_op(tx, operator.add, total, item)
     return total
 
@@ -291,7 +261,7 @@ def _collection(kind):
             return SetVariable(members=set(iterable.members), py_type=kind)
         if kind is tuple and type(iterable) is TupleVariable and iterable.py_type is tuple:
             return iterable  # CPython: tuple(t) is t for an exact tuple
-        items = iterable.unpack(tx) if iterable is not None else []
+        items = items_of(tx, iterable) if iterable is not None else []
         if kind is tuple:
             return TupleVariable(items)
         if kind is list:
@@ -300,25 +270,31 @@ def _collection(kind):
     return model
 
 
-def _ordered_dict(tx, arg=None, **kwargs):
-    result = _dict(tx, arg, **kwargs)
+# The keywords of dict(), OrderedDict() and defaultdict() are the items' keys, any names.
+def _ordered_dict(tx, /, *args, **kwargs):
+    result = _dict(tx, *args, **kwargs)
     result.py_type = collections.OrderedDict
     return result
 
 
-def _defaultdict(tx, factory=None, arg=None, **kwargs):
-    result = _dict(tx, arg, **kwargs)
-    result.py_type = collections.defaultdict
-    result.default_factory = factory if factory is not None else ConstantVariable(None)
+def _defaultdict(tx, /, *args, **kwargs):
+    factory = args[0] if args else None
+    if factory is not None and factory.is_python_constant():
+        with python_operation("defaultdict()"):  # "first argument must be callable or None"
+            collections.defaultdict(factory.as_python_constant())
+    elif factory is not None and not _callable(tx, factory).as_python_constant():  # defdict_init
+        raise_in_trace(TypeError, "first argument must be callable or None")
     if factory is None or factory.is_python_constant() and factory.as_python_constant() is None:
         unsupported("unsupported_call", "defaultdict without a default factory")
+    result = _dict(tx, *args[1:], **kwargs)
+    result.py_type = collections.defaultdict
+    result.default_factory = factory
     return result
 
 
-def _dict(tx, arg=None, **kwargs):
+def _dict(tx, /, *args, **kwargs):
     result = ConstDictVariable([])
-    if arg is not None:
-        result.call_method(tx, "update", [arg], {})
+    result.call_method(tx, "update", list(args), {})
     result.call_method(tx, "update", [], kwargs)
     return result
 
@@ -330,10 +306,13 @@ def _scalar(kind):
         if isinstance(value, TensorVariable):
             unsupported("data_dependent_value", f"{kind.__name__}() of a tensor")
         if kind is bool:
+            if rest:  # bool_new takes one argument at most
+                raise_in_trace(TypeError, f"bool expected at most 1 argument, got {1 + len(rest)}")
             return ConstantVariable(value.truth(tx))
         if kind is str and not rest and hasattr(value, "str"):  # tp_str of the tracker's type
             return value.str(tx)
-        real = [value.as_python_constant()] + [r.as_python_constant() for r in rest]
+        first = _constant_arg(value) if _is_constant_arg(value) else value.as_python_constant()  # str([1])
+        real = [first] + [r.as_python_constant() for r in rest]
         with python_operation(f"{kind.__name__}()"):  # int("x") raises ValueError
             result = kind(*real)
         return wrap_constant(result)
@@ -341,6 +320,10 @@ def _scalar(kind):
 
 
 def _len(tx, obj):
+    from .iterators import IteratorVariable
+
+    if isinstance(obj, IteratorVariable):  # an iterator has a __length_hint__ at most, no sq_length
+        raise_in_trace(TypeError, f"object of type '{obj.python_type().__name__}' has no len()")
     return ConstantVariable(obj.length(tx))
 
 
@@ -349,6 +332,10 @@ def _iter(tx, obj):
 
 
 def _next(tx, it, default=None):
+    stand_in = _real_stand_in(it)
+    if stand_in is not None and not hasattr(type(stand_in), "__next__"):
+        with python_operation("next()"):  # "'list' object is not an iterator"
+            next(stand_in)
     item = it.next(tx)
     if item is None:
         if default is None:
@@ -357,12 +344,30 @@ def _next(tx, it, default=None):
     return item
 
 
+def _real_stand_in(var):
+    """A real object of ``var``'s builtin type where its type alone decides an error (the
+    constant itself, or an empty container of the same type); else None."""
+    if isinstance(var, ConstantVariable):
+        return var.value
+    kind = var.python_type() if type(var).python_type is not VariableTracker.python_type else None
+    return STAND_INS[kind]() if kind in STAND_INS else None
+
+
 def _reversed(tx, seq):
     """A user class's ``__reversed__``, else its ``__len__`` and ``__getitem__``, as CPython does."""
     from .user_defined import UserDefinedObjectVariable, _static
 
+    if isinstance(seq, ConstantVariable):
+        with python_operation("reversed()"):  # "'int' object is not reversible"
+            reversed(seq.value)
+
     if isinstance(seq, UserDefinedObjectVariable):
-        if isinstance(_static(seq.cls, "__reversed__")[1], types.FunctionType):
+        found, method = _static(seq.cls, "__reversed__")
+        if found and method is None:  # reversed_new_impl: `__reversed__ = None` (Mapping's) blocks it
+            raise_in_trace(TypeError, f"'{seq.cls.__name__}' object is not reversible")
+        if found and not isinstance(method, types.FunctionType):
+            unsupported("unsupported_call", f"{seq.cls.__name__}.__reversed__ is a {type(method).__name__}")
+        if found:
             return seq.call_method(tx, "__reversed__", [], {})
         if _static(seq.cls, "__len__")[0] and _static(seq.cls, "__getitem__")[0]:
             from .iterators import SequenceReversedVariable
@@ -372,13 +377,20 @@ def _reversed(tx, seq):
         unsupported("operator_error", f"{seq.cls.__name__!r} object is not reversible")
     from .iterators import REVERSED_TYPES, builtin_iterator_type
 
+    odict = getattr(seq, "odict_iterator", None)
+    if odict is not None and odict(reverse=True) is not None:
+        return odict(reverse=True)
     kind = builtin_iterator_type(seq.python_type(), REVERSED_TYPES)  # reversed(container), rebuilt
     return ListIteratorVariable(list(reversed(seq.unpack(tx))), container=seq if kind else None, make=reversed,
                                 kind=kind)
 
 
 def _enumerate(tx, iterable, start=ConstantVariable(0)):
-    return EnumerateVariable(iterable.iter(tx), start.as_python_constant())
+    iterator = iterable.iter(tx)  # enum_new_impl: iter() first, then the start's __index__
+    value = start.as_python_constant()
+    if not hasattr(type(value), "__index__"):
+        raise_in_trace(TypeError, f"'{type(value).__name__}' object cannot be interpreted as an integer")
+    return EnumerateVariable(iterator, value.__index__())
 
 
 def _zip(tx, *iterables, strict=ConstantVariable(False)):
@@ -386,6 +398,8 @@ def _zip(tx, *iterables, strict=ConstantVariable(False)):
 
 
 def _map(tx, fn, *iterables):
+    if not iterables:  # map_new's check, before any iter()
+        raise_in_trace(TypeError, "map() must have at least two arguments.")
     return MapVariable(fn, [it.iter(tx) for it in iterables])
 
 
@@ -394,7 +408,7 @@ def _filter(tx, fn, iterable):
 
 
 def _sorted(tx, iterable, key=None, reverse=None):
-    return ListVariable(sorted_items(tx, iterable.unpack(tx), key, reverse))
+    return ListVariable(sorted_items(tx, items_of(tx, iterable), key, reverse))
 
 
 def _repr(tx, obj):
@@ -434,7 +448,10 @@ def _slice(tx, *args):
 
 
 def _range(tx, *args):
-    return wrap_constant(range(*(a.as_python_constant() for a in args)))
+    values = [a.as_python_constant() for a in args]
+    with python_operation("range()"):  # `range()`, `range(1.5)`: CPython's TypeError
+        value = range(*values)
+    return wrap_constant(value)
 
 
 def _super(tx, *args):

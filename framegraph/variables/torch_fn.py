@@ -101,6 +101,19 @@ def _has_tensor(values) -> bool:
     return False
 
 
+def _functorch_call(fn, name, args):
+    """torch.func's C layer. A trace never runs inside a transform (convert_frame runs
+    such frames unmodified), so a query about the tensors of a trace answers as for
+    plain tensors; the rest (``_vmap_increment_nesting``, ``_add_batch_dim``, ...) moves
+    the interpreter stack of vmap/grad, state a graph cannot hold: a break, and the
+    transform runs in CPython."""
+    if name.startswith("is_") and len(args) == 1 and isinstance(args[0], TensorVariable):
+        return ConstantVariable(False)
+    if name == "maybe_current_level" and not args:
+        return ConstantVariable(None)
+    unsupported("unsupported_call", f"torch._C._functorch.{name}: a torch.func transform runs in CPython")
+
+
 class TorchFunctionVariable(CallableVariable):
     """A torch callable: one graph node (run on FakeTensors), or a trace-time answer."""
 
@@ -110,6 +123,8 @@ class TorchFunctionVariable(CallableVariable):
         if self.fn in (torch.is_tensor, torch.overrides.is_tensor_like):
             return ConstantVariable(isinstance(args[0], TensorVariable))
         name = getattr(self.fn, "__name__", "")
+        if getattr(self.fn, "__module__", None) == "torch._C._functorch":
+            return _functorch_call(self.fn, name, args)
         if name.startswith(_REFUSED_PREFIXES) and self.fn is not torch.set_grad_enabled:
             unsupported("unsupported_call", f"torch.{name} changes state outside the graph")
         if name.startswith("_") and not _has_tensor(list(args) + list(kwargs.values())):

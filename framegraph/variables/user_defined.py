@@ -21,6 +21,7 @@ import types
 from torch import nn
 
 from .autograd_function import AutogradFunctionApplyVariable, is_modelled_apply
+from .call_shapes import check_function_shape
 from ..errors import unsupported
 from ..guards.sources import AttrSource, GenericAttrSource, TypeSource
 from .base import STABLE_MODULES, VariableTracker, guard_identity
@@ -279,6 +280,11 @@ class UserDefinedClassVariable(VariableTracker):
             rng_break(f"creating a {cls.__name__}")
         if cls.__new__ is not object.__new__:
             unsupported("unsupported_call", f"creating a {cls.__name__} (a __new__ of a builtin base)")
+        if cls.__flags__ & _DISALLOW_INSTANTIATION:  # a C type whose tp_new is NULL: type_call refuses
+            where = "" if cls.__module__ == "builtins" else f"{cls.__module__}."
+            from .exceptions import raise_in_trace
+
+            raise_in_trace(TypeError, f"cannot create '{where}{cls.__qualname__}' instances")
         if getattr(cls, "__abstractmethods__", None):  # object.__new__ refuses: its TypeError
             from .exceptions import python_operation
 
@@ -317,7 +323,11 @@ def new_namedtuple(tx, cls, args, kwargs):
     """A ``cls`` instance as collections' generated ``__new__(_cls, field...)`` makes it."""
     from .lists import NamedTupleVariable
 
-    bound = inspect.signature(cls).bind(*args, **kwargs)
+    try:
+        bound = inspect.signature(cls).bind(*args, **kwargs)
+    except TypeError:  # `P(1)`: the generated __new__'s own TypeError, from a probe call of it
+        check_function_shape(functools.partial(cls.__new__, cls), args, kwargs)
+        unsupported("operator_error", f"{cls.__name__}() does not take these arguments")
     bound.apply_defaults()
     items = [v if isinstance(v, VariableTracker) else tx.wrap(v) for v in bound.arguments.values()]
     return NamedTupleVariable(items, cls)
@@ -369,6 +379,14 @@ def _runs_code_on_get(attr) -> bool:
     """Is ``attr`` a descriptor of a user class, whose ``__get__`` may raise?"""
     getter = getattr(type(attr), "__get__", None)
     return isinstance(getter, types.FunctionType)
+
+
+_DISALLOW_INSTANTIATION = 1 << 7  # Py_TPFLAGS_DISALLOW_INSTANTIATION
+
+
+def _owner(cls, name):
+    """The first class of ``cls``'s MRO whose ``__dict__`` defines ``name``."""
+    return next((klass for klass in cls.__mro__ if name in klass.__dict__), object)
 
 
 class UserDefinedObjectVariable(VariableTracker):
@@ -451,7 +469,6 @@ class UserDefinedObjectVariable(VariableTracker):
         PyObject_GenericGetAttr's AttributeError in the trace, guarded on the name staying
         absent from the instance's ``__dict__`` and from the ``__dict__`` of each user class
         of the MRO (``obj.name = 1`` or ``Class.name = 1`` later make a new trace)."""
-        from ..guards.sources import GetItemSource
         from .exceptions import raise_in_trace
 
         if self.value is not None:
@@ -460,14 +477,12 @@ class UserDefinedObjectVariable(VariableTracker):
                 return  # __slots__, or nothing to guard: not modelled
             tx.output.add_guard("DICT_CONTAINS", instance_attr_source(self.source, self.cls, "__dict__"),
                                 (name, False))
-        cls_source = TypeSource(self.source) if self.source is not None else getattr(
-            getattr(self, "class_var", None), "source", None)
-        for i, klass in enumerate(self.cls.__mro__):
-            if _user_class(klass):
-                if cls_source is None:
-                    return  # a class that cannot be re-read: not modelled
-                klass_source = GetItemSource(AttrSource(cls_source, "__mro__"), i) if i else cls_source
-                tx.output.add_guard("DICT_CONTAINS", AttrSource(klass_source, "__dict__"), (name, False))
+        class_var = getattr(self, "class_var", None)
+        cls_source = TypeSource(self.source) if self.source is not None else getattr(class_var, "source", None)
+        from .missing_attrs import guard_absent
+
+        if not guard_absent(tx, self.cls, cls_source, class_var, name):
+            return  # a class that cannot be re-read: not modelled
         raise_in_trace(AttributeError, f"'{self.cls.__name__:.100}' object has no attribute '{name}'")
 
     def setattr(self, tx, name, value):
@@ -508,8 +523,17 @@ class UserDefinedObjectVariable(VariableTracker):
 
     def _dunder(self, tx, name, args):
         found, attr = _static(self.cls, name)
-        if not found or not isinstance(attr, types.FunctionType):
+        if not found:
             return NotImplemented
+        if not isinstance(attr, types.FunctionType):
+            owner = _owner(self.cls, name)
+            if owner is object:  # object's default slot: the callers model it (identity ==, ...)
+                return NotImplemented
+            # `__bool__ = None` raises TypeError; a C function or a descriptor in a class
+            # statement, or the slot of a builtin base (an int subclass's __eq__ compares
+            # the int values), runs C code: CPython calls it, whatever it is
+            unsupported("unsupported_call", f"{self.cls.__name__}.{name} is {owner.__name__}'s "
+                                            f"{type(attr).__name__}")
         return bind_class_attribute(tx, self, attr, None).call(tx, args, {})
 
     def binop(self, tx, fn, other, reflected):
