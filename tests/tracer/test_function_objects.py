@@ -5,6 +5,12 @@ attributes CPython gives it at MAKE_FUNCTION, and keeps what the trace writes
 on it (``functools.wraps``, ``fn.calls = 0``) until it is rebuilt after the
 graph. A function from outside the frame that the trace writes to gets the
 write replayed after the graph.
+
+``id()`` of an object from outside is a constant kept by an identity guard; of
+an object made in the trace it compares by identity and is computed for real
+when it leaves the trace. The functools helpers (cached_property,
+singledispatch, singledispatchmethod, recursive_repr in dataclasses' repr) are
+traced with the meaning CPython gives them.
 """
 import contextlib
 import dataclasses
