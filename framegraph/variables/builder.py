@@ -424,7 +424,16 @@ def wrap_value(tx, value, source: Optional[Source] = None, guard: bool = True) -
     if kind is _wrap_tensor:
         var = kind(tx, value, source)
     else:
-        var = kind(tx, value, guard_source)
+        # a container that holds itself (lru_cache's circular ``root`` list) would
+        # wrap its items forever: the objects being wrapped are this one's ancestors
+        ancestors = vars(tx.output).setdefault("wrapping", set())
+        if id(value) in ancestors:
+            unsupported("unsupported_value", f"a {type(value).__name__} that contains itself")
+        ancestors.add(id(value))
+        try:
+            var = kind(tx, value, guard_source)
+        finally:
+            ancestors.discard(id(value))
         var.source = source
     if source is not None:
         cache[source] = var

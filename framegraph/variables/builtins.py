@@ -30,6 +30,7 @@ from .dicts import ConstDictVariable, SetVariable
 from .exceptions import TracedException, is_exception_class, make_exception, python_operation, raise_in_trace
 from .fresh import wrap_fresh
 from .generators import GeneratorVariable
+from .identity import MODELS as IDENTITY_MODELS
 from .instances import object_new
 from .itertools_iters import MODELS as ITERTOOLS_MODELS
 from .iterators import EnumerateVariable, FilterVariable, ListIteratorVariable, MapVariable, ZipVariable
@@ -37,6 +38,7 @@ from .lists import ListVariable, SizeVariable, SliceVariable, TupleVariable
 from .mapping_proxy import make_mapping_proxy
 from .operator_getters import MODELS as OPERATOR_GETTER_MODELS
 from .ops import COMPARE_OPS, binary_op, compare, contains_op, is_op, unary_op
+from .reprs import user_repr
 from .tensor import TensorVariable
 
 
@@ -413,6 +415,9 @@ def _repr(tx, obj):
     """``repr()``: the tracker's tp_repr where it models one, else of a constant."""
     if hasattr(obj, "repr"):
         return obj.repr(tx)
+    traced = user_repr(tx, obj)  # a Python __repr__ of the type (reprs.py)
+    if traced is not None:
+        return traced
     value = _constant_arg(obj)
     with python_operation("repr()"):
         text = repr(value)
@@ -566,6 +571,7 @@ BUILTINS[object.__new__] = object_new  # super().__new__(cls) in a Python __new_
 BUILTINS.update(BUILTIN_METHOD_MODELS)
 BUILTINS.update(ITERTOOLS_MODELS)
 BUILTINS.update(OPERATOR_GETTER_MODELS)
+BUILTINS.update(IDENTITY_MODELS)  # id(), _thread.get_ident() (identity.py)
 BUILTINS[collections.deque] = make_deque
 BUILTINS[types.MappingProxyType] = make_mapping_proxy
 

@@ -31,6 +31,7 @@ from .descriptors import python_get_through_class
 from .class_attrs import (DELETED, ClassDictVariable, class_attr, class_setattr, missing_class_attribute,
                           type_setattr, written)
 from .metaclasses import MetaclassSlots, call_meta, meta_attribute, meta_data_descriptor, meta_fallback
+from .descriptor_models import descriptor_get
 from .ops import dunder_name
 from .rng import is_rng_method, rng_break
 from .slots import is_slot as _is_slot, no_slot_message as _no_slot_message
@@ -83,7 +84,7 @@ def bind_class_attribute(tx, obj, attr, source, guard=False):
     if hasattr(type(attr), "__get__") and not isinstance(attr, type):
         if is_rng_method(attr):  # rng.getrandbits: the generator's state is not the trace's
             rng_break(f"{attr.__qualname__} of a {obj.python_type().__name__}")
-        unsupported("unsupported_attribute", f"descriptor {type(attr).__name__}")
+        return descriptor_get(tx, obj, attr, source)  # modelled ones (cached_property), else a break
     return tx.wrap(attr, source, guard=guard)
 
 
