@@ -22,6 +22,7 @@ from ..config import config, on_reset
 from ..diagnostics import logs, records
 from ..diagnostics.records import CompileRecord
 from ..errors import InternalError, Unsupported
+from ..variables.base import collect_trace_cycles
 from . import skip
 from .cache import arg_names, recompile_reasons, remember_guard
 
@@ -160,6 +161,7 @@ class ConvertFrame:
             record.seconds = time.perf_counter() - start
             if records.observers:
                 records.notify(record)
+            collect_trace_cycles()  # before the frame runs: a __del__ runs where CPython runs it
 
     def _trace(self, func, code, f_locals, record):
         strict = self.options.fullgraph or config.strict

@@ -49,6 +49,23 @@ def _finalizable(cls) -> bool:
         return False
     return any(isinstance(klass.__dict__.get("__del__"), types.FunctionType) for klass in mro)
 
+# Set when a trace stopped before dropping a real object that has a __del__, for
+# CPython to drop it at that instruction. The tracer's own objects form reference
+# cycles (translator, trackers, exceptions) that hold the real object until the
+# next garbage collection, so its __del__ would run late (test_dict's
+# test_oob_indexing_dictiter_iternextitem): collect them before the frame runs.
+FINALIZERS_DROPPED = []
+
+
+def collect_trace_cycles():
+    """After a trace: collect its garbage now where it stopped for a finalizer (above)."""
+    if FINALIZERS_DROPPED:
+        import gc
+
+        FINALIZERS_DROPPED.clear()
+        gc.collect()
+
+
 class VariableTracker:
     """Base class: every slot is 'unsupported' until a subclass models it."""
 
@@ -85,6 +102,7 @@ class VariableTracker:
         change what the rest of the frame sees): stop the trace instead."""
         for var in dropped:
             if var.source is not None and _finalizable(var.python_type()):
+                FINALIZERS_DROPPED.append(what)  # the frame is run by CPython now: see collect_trace_cycles
                 unsupported("side_effect", f"{what} drops a {var.python_type().__name__}, whose __del__ "
                                            "would run at the replay instead")
 
@@ -106,6 +124,13 @@ class VariableTracker:
         kind = self.python_type() if type(self).python_type is not VariableTracker.python_type else None
         if kind in _METHOD_TYPES and callable(getattr(kind, name, None)):
             return BoundMethodVariable(self, name)
+        if kind in _METHOD_TYPES and not kind.__dictoffset__ and not hasattr(kind, name):
+            from .call_shapes import STAND_INS
+            from .exceptions import python_operation
+
+            if kind in STAND_INS:  # no instance dict: "'frozenset' object has no attribute 'add'"
+                with python_operation(f"{kind.__name__}.{name}"):
+                    getattr(STAND_INS[kind](), name)
         unsupported("unsupported_attribute", f"{self}.{name}")
 
     def hasattr(self, tx, name: str):

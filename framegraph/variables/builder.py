@@ -38,7 +38,7 @@ from .builtins import BUILTINS, PURE, BuiltinVariable
 from .classes import CLASS_DECORATORS, ClassDecoratorVariable
 from .constant import CONSTANT_TYPES, ConstantVariable, is_constant_value, wrap_constant
 from .ctx_managers import GRAD_MODE_CLASSES, STATE_SWITCHES, GradModeClassVariable, StateSwitchClassVariable
-from .dicts import ConstDictVariable, SetVariable
+from .dicts import ConstDictVariable, SetVariable, plain_key
 from .functions import UserFunctionVariable
 from .lists import ListVariable, NamedTupleVariable, SizeVariable, TupleVariable
 from .nn_module import NNModuleVariable
@@ -94,11 +94,25 @@ class PythonModuleVariable(VariableTracker):
             unsupported("unsupported_attribute", f"module {self.module.__name__} has no {name!r}")
         try:
             value = getattr(self.module, name)
-        except AttributeError:
-            unsupported("unsupported_attribute", f"module {self.module.__name__} has no {name!r}")
+        except AttributeError as e:
+            self._missing(tx, name, e)
         source = AttrSource(self.source, name) if self.source is not None else None
         stable = self.module.__name__.split(".")[0] in STABLE_MODULES
         return wrap_value(tx, value, source, guard=not stable)
+
+    def _missing(self, tx, name, error):
+        """No ``name``: CPython's AttributeError (the real one's message) in the trace, as
+        ``hasattr`` answers False; guarded on the name staying out of the module's
+        ``__dict__``, unless the module is one whose contents are taken as they are."""
+        from ..guards.sources import AttrSource
+        from .exceptions import raise_python_error
+
+        stable = self.module.__name__.split(".")[0] in STABLE_MODULES
+        if not stable:
+            if self.source is None or "__getattr__" in self.module.__dict__:
+                unsupported("unsupported_attribute", f"module {self.module.__name__} has no {name!r}")
+            tx.output.add_guard("DICT_CONTAINS", AttrSource(self.source, "__dict__"), (name, False))
+        raise_python_error(error, f"module {self.module.__name__}")
 
     def hasattr(self, tx, name):
         tracked = self._tracked_dict(tx)
@@ -143,13 +157,22 @@ def _wrap_constant(tx, value, source):
     return var
 
 
+_WRAPPING = set()  # ids of the sequences being wrapped
+
+
 def _wrap_sequence(tx, value, source):
     _guard(tx, "LENGTH", source, (type(value), len(value)))
     base = tuple if isinstance(value, tuple) else list
     item_source = _item_source
     if isinstance(type(value).__getitem__, types.FunctionType):  # a subclass's own: read the items themselves
         item_source = _BASE_ITEM_SOURCES[base]
-    items = [wrap_value(tx, v, item_source(source, i)) for i, v in enumerate(base.__iter__(value))]
+    if id(value) in _WRAPPING:  # `a.append(a)`: each wrap would wrap it again
+        unsupported("unsupported_value", f"a {type(value).__name__} that contains itself")
+    _WRAPPING.add(id(value))
+    try:
+        items = [wrap_value(tx, v, item_source(source, i)) for i, v in enumerate(base.__iter__(value))]
+    finally:
+        _WRAPPING.discard(id(value))
     if isinstance(value, torch.Size):
         return SizeVariable(items, source=source)
     if isinstance(value, tuple) and hasattr(type(value), "_fields"):
@@ -170,7 +193,13 @@ def _wrap_dict(tx, value, source):
         return wrap_user_dict(tx, value, source)
     if getattr(value, "__dict__", None):  # `od.x = [...]` on an OrderedDict: the trackers hold items only
         unsupported("unsupported_value", f"a {type(value).__name__} with attributes of its own")
-    if not all(isinstance(k, (str, int, float, bool, type(None), enum.Enum)) for k in value):
+    try:
+        keys = list(value)
+        if isinstance(value, collections.OrderedDict):  # its order list may disagree with its table
+            list(value.items())
+    except Exception as e:  # noqa: BLE001 - `dict.pop(od, k)`, a key's changing hash: the OrderedDict raises
+        unsupported("unsupported_value", f"a {type(value).__name__} whose keys cannot be read ({e!r})")
+    if not all(isinstance(k, (str, int, float, bool, type(None), enum.Enum)) and plain_key(k) for k in keys):
         if is_object_keyed(value):  # optimizer.state: read lazily, one key at a time
             return wrap_object_keyed_dict(tx, value, source)
         unsupported("unsupported_value", "dict with keys that are not constants")
@@ -182,11 +211,17 @@ def _wrap_dict(tx, value, source):
     return ConstDictVariable(pairs, py_type=type(value), source=source)
 
 
+def _plain_member(k) -> bool:
+    if type(k) is tuple:
+        return all(_plain_member(item) for item in k)
+    return isinstance(k, CONSTANT_TYPES) and plain_key(k) or isinstance(k, (type, types.BuiltinFunctionType))
+
+
 def _wrap_set(tx, value, source):
     # constants (tuples of them too), classes (dataclasses' _ATOMIC_TYPES) and builtin
     # functions: immutable, hashed and compared with no user code, so the set guard's
     # equality with a frozenset of them is CPython's own
-    if not all(is_constant_value(k) or isinstance(k, (type, types.BuiltinFunctionType)) for k in value):
+    if not all(_plain_member(k) for k in value):
         unsupported("unsupported_value", "set of values that are not constants")
     _guard(tx, "SET_MATCH", source, (type(value), frozenset(value)))  # a set is not hashable
     members = [wrap_constant(v) if is_constant_value(v) else wrap_value(tx, v, None) for v in value]
@@ -389,7 +424,16 @@ def wrap_value(tx, value, source: Optional[Source] = None, guard: bool = True) -
     if kind is _wrap_tensor:
         var = kind(tx, value, source)
     else:
-        var = kind(tx, value, guard_source)
+        # a container that holds itself (lru_cache's circular ``root`` list) would
+        # wrap its items forever: the objects being wrapped are this one's ancestors
+        ancestors = vars(tx.output).setdefault("wrapping", set())
+        if id(value) in ancestors:
+            unsupported("unsupported_value", f"a {type(value).__name__} that contains itself")
+        ancestors.add(id(value))
+        try:
+            var = kind(tx, value, guard_source)
+        finally:
+            ancestors.discard(id(value))
         var.source = source
     if source is not None:
         cache[source] = var

@@ -18,7 +18,8 @@ import operator
 import types
 
 from ..errors import unsupported
-from .constant import ConstantVariable, wrap_constant
+from .call_shapes import builtin_base, check_function_shape
+from .constant import ConstantVariable, items_of, wrap_constant
 from .exceptions import python_operation
 from .ops import COMPARE_OPS
 
@@ -52,6 +53,7 @@ def call_unbound(tx, fn, args, kwargs):
 
     owner, name = fn.__objclass__, fn.__name__
     if not args:
+        check_function_shape(fn, args, kwargs)  # CPython's "unbound method dict.get() needs an argument"
         unsupported("operator_error", f"descriptor '{name}' of '{owner.__name__}' object needs an argument")
     obj, rest = args[0], list(args[1:])
     obj_type = obj.python_type()
@@ -59,6 +61,11 @@ def call_unbound(tx, fn, args, kwargs):
         unsupported("operator_error", f"descriptor '{name}' for '{owner.__name__}' objects "
                                       f"doesn't apply to a '{obj_type.__name__}' object")
     if hasattr(obj, "builtin_method"):  # a subclass instance: its builtin part, not its overrides
+        base = builtin_base(obj_type)
+        if base is not None and getattr(base, name, None) is not fn:
+            # `dict.pop(an_ordered_dict, k)`: dict's own function, which leaves the
+            # OrderedDict's order list behind (its repr raises then): not modelled
+            unsupported("unsupported_call", f"{owner.__name__}.{name} on a {base.__name__}, which overrides it")
         return obj.builtin_method(tx, name, rest, kwargs)
     if owner is object:  # object.__setattr__ is supers.ObjectSlotVariable; the rest is not modelled
         unsupported("unsupported_call", f"object.{name}")
@@ -90,7 +97,7 @@ def _fromkeys(cls):
 
         value = value if value is not None else ConstantVariable(None)
         result = ConstDictVariable([], py_type=cls)
-        for key in iterable.unpack(tx):
+        for key in items_of(tx, iterable):
             result.setitem(tx, key, value)
         return result
     return model

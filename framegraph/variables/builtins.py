@@ -10,7 +10,6 @@ import abc
 import builtins
 import collections
 import functools
-import inspect
 import itertools
 import math
 import operator
@@ -21,21 +20,25 @@ from typing import Callable, Dict
 import torch
 
 from ..errors import unsupported
-from .base import CallableVariable
+from .base import CallableVariable, VariableTracker
+from .sorting import minmax as _minmax, sorted_items
+from .call_shapes import STAND_INS, check_function_shape, fits, real_signature_rejects
 from .builtin_methods import MODELS as BUILTIN_METHOD_MODELS, call_unbound, is_unbound_builtin_method
-from .constant import ConstantVariable, wrap_constant
+from .constant import ConstantVariable, items_of, wrap_constant
 from .deques import make_deque
 from .dicts import ConstDictVariable, SetVariable
 from .exceptions import TracedException, is_exception_class, make_exception, python_operation, raise_in_trace
 from .fresh import wrap_fresh
 from .generators import GeneratorVariable
+from .identity import MODELS as IDENTITY_MODELS
 from .instances import object_new
 from .itertools_iters import MODELS as ITERTOOLS_MODELS
 from .iterators import EnumerateVariable, FilterVariable, GiveBackUnread, ListIteratorVariable, MapVariable, ZipVariable
-from .lists import ListVariable, SizeVariable, TupleVariable, make_range, make_slice
+from .lists import ListVariable, SizeVariable, SliceVariable, TupleVariable
 from .mapping_proxy import make_mapping_proxy
 from .operator_getters import MODELS as OPERATOR_GETTER_MODELS
 from .ops import COMPARE_OPS, binary_op, compare, contains_op, is_op, unary_op
+from .reprs import user_repr
 from .tensor import TensorVariable
 
 
@@ -45,7 +48,10 @@ class BuiltinVariable(CallableVariable):
     def call(self, tx, args, kwargs):
         model = BUILTINS.get(self.fn)
         if model is not None:
-            if not _binds(model, args, kwargs):  # `bool(x=1)`: CPython raises TypeError
+            binds = fits(model, 1, args, kwargs)
+            if not binds or self.fn in STAND_INS or real_signature_rejects(self.fn, args, kwargs):
+                check_function_shape(self.fn, args, kwargs)  # `len()`, `bool(x=1)`: CPython's TypeError
+            if not binds or real_signature_rejects(self.fn, args, kwargs):
                 unsupported("operator_error", f"{_name(self.fn)}() does not take these arguments")
             return model(tx, *args, **kwargs)
         if is_exception_class(self.fn):
@@ -130,24 +136,6 @@ def _name(fn):
     return getattr(fn, "__qualname__", None) or getattr(fn, "__name__", repr(fn))
 
 
-_signatures = {}
-
-
-def _binds(model, args, kwargs) -> bool:
-    """Whether ``model(tx, *args, **kwargs)`` binds: the call's arguments fit the builtin."""
-    sig = _signatures.get(model)
-    if sig is None:
-        try:
-            sig = _signatures[model] = inspect.signature(model)
-        except (TypeError, ValueError):
-            return True
-    try:
-        sig.bind(None, *args, **kwargs)
-    except TypeError:
-        return False
-    return True
-
-
 def _is_pure(fn) -> bool:
     if fn in PURE:  # int.from_bytes, a class method: its __self__ is the class
         return True
@@ -183,22 +171,15 @@ def call_slot(tx, obj, name, args):
     return obj.iter(tx)
 
 
-def sorted_items(tx, items, key=None, reverse=None):
-    """Sort trackers of constants (optionally by an inlined key function)."""
-    keys = [key.call(tx, [x], {}) if key is not None and not _is_none(key) else x for x in items]
-    if not all(k.is_python_constant() for k in keys):
-        unsupported("unsupported_value", "sorting values that are not trace-time constants")
-    order = sorted(range(len(items)), key=lambda i: keys[i].as_python_constant(),
-                   reverse=bool(reverse and reverse.as_python_constant()))
-    return [items[i] for i in order]
-
-
 def _is_none(v):
     return v.is_python_constant() and v.as_python_constant() is None
 
 
 def _isinstance(tx, obj, classinfo):
     cls = classinfo.as_python_constant()
+    if not isinstance(cls, (type, tuple, types.UnionType)):
+        with python_operation("isinstance()"):  # "isinstance() arg 2 must be a type, ..."
+            isinstance(None, cls)
     for c in cls if isinstance(cls, tuple) else (cls,):
         check = getattr(type(c), "__instancecheck__", None) if isinstance(c, type) else None
         # a metaclass of the user's decides from the object itself (ABCMeta's agrees with
@@ -218,7 +199,10 @@ def _is_parameter_check(c, obj) -> bool:
 
 
 def _issubclass(tx, cls, classinfo):
-    return ConstantVariable(issubclass(cls.as_python_constant(), classinfo.as_python_constant()))
+    real, info = cls.as_python_constant(), classinfo.as_python_constant()
+    with python_operation("issubclass()"):  # "issubclass() arg 1 must be a class"
+        answer = issubclass(real, info)
+    return ConstantVariable(answer)
 
 
 def _getattr(tx, obj, name, default=None):
@@ -252,32 +236,9 @@ def _setattr(tx, obj, name, value):
     return ConstantVariable(None)
 
 
-def _empty_message(pick):
-    """CPython's own message for min()/max() of nothing (it changed in 3.12)."""
-    try:
-        pick(())
-    except ValueError as e:
-        return str(e)
-
-
-def _minmax(pick):
-    def model(tx, *args, key=None, default=None):
-        items = args[0].unpack(tx) if len(args) == 1 else list(args)
-        if not items:
-            if default is None:
-                raise_in_trace(ValueError, _empty_message(pick))
-            return default
-        if any(isinstance(x, TensorVariable) for x in items):
-            unsupported("data_dependent_value", f"{pick.__name__}() compares tensors")
-        if pick is max:  # the first of equal maxima, as CPython: the last after a stable sort of the reverse
-            return sorted_items(tx, items[::-1], key)[-1]
-        return sorted_items(tx, items, key)[0]
-    return model
-
-
 def _sum(tx, iterable, start=None):
     total = start if start is not None else ConstantVariable(0)
-    for item in iterable.unpack(tx):
+    for item in items_of(tx, iterable):
         total = binary_op(tx, operator.add, total, item)
     return total
 
@@ -300,7 +261,7 @@ def _collection(kind):
             return SetVariable(members=set(iterable.members), py_type=kind)
         if kind is tuple and type(iterable) is TupleVariable and iterable.py_type is tuple:
             return iterable  # CPython: tuple(t) is t for an exact tuple
-        items = iterable.unpack(tx) if iterable is not None else []
+        items = items_of(tx, iterable) if iterable is not None else []
         if kind is tuple:
             return TupleVariable(items)
         if kind is list:
@@ -309,28 +270,31 @@ def _collection(kind):
     return model
 
 
-def _ordered_dict(tx, arg=None, **kwargs):
-    result = _dict(tx, arg, **kwargs)
+# The keywords of dict(), OrderedDict() and defaultdict() are the items' keys, any names.
+def _ordered_dict(tx, /, *args, **kwargs):
+    result = _dict(tx, *args, **kwargs)
     result.py_type = collections.OrderedDict
     return result
 
 
-def _defaultdict(tx, factory=None, arg=None, **kwargs):
-    none = factory is None or factory.is_python_constant() and factory.as_python_constant() is None
-    if not none and not _callable(tx, factory).as_python_constant():  # defdict_init's check
+def _defaultdict(tx, /, *args, **kwargs):
+    factory = args[0] if args else None
+    if factory is not None and factory.is_python_constant():
+        with python_operation("defaultdict()"):  # "first argument must be callable or None"
+            collections.defaultdict(factory.as_python_constant())
+    elif factory is not None and not _callable(tx, factory).as_python_constant():  # defdict_init
         raise_in_trace(TypeError, "first argument must be callable or None")
-    result = _dict(tx, arg, **kwargs)
-    result.py_type = collections.defaultdict
-    result.default_factory = factory if factory is not None else ConstantVariable(None)
     if factory is None or factory.is_python_constant() and factory.as_python_constant() is None:
         unsupported("unsupported_call", "defaultdict without a default factory")
+    result = _dict(tx, *args[1:], **kwargs)
+    result.py_type = collections.defaultdict
+    result.default_factory = factory
     return result
 
 
-def _dict(tx, arg=None, **kwargs):
+def _dict(tx, /, *args, **kwargs):
     result = ConstDictVariable([])
-    if arg is not None:
-        result.call_method(tx, "update", [arg], {})
+    result.call_method(tx, "update", list(args), {})
     result.call_method(tx, "update", [], kwargs)
     return result
 
@@ -347,7 +311,8 @@ def _scalar(kind):
             return ConstantVariable(value.truth(tx))
         if kind is str and not rest and hasattr(value, "str"):  # tp_str of the tracker's type
             return value.str(tx)
-        real = [value.as_python_constant()] + [r.as_python_constant() for r in rest]
+        first = _constant_arg(value) if _is_constant_arg(value) else value.as_python_constant()  # str([1])
+        real = [first] + [r.as_python_constant() for r in rest]
         with python_operation(f"{kind.__name__}()"):  # int("x") raises ValueError
             result = kind(*real)
         return wrap_constant(result)
@@ -367,6 +332,10 @@ def _iter(tx, obj):
 
 
 def _next(tx, it, default=None):
+    stand_in = _real_stand_in(it)
+    if stand_in is not None and not hasattr(type(stand_in), "__next__"):
+        with python_operation("next()"):  # "'list' object is not an iterator"
+            next(stand_in)
     item = it.next(tx)
     if item is None:
         if default is None:
@@ -375,9 +344,22 @@ def _next(tx, it, default=None):
     return item
 
 
+def _real_stand_in(var):
+    """A real object of ``var``'s builtin type where its type alone decides an error (the
+    constant itself, or an empty container of the same type); else None."""
+    if isinstance(var, ConstantVariable):
+        return var.value
+    kind = var.python_type() if type(var).python_type is not VariableTracker.python_type else None
+    return STAND_INS[kind]() if kind in STAND_INS else None
+
+
 def _reversed(tx, seq):
     """A user class's ``__reversed__``, else its ``__len__`` and ``__getitem__``, as CPython does."""
     from .user_defined import UserDefinedObjectVariable, _static
+
+    if isinstance(seq, ConstantVariable):
+        with python_operation("reversed()"):  # "'int' object is not reversible"
+            reversed(seq.value)
 
     if isinstance(seq, UserDefinedObjectVariable):
         found, method = _static(seq.cls, "__reversed__")
@@ -395,6 +377,9 @@ def _reversed(tx, seq):
         unsupported("operator_error", f"{seq.cls.__name__!r} object is not reversible")
     from .iterators import REVERSED_TYPES, builtin_iterator_type
 
+    odict = getattr(seq, "odict_iterator", None)
+    if odict is not None and odict(reverse=True) is not None:
+        return odict(reverse=True)
     kind = builtin_iterator_type(seq.python_type(), REVERSED_TYPES)  # reversed(container), rebuilt
     return ListIteratorVariable(list(reversed(seq.unpack(tx))), container=seq if kind else None, make=reversed,
                                 kind=kind)
@@ -423,13 +408,16 @@ def _filter(tx, fn, iterable):
 
 
 def _sorted(tx, iterable, key=None, reverse=None):
-    return ListVariable(sorted_items(tx, iterable.unpack(tx), key, reverse))
+    return ListVariable(sorted_items(tx, items_of(tx, iterable), key, reverse))
 
 
 def _repr(tx, obj):
     """``repr()``: the tracker's tp_repr where it models one, else of a constant."""
     if hasattr(obj, "repr"):
         return obj.repr(tx)
+    traced = user_repr(tx, obj)  # a Python __repr__ of the type (reprs.py)
+    if traced is not None:
+        return traced
     value = _constant_arg(obj)
     with python_operation("repr()"):
         text = repr(value)
@@ -440,10 +428,10 @@ def _abs(tx, x):
     return unary_op(tx, operator.abs, x)
 
 
-def _type(tx, obj):
-    from .user_defined import class_of
+def _type(tx, obj, *rest):
+    from .dynamic_classes import type_builtin  # type(obj), or type(name, bases, ns): a new class
 
-    return class_of(tx, obj)
+    return type_builtin(tx, obj, *rest)
 
 
 def _callable(tx, obj):
@@ -451,6 +439,21 @@ def _callable(tx, obj):
     if isinstance(obj, BuiltinVariable):
         return ConstantVariable(True)
     return ConstantVariable(any("__call__" in k.__dict__ for k in obj.python_type().__mro__))
+
+
+def _slice(tx, *args):
+    with python_operation("slice()"):  # slice() and slice(1, 2, 3, 4) raise TypeError
+        slice(*[None] * len(args))
+    items = list(args) + [ConstantVariable(None)] * (3 - len(args))
+    return SliceVariable(items[:3] if len(args) > 1 else [ConstantVariable(None), args[0],
+                                                          ConstantVariable(None)])
+
+
+def _range(tx, *args):
+    values = [a.as_python_constant() for a in args]
+    with python_operation("range()"):  # `range()`, `range(1.5)`: CPython's TypeError
+        value = range(*values)
+    return wrap_constant(value)
 
 
 def _super(tx, *args):
@@ -496,7 +499,7 @@ BUILTINS: Dict[Callable, Callable] = {
     collections.OrderedDict: _ordered_dict, collections.defaultdict: _defaultdict,
     float: _scalar(float), bool: _scalar(bool), str: _scalar(str), iter: _iter, next: _next,
     reversed: _reversed, enumerate: _enumerate, zip: _zip, map: _map, filter: _filter,
-    sorted: _sorted, abs: _abs, type: _type, callable: _callable, slice: make_slice, range: make_range,
+    sorted: _sorted, abs: _abs, type: _type, callable: _callable, slice: _slice, range: _range,
     super: _super, print: _print, functools.reduce: _functools_reduce, repr: _repr,
     torch.Size: lambda tx, it=None: SizeVariable(it.unpack(tx) if it is not None else []),
     operator.getitem: lambda tx, a, b: a.getitem(tx, b),
@@ -564,6 +567,7 @@ BUILTINS[object.__new__] = object_new  # super().__new__(cls) in a Python __new_
 BUILTINS.update(BUILTIN_METHOD_MODELS)
 BUILTINS.update(ITERTOOLS_MODELS)
 BUILTINS.update(OPERATOR_GETTER_MODELS)
+BUILTINS.update(IDENTITY_MODELS)  # id(), _thread.get_ident() (identity.py)
 BUILTINS[collections.deque] = make_deque
 BUILTINS[types.MappingProxyType] = make_mapping_proxy
 
@@ -579,7 +583,9 @@ BUILTINS[sys.intern] = _intern
 
 
 def _delattr(tx, obj, name):
-    """``delattr`` on an object made in the trace (its attributes are trackers)."""
+    """``delattr`` on an object made in the trace (its attributes are trackers), or a class."""
+    if hasattr(obj, "delattr"):  # a class: type.__delattr__ or its metaclass's
+        return obj.delattr(tx, name.as_python_constant()) or ConstantVariable(None)
     attrs = getattr(obj, "attrs", None)
     if attrs is None or not obj.mutable or name not in attrs:
         unsupported("side_effect", f"delattr({obj}, {name!r})")

@@ -7,6 +7,7 @@ constants too. Tuples, slices and ranges of constants have their own
 trackers (lists.py) so they can be unpacked; ``wrap_constant`` picks the
 right one.
 """
+import enum
 import types
 
 import torch
@@ -63,14 +64,28 @@ class ConstantVariable(VariableTracker):
 
     def call_method(self, tx, name, args, kwargs):
         from .builtins import BuiltinVariable
+        from .exceptions import python_operation
 
-        return BuiltinVariable(getattr(type(self.value), name)).call(tx, [self] + list(args), kwargs)
+        with python_operation(f"{self.value!r}.{name}"):  # a missing method: CPython's AttributeError
+            getattr(self.value, name)
+        method = getattr(type(self.value), name, None)
+        if method is None:  # an attribute of the instance only (a dtype's): called as it is
+            return self.getattr(tx, name).call(tx, args, kwargs)
+        return BuiltinVariable(method).call(tx, [self] + list(args), kwargs)
 
     def truth(self, tx):
         return bool(self.value)
 
     def length(self, tx):
-        return len(self.value)
+        from .exceptions import python_operation
+
+        with python_operation("len()"):  # len(5): "object of type 'int' has no len()"
+            return len(self.value)
+
+    def iter(self, tx):
+        """``iter(c)``: CPython's TypeError for a constant that is not iterable."""
+        items_of(tx, self)
+        return super().iter(tx)
 
     def unpack(self, tx):
         if isinstance(self.value, (str, bytes, frozenset)):
@@ -92,6 +107,19 @@ class ConstantVariable(VariableTracker):
         return f"ConstantVariable({self.value!r})"
 
 
+def items_of(tx, var):
+    """What iterating ``var`` gives, as a builtin taking an iterable sees it (``list(x)``,
+    ``d.update(x)``, ``sorted(x)``): a constant that is not iterable raises CPython's
+    TypeError there ("'int' object is not iterable"). (UNPACK_SEQUENCE and ``f(*x)``
+    word their errors otherwise: they call ``unpack`` itself.)"""
+    if isinstance(var, ConstantVariable):
+        from .exceptions import python_operation
+
+        with python_operation("iter()"):
+            iter(var.value)
+    return var.unpack(tx)
+
+
 def wrap_constant(value) -> VariableTracker:
     """The tracker of a trace-time constant (tuples become TupleVariable, ...)."""
     from . import lists
@@ -106,6 +134,10 @@ def wrap_constant(value) -> VariableTracker:
         return lists.RangeVariable(value)
     if isinstance(value, CONSTANT_TYPES) or type(value) is frozenset:
         return ConstantVariable(value)
+    if isinstance(value, enum.Enum):  # `Flag.A | Flag.B`: a member, as a member read from its class is
+        from .builder import EnumVariable
+
+        return EnumVariable(value)
     if isinstance(value, ANNOTATION_TYPES):  # `int | None` computed now: immutable, every use runs now
         from .trace_time import OpaqueConstantVariable
 

@@ -11,7 +11,8 @@ import collections
 import operator
 
 from ..errors import unsupported
-from .constant import ConstantVariable
+from .call_shapes import check_method_shape, fits
+from .constant import ConstantVariable, items_of
 from .exceptions import raise_in_trace
 from .iterators import IteratorVariable, resume_iterator
 from .lists import BaseListVariable, ListVariable, _index
@@ -93,8 +94,11 @@ class DequeVariable(BaseListVariable):
 
     def call_method(self, tx, name, args, kwargs):
         method = _METHODS.get(name)
-        if method is None or kwargs:
+        if method is None:
             return super().call_method(tx, name, args, kwargs)
+        check_method_shape(collections.deque, name, args, kwargs)  # `d.append()`: CPython's TypeError
+        if not fits(method, 2, args, kwargs):
+            unsupported("unsupported_call", f"deque.{name} with these arguments")
         if name not in _READING:
             self._changed(tx, name)
         return method(self, tx, *args) or ConstantVariable(None)
@@ -141,7 +145,7 @@ def _remove(d, tx, value):
 
 def _extend(add):
     def method(d, tx, iterable):
-        for item in (list(d.items) if iterable is d else iterable.unpack(tx)):
+        for item in (list(d.items) if iterable is d else items_of(tx, iterable)):
             add(d, item)
     return method
 
@@ -200,4 +204,4 @@ def make_deque(tx, iterable=None, maxlen=None):
     bound = None if maxlen is None else maxlen.as_python_constant()
     if bound is not None and (type(bound) is not int or bound < 0):
         unsupported("operator_error", "maxlen must be a non-negative integer")
-    return DequeVariable(iterable.unpack(tx) if iterable is not None else [], bound)
+    return DequeVariable(items_of(tx, iterable) if iterable is not None else [], bound)

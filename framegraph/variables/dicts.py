@@ -17,8 +17,9 @@ import torch
 from ..bytecode import create_instruction
 from ..errors import unsupported
 from .base import VariableTracker
-from .constant import ConstantVariable
-from .exceptions import raise_in_trace
+from .call_shapes import STAND_INS, builtin_base, check_method_shape, fits
+from .constant import ConstantVariable, items_of, wrap_constant
+from .exceptions import python_operation
 from .lists import TupleVariable
 
 
@@ -26,12 +27,18 @@ def hash_key(key: VariableTracker):
     """The Python dict key that stands for tracker ``key``."""
     if key.is_python_constant():
         value = key.as_python_constant()
+        if not plain_key(value):  # an int subclass with its own __hash__: each lookup runs it
+            unsupported("unsupported_value", f"a dict or set key of type {type(value).__name__}, hashed "
+                                             "or compared by Python code")
         try:
             hash(value)
         except TypeError:
             unsupported("operator_error", f"unhashable key {value!r}")
         return value
     cls = key.python_type()
+    if cls in STAND_INS and getattr(cls, "__hash__", None) is None:
+        with python_operation("hash()"):  # a list key: "unhashable type: 'list'"
+            hash(STAND_INS[cls]())
     if getattr(cls, "__eq__", None) is not object.__eq__ and not issubclass(cls, torch.Tensor) \
             or getattr(cls, "__hash__", None) is None:
         # equal keys that are different objects (a class defining __eq__, a tuple of
@@ -48,6 +55,15 @@ def hash_key(key: VariableTracker):
 # Modules whose Python __hash__ methods are pure functions of the object's identity
 # and fixed fields (Enum hashes its name).
 _PURE_HASH_MODULES = frozenset({"enum"})
+
+
+def plain_key(value) -> bool:
+    """Whether hashing and comparing ``value`` as a dict or set key runs no Python code
+    (``class HashCountingInt(int)`` counts its hashes: the tracer must not add any)."""
+    cls = type(value)
+    eq = getattr(cls, "__eq__", None)
+    return not runs_python_hash(cls) and not (isinstance(eq, types.FunctionType)
+                                              and eq.__module__ not in _PURE_HASH_MODULES)
 
 
 def runs_python_hash(cls) -> bool:
@@ -90,6 +106,8 @@ class ConstDictVariable(VariableTracker):
     def __init__(self, pairs, *, py_type=dict, default_factory=None, **kwargs):
         super().__init__(**kwargs)
         self.items = {hash_key(k): (k, v) for k, v in pairs}
+        # an OrderedDict's od_state: counts each key added or removed (its iterators check it)
+        self.od_state = 0
         self.py_type = py_type
         self.default_factory = default_factory  # a defaultdict made in the trace
 
@@ -119,6 +137,15 @@ class ConstDictVariable(VariableTracker):
     def contains(self, tx, item):
         return hash_key(item) in self.items
 
+    def iter(self, tx):
+        return self.odict_iterator() or super().iter(tx)
+
+    def odict_iterator(self, reverse=False):
+        """An OrderedDict's own iterator (it checks od_state), or None for other dicts."""
+        from .odict_iter import odict_iterator
+
+        return odict_iterator(self, self, "keys", reverse)
+
     def getitem(self, tx, key):
         try:
             return self.items[hash_key(key)][1]
@@ -129,13 +156,9 @@ class ConstDictVariable(VariableTracker):
                 value = self.default_factory.call(tx, [], {})  # __missing__: insert factory()
                 self.setitem(tx, key, value)
                 return value
-            if self.py_type is not dict and hasattr(self.py_type, "__missing__"):
-                # dict_subscript: a subclass's __missing__ answers a missing key (Counter's 0)
-                missing = getattr(self.py_type, "__missing__")
-                if not isinstance(missing, types.FunctionType):
-                    unsupported("missing_dict_key", f"{key} in a {self.py_type.__name__} "
-                                                    f"(its __missing__ is a {type(missing).__name__})")
-                return self.call_method(tx, "__missing__", [key], {})
+            missing = getattr(self, "missing_key", None)  # a subclass's __missing__ (Counter's)
+            if missing is not None:
+                return missing(tx, key)
             _key_error(key)
 
     def setitem(self, tx, key, value):
@@ -147,13 +170,16 @@ class ConstDictVariable(VariableTracker):
             self.check_dropped([pair[1]], "dict item assignment")
         # an existing key keeps its first object, as in CPython (`d[1.0] = x` with 1 in d)
         self.items[hash_key(key)] = (pair[0] if pair is not None else key, value)
+        self.od_state += pair is None
 
     def delitem(self, tx, key):
-        self.check_mutable("del dict item", tx)
         pair = self.items.get(hash_key(key))
-        if pair is not None:
-            self.check_dropped(list(pair), "del dict item")
+        if pair is None:
+            _key_error(key)
+        self.check_mutable("del dict item", tx)
+        self.check_dropped(list(pair), "del dict item")
         self.items.pop(hash_key(key))
+        self.od_state += 1
 
     def binop(self, tx, fn, other, reflected):
         """``d | e`` (a new dict: ``d``'s items updated by ``e``'s) and ``d |= e`` (in place),
@@ -172,8 +198,9 @@ class ConstDictVariable(VariableTracker):
 
     def call_method(self, tx, name, args, kwargs):
         method = _DICT_METHODS.get(name)
-        if method is None:
-            unsupported("unsupported_call", f"dict.{name}")
+        check_method_shape(self.py_type, name, args, kwargs)  # `d.get()`: CPython's TypeError
+        if method is None or not fits(method, 2, args, kwargs):
+            unsupported("unsupported_call", f"dict.{name}" + ("" if method is None else " with these arguments"))
         if name in _MUTATING:
             self.check_mutable(f"dict.{name}", tx)
         result = method(self, tx, *args, **kwargs)
@@ -210,40 +237,87 @@ def _pop(d, tx, key, default=None):
     pair = d.items.pop(hash_key(key), None)
     if pair is None and default is None:
         _key_error(key)
+    d.od_state += pair is not None
     return pair[1] if pair else default
 
 
-def _update(d, tx, other=None, **kwargs):
-    if other is not None:
+def _update(d, tx, /, *args, **kwargs):
+    """``d.update(other=(), **kwargs)`` (the keywords may be any names: ``update(d=1)``)."""
+    if args:
+        other = args[0]
         if isinstance(other, ConstDictVariable) and isinstance(other.py_type.__iter__, types.FunctionType):
             # dict_merge reads a dict's own table only while its type keeps a C
             # iterator; a subclass's __iter__ makes it go through keys() and [key]
             unsupported("unsupported_call", f"dict.update from a {other.py_type.__name__} with its own __iter__")
-        pairs = other.items.values() if isinstance(other, ConstDictVariable) else (
-            p.unpack(tx) for p in other.unpack(tx))
+        from .mapping_proxy import MappingProxyVariable
+
+        if isinstance(other, MappingProxyVariable):  # dict(E.__members__): its mapping's items
+            other = other.mapping
+        if isinstance(other, ConstDictVariable):
+            pairs = list(other.items.values())
+        elif _is_mapping(other):  # PyDict_Merge: keys(), then other[key] for each
+            if not issubclass(other.python_type(), (dict, types.MappingProxyType)):
+                unsupported("unsupported_call", f"dict.update from a {other.python_type().__name__}, "
+                                                "through its keys()")
+            pairs = [(k, other.getitem(tx, k)) for k in other.unpack(tx)]
+        else:  # a sequence of pairs (dict_merge_from_seq2)
+            pairs = (_pair(tx, i, p) for i, p in enumerate(items_of(tx, other)))
         for k, v in pairs:
             _store(d, hash_key(k), k, v)
     for k, v in kwargs.items():
         _store(d, k, ConstantVariable(k), v)
 
 
+def _is_mapping(var) -> bool:
+    """Does ``dict.update`` treat ``var`` as a mapping (its type has ``keys``)?"""
+    try:
+        return hasattr(var.python_type(), "keys")
+    except Exception:  # a tracker that does not know its type: an iterable of pairs
+        return False
+
+
+def _pair(tx, i, element):
+    """Element ``i`` of the sequence ``dict.update`` was given, as (key, value). One that
+    is not a sequence of two raises what dict_merge_from_seq2 raises: the real
+    ``dict()`` of ``i`` good pairs then a stand-in of the element (the constant
+    itself, or as many Nones as it has items) raises the same TypeError/ValueError."""
+    if element.is_python_constant() and not isinstance(element.as_python_constant(), (tuple, frozenset)):
+        stand_in = element.as_python_constant()  # an int, a str of two characters...
+    else:
+        items = element.unpack(tx)
+        if len(items) == 2:
+            return items
+        stand_in = [None] * len(items)
+    with python_operation("dict.update"):
+        dict([(None, None)] * i + [stand_in])
+    return [wrap_constant(x) for x in stand_in]  # a constant of two items (``"ab"``)
+
+
 def _store(d, h, key, value):
     """``d[key] = value`` on the items table: an existing key keeps its first object."""
     pair = d.items.get(h)
     d.items[h] = (pair[0] if pair is not None else key, value)
+    d.od_state += pair is None
 
 
 def _setdefault(d, tx, key, default=None):
     default = default or ConstantVariable(None)
+    d.od_state += hash_key(key) not in d.items
     return d.items.setdefault(hash_key(key), (key, default))[1]
 
 
 def _popitem(d, tx, last=None):
     """``popitem()``: the last item (LIFO); an OrderedDict's ``last=False`` pops the first."""
     if not d.items:
-        raise_in_trace(KeyError, "popitem(): dictionary is empty")
+        with python_operation(f"{d.py_type.__name__}.popitem"):  # its own KeyError ('dictionary is empty')
+            STAND_INS[builtin_base(d.py_type)]().popitem()
+    if d.source is not None and d.py_type is dict:
+        # on an instance's (split) dict CPython's popitem combines the table, which
+        # sys.getsizeof shows; the replay (clear, then update) would leave it split
+        unsupported("side_effect", f"{d.py_type.__name__}.popitem on a dict from outside the frame")
     if last is not None and not issubclass(d.py_type, collections.OrderedDict):
         unsupported("operator_error", "dict.popitem() takes no arguments")
+    d.od_state += 1
     if last is None or last.as_python_constant():
         return TupleVariable(list(d.items.popitem()[1]))
     first = next(iter(d.items))
@@ -258,14 +332,18 @@ def _move_to_end(d, tx, key, last=None):
     k = hash_key(key)
     if k not in d.items:
         _key_error(key)
+    to_end = last is None or last.as_python_constant()
+    if next(reversed(d.items) if to_end else iter(d.items)) == k:
+        return  # already there: CPython leaves the order, and od_state, as they are
     pair = d.items.pop(k)
-    if last is None or last.as_python_constant():
+    d.od_state += 1
+    if to_end:
         d.items[k] = pair
     else:
         d.items = {k: pair, **d.items}
 
 
-_MUTATING = {"update", "pop", "setdefault", "clear", "popitem", "__setitem__", "move_to_end"}
+_MUTATING = {"update", "pop", "setdefault", "clear", "popitem", "__setitem__", "__delitem__", "move_to_end"}
 _DICT_METHODS = {
     "keys": lambda d, tx: DictViewVariable(d, "keys"),
     "values": lambda d, tx: DictViewVariable(d, "values"),
@@ -278,6 +356,7 @@ _DICT_METHODS = {
     "copy": lambda d, tx: ConstDictVariable(list(d.items.values()), py_type=d.py_type),
     "__getitem__": lambda d, tx, k: d.getitem(tx, k),
     "__setitem__": lambda d, tx, k, v: d.setitem(tx, k, v),
+    "__delitem__": lambda d, tx, k: d.delitem(tx, k),
     "__contains__": lambda d, tx, k: ConstantVariable(d.contains(tx, k)),
     "__len__": lambda d, tx: ConstantVariable(d.length(tx)),
     "popitem": _popitem,
@@ -325,6 +404,15 @@ class DictViewVariable(VariableTracker):
         if self.kind == "keys":
             return self.dict_var.contains(tx, item)
         return super().contains(tx, item)
+
+    def iter(self, tx):
+        return self.odict_iterator() or super().iter(tx)
+
+    def odict_iterator(self, reverse=False):
+        """An OrderedDict view's own iterator (it checks od_state), or None for other dicts."""
+        from .odict_iter import odict_iterator
+
+        return odict_iterator(self, self.dict_var, self.kind, reverse)
 
     def as_set(self) -> "SetVariable":
         if self.kind == "values":

@@ -102,7 +102,7 @@ class ExceptionVariable(VariableTracker):
 
     def _set_traceback(self, tb):
         if isinstance(tb, TracebackVariable):
-            self.tb_frames = tb.frames
+            self.tb_frames = list(tb.frames)  # a list: unwinding prepends frames to it
         elif tb.is_python_constant() and tb.as_python_constant() is None:
             self.tb_frames = None
         else:

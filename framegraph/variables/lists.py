@@ -7,25 +7,16 @@ exactly as CPython would, so later reads see the change. A list that came
 from outside the frame has a source; mutating it records it in the side-effect
 ledger (``side_effects.py``), which replays the final items after the graph.
 """
-import contextlib
 import operator
+import types
 
 import torch
 
 from ..errors import unsupported
 from .base import VariableTracker
-from .constant import ConstantVariable, wrap_constant
+from .call_shapes import STAND_INS, builtin_base, check_method_shape, fits
+from .constant import ConstantVariable, items_of, wrap_constant
 from .exceptions import python_operation, raise_in_trace
-
-
-@contextlib.contextmanager
-def _user_error(what):
-    """An operation on the items that CPython would fail with the same exception
-    (a bad index, an empty pop): the graph breaks there and CPython raises it."""
-    try:
-        yield
-    except (IndexError, TypeError, ValueError) as e:
-        unsupported("operator_error", f"{what}: {type(e).__name__}: {e}")
 
 
 # Longer sequences are not built at trace time: `[0] * 2**62` raises MemoryError in
@@ -112,27 +103,46 @@ class BaseListVariable(VariableTracker):
             return self.similar(self.items * other.as_python_constant())
         return NotImplemented
 
+    def find(self, tx, value, start=None, stop=None):
+        """The first index of an item equal to ``value`` in ``items[start:stop]``, or None
+        (``index``, ``remove``): identity first, then ``==``, as PyObject_RichCompare."""
+        from .ops import _identical, compare
+
+        for i in range(len(self.items))[slice(start, stop)]:
+            if i >= len(self.items):  # an __eq__ shortened the list: CPython reads its size each step
+                break
+            if _identical(self.items[i], value) or compare(tx, "==", self.items[i], value).truth(tx):
+                return i
+        return None
+
+    def _index_of(self, tx, value, bounds):
+        """``index(value, start, stop)``: the errors are those of the real method on an
+        empty sequence of the same builtin type (a bad ``start``; the ValueError, which
+        shows the value's repr for a list or deque, or not for a tuple)."""
+        stand_in = STAND_INS[builtin_base(self.python_type())]()
+        with python_operation(f"{type(stand_in).__name__}.index"):
+            try:
+                stand_in.index(None, *bounds)
+            except ValueError:
+                pass  # the bounds are valid
+        bounds = bounds + [None, None]
+        found = self.find(tx, value, bounds[0], bounds[1])
+        if found is not None:
+            return ConstantVariable(found)
+        if not value.is_python_constant() and not isinstance(stand_in, tuple):
+            unsupported("operator_error", f"{type(stand_in).__name__}.index: ValueError showing the repr "
+                                          f"of {value}")
+        with python_operation(f"{type(stand_in).__name__}.index"):
+            stand_in.index(value.as_python_constant() if value.is_python_constant() else None)
+        unsupported("operator_error", f"{type(stand_in).__name__}.index found nothing")  # pragma: no cover
+
     def call_method(self, tx, name, args, kwargs):
-        if name == "index" and not args:
-            raise_in_trace(TypeError, "index expected at least 1 argument, got 0")
+        check_method_shape(self.python_type(), name, args, kwargs)
         if name == "index" and not kwargs and 1 <= len(args) <= 3:
+            return self._index_of(tx, args[0], [_index(a) for a in args[1:]])
+        if name == "count" and not kwargs and len(args) == 1:
             from .ops import _identical, compare
 
-            bounds = [a.as_python_constant() for a in args[1:]] + [None, None]
-            window = slice(bounds[0], bounds[1])  # index(value, start, stop) searches items[start:stop]
-            for i in range(len(self.items))[window]:
-                if i >= len(self.items):  # an __eq__ shortened the list: CPython reads its size each step
-                    break
-                if _identical(self.items[i], args[0]) or compare(tx, "==", self.items[i], args[0]).truth(tx):
-                    return ConstantVariable(i)
-            raise_in_trace(ValueError, f"{args[0].as_python_constant()!r} is not in list"
-                           if self.python_type() is list else "tuple.index(x): x not in tuple")
-        if name == "count" and not kwargs:
-            from .ops import _identical, compare
-
-            if len(args) != 1:
-                raise_in_trace(TypeError, f"{self.python_type().__name__}.count() takes exactly one argument "
-                                          f"({len(args)} given)")
             return ConstantVariable(sum(_identical(x, args[0]) or compare(tx, "==", x, args[0]).truth(tx)
                                         for x in list(self.items)))
         if name in ("__len__", "__getitem__", "__contains__", "__iter__"):
@@ -314,6 +324,9 @@ class NamedTupleVariable(TupleVariable):
         fields = self._fields()
         if name == "_replace" and not args and set(kwargs) <= set(fields):  # a new tuple, fields swapped
             return NamedTupleVariable([kwargs.get(f, v) for f, v in zip(fields, self.items)], self.cls)
+        if name == "_replace" and not args and hasattr(self.cls, "_make"):
+            with python_operation(f"{self.cls.__name__}._replace"):  # "Got unexpected field names"
+                tuple.__new__(self.cls, [None] * len(fields))._replace(**dict.fromkeys(kwargs))
         if name == "_asdict" and not args and not kwargs:
             from .dicts import ConstDictVariable
 
@@ -336,22 +349,26 @@ class ListVariable(BaseListVariable):
     def as_python_constant(self):
         unsupported("unsupported_value", "a list is not a trace-time constant")
 
+    # The real list operation on ``items`` (a list of trackers as long as the list) raises
+    # what CPython's raises on the list: a bad index, a slice of another size, a str index.
     def setitem(self, tx, key, value):
         self.check_mutable("list item assignment", tx)
         index = _index(key)
         items = value.unpack(tx) if isinstance(index, slice) else value
-        with _user_error(f"{self}[{index!r}] = ..."):
-            old = self.items[index]
-            self.check_dropped(old if isinstance(index, slice) else [old], "list item assignment")
-            self.items[index] = items
+        with python_operation("list item assignment"):
+            list(self.items)[index] = items  # first on a copy: nothing is dropped if it raises
+        old = self.items[index]
+        self.check_dropped(old if isinstance(index, slice) else [old], "list item assignment")
+        self.items[index] = items
 
     def delitem(self, tx, key):
         self.check_mutable("del list item", tx)
         index = _index(key)
-        with _user_error(f"del {self}[{index!r}]"):
-            old = self.items[index]
-            self.check_dropped(old if isinstance(index, slice) else [old], "del list item")
-            del self.items[index]
+        with python_operation("list item deletion"):
+            del list(self.items)[index]
+        old = self.items[index]
+        self.check_dropped(old if isinstance(index, slice) else [old], "del list item")
+        del self.items[index]
 
     def iter(self, tx):
         from .iterators import LiveListIteratorVariable
@@ -360,11 +377,13 @@ class ListVariable(BaseListVariable):
 
     def call_method(self, tx, name, args, kwargs):
         handler = _LIST_METHODS.get(name)
-        if handler is None or kwargs and name != "sort":
+        if handler is None:
             return super().call_method(tx, name, args, kwargs)
+        check_method_shape(self.python_type(), name, args, kwargs)  # `l.append()`: CPython's TypeError
+        if not fits(handler, 2, args, kwargs):
+            unsupported("unsupported_call", f"list.{name} with these arguments")
         self.check_mutable(f"list.{name}", tx)
-        with _user_error(f"list.{name}"):  # `[].pop()`: CPython raises it (the list is unchanged)
-            return handler(self, tx, *args, **kwargs) or ConstantVariable(None)
+        return handler(self, tx, *args, **kwargs) or ConstantVariable(None)
 
 
 class _Sorting(list):
@@ -388,32 +407,55 @@ for _name in ("append", "extend", "insert", "pop", "remove", "clear", "reverse",
 
 def _list_sort(lst, tx, key=None, reverse=None):
     """list_sort_impl: the list is empty while the keys are computed and compared (a key
-    function sees ``[]``); anything that changes it then is undone, and ValueError
-    raised, once the sorted items are back."""
-    from .builtins import sorted_items
+    function sees ``[]``); its items come back sorted (partly, when a comparison
+    raises), and a change made meanwhile is undone and raises ValueError."""
+    from .sorting import sorted_items
 
     saved, lst.items = lst.items, _Sorting()
-    sorting = lst.items
+    sorting, partial = lst.items, types.SimpleNamespace(items=saved)
     try:
-        ordered = sorted_items(tx, saved, key, reverse)
-    finally:
-        modified = lst.items is not sorting or sorting.touched
-        lst.items = saved
+        ordered = sorted_items(tx, saved, key, reverse, into=partial)
+    except BaseException:
+        lst.items = partial.items
+        raise
+    modified = lst.items is not sorting or sorting.touched
     lst.items = ordered
     if modified:
         raise_in_trace(ValueError, "list modified during sort")
 
 
+def _insert(lst, tx, i, v):
+    index = _index(i)
+    with python_operation("list.insert"):  # a str index: CPython's TypeError
+        lst.items.insert(index, v)
+
+
+def _pop(lst, tx, i=None):
+    index = -1 if i is None else _index(i)
+    with python_operation("list.pop"):  # an empty list, an index out of range: the same IndexError
+        return lst.items.pop(index)
+
+
+def _remove(lst, tx, v):
+    found = lst.find(tx, v)
+    if found is None:
+        raise_in_trace(ValueError, "list.remove(x): x not in list")
+    lst.check_dropped([lst.items[found]], "list.remove")
+    del lst.items[found]
+
+
 _LIST_METHODS = {
     "append": lambda lst, tx, v: lst.items.append(v),
-    "extend": lambda lst, tx, v: lst.items.extend(v.unpack(tx)),
-    "insert": lambda lst, tx, i, v: lst.items.insert(_index(i), v),
-    "pop": lambda lst, tx, i=ConstantVariable(-1): lst.items.pop(_index(i)),
+    "extend": lambda lst, tx, v: lst.items.extend(items_of(tx, v)),
+    "insert": _insert,
+    "pop": _pop,
     "clear": lambda lst, tx: lst.items.clear(),
     "reverse": lambda lst, tx: lst.items.reverse(),
     "copy": lambda lst, tx: ListVariable(lst.items),
-    "remove": lambda lst, tx, v: lst.items.pop(lst.call_method(tx, "index", [v], {}).value) and None,
+    "remove": _remove,
     "sort": _list_sort,
+    "__setitem__": lambda lst, tx, key, value: lst.setitem(tx, key, value),
+    "__delitem__": lambda lst, tx, key: lst.delitem(tx, key),
 }
 
 
@@ -441,22 +483,6 @@ class SliceVariable(BaseListVariable):
 
     def reconstruct(self, cg):
         cg.load_const(self.as_python_constant())
-
-
-def make_slice(tx, *args):
-    """``slice(...)``: ``slice(stop)`` or ``slice(start, stop[, step])``; no argument or
-    more than three raise CPython's TypeError."""
-    with python_operation("slice()"):
-        slice(*[None] * len(args))
-    items = list(args) + [ConstantVariable(None)] * (3 - len(args))
-    return SliceVariable(items[:3] if len(args) > 1 else [ConstantVariable(None), args[0], ConstantVariable(None)])
-
-
-def make_range(tx, *args):
-    """``range(...)`` of constants: range(), range(1.5), range(1, 2, 0) raise what CPython raises."""
-    values = [a.as_python_constant() for a in args]
-    with python_operation("range()"):
-        return wrap_constant(range(*values))
 
 
 # A longer range is not listed item by item at trace time (``list(range(2**40))``): the
@@ -533,6 +559,17 @@ class RangeVariable(BaseListVariable):
         if name in ("start", "stop", "step"):
             return ConstantVariable(getattr(self.value, name))
         return super().getattr(tx, name)
+
+    def call_method(self, tx, name, args, kwargs):
+        """A range is an immutable constant: its methods run now, raising what CPython raises
+        (iterators are the trackers' own)."""
+        values = list(args) + list(kwargs.values())
+        if name in ("__iter__", "__reversed__") or not all(v.is_python_constant() for v in values):
+            return super().call_method(tx, name, args, kwargs)
+        with python_operation(f"range.{name}"):
+            result = getattr(self.value, name)(*[a.as_python_constant() for a in args],
+                                               **{k: v.as_python_constant() for k, v in kwargs.items()})
+        return wrap_constant(result)
 
     def reconstruct(self, cg):
         cg.load_const(self.value)

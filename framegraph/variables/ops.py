@@ -130,8 +130,10 @@ def compare(tx, op: str, a: VariableTracker, b: VariableTracker) -> VariableTrac
 
 
 def _has_binop(a, b):
-    """A user object, or a namedtuple whose class defines comparisons of its own."""
+    """A user object, a namedtuple whose class defines comparisons of its own, or a
+    tracker whose ``binop`` alone knows its equality (an id: identity.py)."""
     return any(hasattr(x, "binop") and type(x).__name__ == "UserDefinedObjectVariable"
+               or getattr(x, "compares_by_binop", False)
                or getattr(x, "user_slot", lambda name: None)("__eq__") is not None for x in (a, b))
 
 

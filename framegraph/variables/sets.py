@@ -17,7 +17,8 @@ import operator
 from ..bytecode import create_instruction
 from ..errors import unsupported
 from .base import VariableTracker
-from .constant import ConstantVariable
+from .call_shapes import check_method_shape
+from .constant import ConstantVariable, items_of
 from .dicts import _IN_PLACE, ConstDictVariable, DictViewVariable, _key_error, hash_key
 from .exceptions import raise_in_trace
 
@@ -61,7 +62,7 @@ def _operand(tx, var):
         return dict.fromkeys(_Member(k) for k in var.keys_vars())
     if isinstance(var, DictViewVariable) and var.kind == "keys":
         return dict.fromkeys(_Member(k) for k in var.unpack(tx)).keys()
-    return [_Member(v) for v in var.unpack(tx)]
+    return [_Member(v) for v in items_of(tx, var)]
 
 
 class SetVariable(VariableTracker):
@@ -122,6 +123,7 @@ class SetVariable(VariableTracker):
         return self if result is self.members else a.copy_of(result)
 
     def call_method(self, tx, name, args, kwargs):
+        check_method_shape(self.python_type(), name, args, kwargs)  # `s.add()`: CPython's TypeError
         if name == "__contains__" and len(args) == 1:
             return ConstantVariable(self.contains(tx, args[0]))
         if name == "__len__" and not args:

@@ -15,6 +15,7 @@ import types
 
 from ..errors import unsupported
 from .builtin_subclass import BuiltinSubclassMixin
+from .call_shapes import check_method_shape, fits
 from .constant import ConstantVariable
 from .dicts import SetVariable
 from .lists import ListVariable
@@ -74,6 +75,7 @@ class _UserContainer(BuiltinSubclassMixin):
         if name == "__setattr__":
             self.attrs[args[0].as_python_constant()] = args[1]
             return ConstantVariable(None)
+        check_method_shape(self.cls, name, args, kwargs)  # `super().__init__(1, 2)`: CPython's TypeError
         if name == "__init__":  # list.__init__ clears, then extends; set.__init__ the same
             if len(args) > 1 or kwargs:
                 unsupported("operator_error", f"{self.cls.__name__}() takes at most 1 argument")
@@ -82,6 +84,8 @@ class _UserContainer(BuiltinSubclassMixin):
                 base.call_method(self, tx, "extend" if base is ListVariable else "update", list(args), {})
             return ConstantVariable(None)
         slot = _SLOTS.get(name)
+        if slot is not None and not fits(slot, 3, args, kwargs):
+            unsupported("unsupported_call", f"{self.cls.__name__}.{name} with these arguments")
         if slot is not None:
             result = slot(base, self, tx, *args)
             return result if result is not None else ConstantVariable(None)

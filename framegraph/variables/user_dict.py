@@ -28,6 +28,7 @@ from ..errors import unsupported
 from ..guards.sources import AttrSource
 from .base import VariableTracker
 from .builtin_subclass import BuiltinSubclassMixin
+from .call_shapes import check_method_shape, fits
 from .constant import ConstantVariable
 from .dicts import ConstDictVariable, hash_key
 from .iterators import ListIteratorVariable
@@ -103,13 +104,26 @@ class UserDictVariable(BuiltinSubclassMixin, ConstDictVariable):
             self.check_mutable(f"setting .{args[0].as_python_constant()}", tx)
             self.attrs[args[0].as_python_constant()] = args[1]
             return ConstantVariable(None)
+        check_method_shape(self.py_type, name, args, kwargs)  # `super().__getitem__()`: CPython's TypeError
         if name == "__init__":
             return ConstDictVariable.call_method(self, tx, "update", args, kwargs)
         slot = _DICT_SLOTS.get(name)
+        if slot is not None and not fits(slot, 2, args, kwargs):
+            unsupported("unsupported_call", f"{self.py_type.__name__}.{name} with these arguments")
         if slot is not None:  # the dict's own slot, never the subclass's override
             result = slot(self, tx, *args)
             return result if isinstance(result, VariableTracker) else ConstantVariable(result)
         return ConstDictVariable.call_method(self, tx, name, args, kwargs)
+
+    def missing_key(self, tx, key):
+        """dict.__getitem__ of a missing key: the class's ``__missing__`` (``Counter``'s
+        returns 0), as dict_subscript calls it; else KeyError."""
+        from .dicts import _key_error
+
+        user = self._override("__missing__")
+        if user is None:
+            _key_error(key)
+        return self._inline(tx, user, [key])
 
     def getitem(self, tx, key):
         return self.call_method(tx, "__getitem__", [key], {})
@@ -168,6 +182,9 @@ def rebuild_user_dict(cls, keys, names, *values):
     return obj
 
 
+_WRAPPING = set()  # ids of the dicts being wrapped
+
+
 def wrap_user_dict(tx, value, source):
     """builder rule: a dict-subclass instance from outside the frame."""
     import enum
@@ -176,16 +193,23 @@ def wrap_user_dict(tx, value, source):
     # the items in the order of the builtin base: an OrderedDict keeps its own order
     # (move_to_end), which dict.keys() on it does not see
     base = builtin_dict_base(type(value))
-    keys = tuple(base.keys(value))
+    try:
+        keys = tuple(base.keys(value))
+        items = list(base.items(value))
+    except Exception as e:  # noqa: BLE001 - `dict.pop(od, k)` left an OrderedDict unreadable
+        unsupported("unsupported_value", f"a {type(value).__name__} whose items cannot be read ({e!r})")
     if not all(isinstance(k, (str, int, float, bool, type(None), enum.Enum)) for k in keys):
         unsupported("unsupported_value", "dict with keys that are not constants")
     if source is not None:
         tx.output.add_guard("TYPE_MATCH", source, type(value))
         tx.output.add_guard("DICT_KEYS", source, (type(value), keys))
-    pairs = []
-    for k, v in base.items(value):
-        item_source = _dict_item_source(source, k)
-        pairs.append((ConstantVariable(k), tx.wrap(v, item_source)))
+    if id(value) in _WRAPPING:  # `od["self"] = od`: each wrap would wrap it again
+        unsupported("unsupported_value", f"a {type(value).__name__} that contains itself")
+    _WRAPPING.add(id(value))
+    try:
+        pairs = [(ConstantVariable(k), tx.wrap(v, _dict_item_source(source, k))) for k, v in items]
+    finally:
+        _WRAPPING.discard(id(value))
     return UserDictVariable(pairs, type(value), value, source=source)
 
 

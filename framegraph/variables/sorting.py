@@ -1,0 +1,85 @@
+"""Sorting and picking among trackers of constants: ``sorted``, ``list.sort``, ``min``, ``max``.
+
+The real algorithm runs on the real keys (``_Keyed`` stands for an item), so
+the result, the stability, which of equal items ``min``/``max`` return, and
+the TypeError of keys that do not compare are all CPython's own. The key
+function is inlined once per item, before any comparison (as ``list.sort``
+does; ``min``/``max`` interleave the calls with the comparisons, which only
+shows where a comparison fails midway).
+"""
+from ..errors import unsupported
+from .constant import items_of
+from .exceptions import python_operation, raise_in_trace, raise_python_error
+from .tensor import TensorVariable
+
+
+def _is_none(v):
+    return v.is_python_constant() and v.as_python_constant() is None
+
+
+class _Keyed:
+    """An item's index and its real key. Sorting (or ``min``/``max`` of) these runs the
+    keys' comparisons exactly as CPython's list.sort, min and max run them on the
+    items: the same order, and the same ``'<' not supported`` TypeError."""
+
+    __slots__ = ("key", "index")
+
+    def __init__(self, key, index):
+        self.key, self.index = key, index
+
+    def __lt__(self, other):
+        return self.key < other.key
+
+    def __gt__(self, other):
+        return self.key > other.key
+
+
+def _keyed(tx, items, key):
+    keys = [key.call(tx, [x], {}) if key is not None and not _is_none(key) else x for x in items]
+    if not all(k.is_python_constant() for k in keys):
+        unsupported("unsupported_value", "sorting values that are not trace-time constants")
+    return [_Keyed(k.as_python_constant(), i) for i, k in enumerate(keys)]
+
+
+def sorted_items(tx, items, key=None, reverse=None, into=None):
+    """Sort trackers of constants (optionally by an inlined key function). A comparison
+    that fails raises CPython's TypeError in the trace; ``into`` (list.sort's list) is
+    then left partly sorted, as CPython leaves it."""
+    slots = _keyed(tx, items, key)
+    try:
+        slots.sort(reverse=bool(reverse and reverse.as_python_constant()))
+    except Exception as error:  # noqa: BLE001 - the comparison's own error
+        if into is not None:
+            into.items = [items[s.index] for s in slots]
+        raise_python_error(error, "sort")
+    return [items[s.index] for s in slots]
+
+
+def _pick_item(tx, pick, items, key):
+    """``min``/``max`` of trackers of constants: the item CPython's picks (the first of equals)."""
+    slots = _keyed(tx, items, key)
+    with python_operation(pick.__name__):
+        chosen = pick(slots)
+    return items[chosen.index]
+
+
+def _empty_message(pick):
+    """CPython's own message for min()/max() of nothing (it changed in 3.12)."""
+    try:
+        pick(())
+    except ValueError as e:
+        return str(e)
+
+
+def minmax(pick):
+    def model(tx, *args, key=None, default=None):
+        """``min``/``max``: of one iterable, or of the arguments."""
+        items = items_of(tx, args[0]) if len(args) == 1 else list(args)
+        if not items:
+            if default is None:
+                raise_in_trace(ValueError, _empty_message(pick))
+            return default
+        if any(isinstance(x, TensorVariable) for x in items):
+            unsupported("data_dependent_value", f"{pick.__name__}() compares tensors")
+        return _pick_item(tx, pick, items, key)
+    return model
