@@ -530,18 +530,6 @@ class RangeVariable(BaseListVariable):
             return item.as_python_constant() in self.value  # range_contains_long: arithmetic
         return super().contains(tx, item)
 
-    def call_method(self, tx, name, args, kwargs):
-        # range.count / range.index of an int are arithmetic (range_count, range_index);
-        # of anything else they compare item by item, as the sequence methods do
-        if name in ("count", "index") and (len(args) != 1 or kwargs):  # they take one argument
-            with python_operation(f"range.{name}"):
-                getattr(self.value, name)(*[None] * len(args), **dict.fromkeys(kwargs))
-        if name in ("count", "index") and len(args) == 1 and not kwargs and args[0].is_python_constant() \
-                and type(args[0].as_python_constant()) in (int, bool):
-            with python_operation(f"range.{name}"):  # index of a missing int: ValueError
-                return ConstantVariable(getattr(self.value, name)(args[0].as_python_constant()))
-        return super().call_method(tx, name, args, kwargs)
-
     def length(self, tx):
         with python_operation("len()"):  # past sys.maxsize: OverflowError, as in CPython
             return len(self.value)
