@@ -128,11 +128,14 @@ class BaseListVariable(VariableTracker):
         found = self.find(tx, value, bounds[0], bounds[1])
         if found is not None:
             return ConstantVariable(found)
-        if not value.is_python_constant() and not isinstance(stand_in, tuple):
+        from .builtins import _constant_arg, _is_constant_arg
+
+        known = (value.is_python_constant() or isinstance(value, ListVariable)) and _is_constant_arg(value)
+        if not known and not isinstance(stand_in, tuple):
             unsupported("operator_error", f"{type(stand_in).__name__}.index: ValueError showing the repr "
                                           f"of {value}")
-        with python_operation(f"{type(stand_in).__name__}.index"):
-            stand_in.index(value.as_python_constant() if value.is_python_constant() else None)
+        with python_operation(f"{type(stand_in).__name__}.index"):  # the repr of a list of constants too
+            stand_in.index(_constant_arg(value) if known else None)
         unsupported("operator_error", f"{type(stand_in).__name__}.index found nothing")  # pragma: no cover
 
     def call_method(self, tx, name, args, kwargs):

@@ -289,3 +289,10 @@ def test_builtins_given_values_of_the_wrong_type():
             lambda: collections.defaultdict(1), lambda: collections.deque(5),
         ]
     assert_same_as_eager(_run(ops), torch.ones(2), graphs=1)
+
+
+def test_index_of_a_missing_list_shows_its_repr():
+    def f(x):
+        rows = [[1], [2]]
+        return x + 1, _error_of(lambda: rows.index([3])), _error_of(lambda: rows.index([]))
+    assert_same_as_eager(f, torch.ones(2), graphs=1)
