@@ -72,6 +72,7 @@ def test_builtins_called_with_the_wrong_arguments():
             lambda: list(iterable=()), lambda: dict({}, {}), lambda: int(x=1), lambda: range(),
             lambda: range(1, 2, 3, 4), lambda: range(1.5), lambda: enumerate(), lambda: sorted(),
             lambda: collections.OrderedDict({}, {}), lambda: tuple(1, 2), lambda: set(1, 2),
+            lambda: bool(1, 2), lambda: float(x=1), lambda: str(1, 2, 3, 4),
         ]
     assert_same_as_eager(_run(ops), torch.ones(2), graphs=1)
 
