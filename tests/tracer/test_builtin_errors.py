@@ -297,3 +297,13 @@ def test_index_of_a_missing_list_shows_its_repr():
         rows = [[1], [2]]
         return x + 1, _error_of(lambda: rows.index([3])), _error_of(lambda: rows.index([]))
     assert_same_as_eager(f, torch.ones(2), graphs=1)
+
+
+def test_sequence_operators_between_builtin_types():
+    def f(x):
+        items = [1]
+        items += (2, 3)  # list += any iterable extends it
+        errors = [_error_of(op) for op in (lambda: [1] + (2,), lambda: (1,) + [2], lambda: [1] * "a",
+                                           lambda: [1] - [1], lambda: range(2) + [1])]
+        return x + 1, items, errors
+    assert_same_as_eager(f, torch.ones(2), graphs=1)
