@@ -14,6 +14,8 @@ the objects were first mutated, on the real objects:
     list      ->  obj[:] = [final items]
     dict, set ->  obj.clear(); obj.update(final contents)
     object    ->  obj.attr = value      for every attribute written
+    class     ->  type.__setattr__(cls, name, value), type.__delattr__(cls, name)
+                  (the overlay of variables/class_attrs.py, in the order written)
     global    ->  STORE_GLOBAL name     (``module_globals[name] = value`` elsewhere)
     cell      ->  STORE_DEREF name      (``fn.__closure__[i].cell_contents = value``)
 
@@ -32,15 +34,26 @@ from .errors import unsupported
 from .guards.sources import AttrSource, ClosureCellSource, ClosureSource
 
 
+class _Deleted:
+    """What a class attribute deleted in the trace holds in its overlay (``del Cls.z``)."""
+
+    def __repr__(self):
+        return "DELETED"
+
+
+DELETED = _Deleted()
+
+
 @dataclasses.dataclass(eq=False)
 class Mutation:
     """One ledger entry: ``kind`` says how it is replayed."""
 
-    kind: str                # "list", "dict", "set", "object", "global", "cell"
+    kind: str                # "list", "dict", "set", "object", "global", "cell", "class"
     target: Any              # the tracker; the globals dict; the CellVariable
     name: str = ""           # global name
     location: Any = None     # cell: where its contents were read from (a Source)
     temps: Any = None        # filled by prepare(): the materialized values
+    attrs: Any = None        # class: {name: tracker or DELETED}, the trace's writes
 
 
 class SideEffects:
@@ -53,6 +66,9 @@ class SideEffects:
         self._globals: Dict[Any, Any] = {}  # (id(globals dict), name) -> value tracker
         self.mutations = 0  # every recorded mutation, repeats included (generators check it)
         self.local_mutations = 0  # in-place changes of objects made in the trace (autograd_function.py)
+        # id(class) -> (class, {name: tracker or DELETED}): attribute writes to classes,
+        # read back by the rest of the trace (variables/class_attrs.py)
+        self.class_attrs: Dict[int, Any] = {}
 
     def __len__(self):
         return len(self.entries)
@@ -70,6 +86,11 @@ class SideEffects:
         if kind is None:
             unsupported("side_effect", f"{what} on {var.source.name()}")
         self._add(("object", id(var)), Mutation(kind, var))
+
+    def track_class(self, class_var, writes: dict):
+        """A class from outside the frame gets attribute writes (``writes``, filled by the caller)."""
+        self.mutations += 1
+        self._add(("class", id(class_var.cls)), Mutation("class", class_var, attrs=writes))
 
     def store_global(self, f_globals: dict, name: str, value):
         self.mutations += 1
@@ -142,6 +163,10 @@ def _prepare_object(se, cg, m):
     return cg.materialize(m.target), {name: cg.materialize(v) for name, v in m.target.attrs.items()}
 
 
+def _prepare_class(se, cg, m):
+    return cg.materialize(m.target), {name: v if v is DELETED else cg.materialize(v) for name, v in m.attrs.items()}
+
+
 def _prepare_global(se, cg, m):
     return cg.materialize(se.written_global(m.target, m.name))
 
@@ -175,6 +200,19 @@ def _replay_object(se, cg, m):
         cg.store_attr_of(obj, name, raw)
 
 
+def _replay_class(se, cg, m):
+    cls, values = m.temps
+    for name, value in values.items():  # type's own store: a metaclass __setattr__ ran in the trace
+        cg.emit_op("PUSH_NULL")
+        cg.load_const(type.__delattr__ if value is DELETED else type.__setattr__)
+        cg.load_fast(cls)
+        cg.load_const(name)
+        if value is not DELETED:
+            cg.load_fast(value)
+        cg.call(2 if value is DELETED else 3)
+        cg.emit_op("POP_TOP")
+
+
 def _replay_global(se, cg, m):
     cg.load_fast(m.temps)
     if m.target is se.root_globals:
@@ -195,9 +233,11 @@ def _replay_cell(se, cg, m):
 
 
 _PREPARE = {"list": _prepare_list, "dict": _prepare_dict, "set": _prepare_set,
-            "object": _prepare_object, "global": _prepare_global, "cell": _prepare_cell}
+            "object": _prepare_object, "global": _prepare_global, "cell": _prepare_cell,
+            "class": _prepare_class}
 _REPLAY = {"list": _replay_list, "dict": _replay_clear_update, "set": _replay_clear_update,
-           "object": _replay_object, "global": _replay_global, "cell": _replay_cell}
+           "object": _replay_object, "global": _replay_global, "cell": _replay_cell,
+           "class": _replay_class}
 
 
 # ---- the hooks trackers and handlers call while tracing

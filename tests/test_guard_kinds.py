@@ -41,6 +41,7 @@ def _add_hook():
 EXAMPLES = {
     "GRAD_MODE": (Guard("GRAD_MODE", None, True), (0, 0), _grad_off),
     "GLOBAL_STATE": (Guard("GLOBAL_STATE", None, global_state()), (0, 0), _float64),
+    "NO_HANDLED_EXCEPTION": (Guard("NO_HANDLED_EXCEPTION", None), (0, 0), "while handling"),
     "SAME_GLOBALS": (Guard("SAME_GLOBALS", None, id(EXEC_GLOBALS)), (0, 0), "other globals"),
     "NOT_IN_GLOBALS": (Guard("NOT_IN_GLOBALS", None, "len"), (0, 0), _shadow_len),
     "NO_HOOKS": (Guard("NO_HOOKS", None, HookDicts([HOOKS])), (0, 0), _add_hook),
@@ -78,11 +79,18 @@ def test_a_kind_checks_reads_aloud_and_explains_itself(name):
         fn = types.FunctionType(FN.__code__, {})
     elif callable(rejected):
         restore = rejected()
-    else:
+    elif rejected != "while handling":
         accepted = rejected
     try:
-        assert compiled(fn, *accepted) is False
-        reason = compiled.failure(fn, *accepted)
+        if rejected == "while handling":  # called from an except block
+            try:
+                raise ValueError
+            except ValueError:
+                assert compiled(fn, *accepted) is False
+                reason = compiled.failure(fn, *accepted)
+        else:
+            assert compiled(fn, *accepted) is False
+            reason = compiled.failure(fn, *accepted)
     finally:
         if restore:
             restore()

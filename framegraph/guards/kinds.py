@@ -11,6 +11,7 @@ records and never tests a kind's name.
 """
 import dataclasses
 import math
+import sys
 import types
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Tuple
 
@@ -345,6 +346,12 @@ _KINDS = [
         check=lambda g, v: Py(Const(torch._C.is_grad_enabled), f"() is {g.value}"),
         line=lambda g: f"torch.is_grad_enabled() is {g.value}",
         explain=lambda g, scope: f"grad mode changed from {_ON[g.value]} to {_ON[torch.is_grad_enabled()]}"),
+    GuardKind(  # sys.exc_info() read in a trace that handles no exception is the caller's:
+        # (None, None, None) stays true while the frame is not called from an except block
+        "NO_HANDLED_EXCEPTION", 0,
+        check=lambda g, v: Py(Const(sys.exc_info), "()[1] is None"),
+        line=lambda g: "sys.exc_info()[1] is None  # the caller handles no exception",
+        explain=lambda g, scope: "the frame is now called while an exception is being handled"),
     GuardKind(  # global torch state a graph depends on, besides grad mode: one call each
         "GLOBAL_STATE", 0,
         check=lambda g, v: all_of(Py(Const(getter), "() is ", Const(value))

@@ -77,6 +77,9 @@ def _warn_once(code, message):
         log.warning(message)
 
 
+_functorch_level = torch._C._functorch.maybe_current_level
+
+
 def _builds_a_module(code, f_locals) -> bool:
     """An nn.Module's ``__init__``: building a model has no tensor work worth a graph,
     and nn.Module's attribute bookkeeping is not modelled. It and what it calls run
@@ -125,6 +128,10 @@ class ConvertFrame:
         if _builds_a_module(code, f_locals):
             touched_codes.add(code)
             return _C.SKIP_RECURSIVE
+        if _functorch_level() is not None:
+            # called inside torch.func.vmap/grad: its tensors are functorch wrappers a trace
+            # would see as plain tensors. This call runs unmodified; the code stays traceable.
+            return None
         with _lock_for(code):
             if self._cached_elsewhere(func, code, f_locals):
                 return None

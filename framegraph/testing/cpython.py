@@ -25,6 +25,11 @@ excludes (tests failing or skipped uncompiled count for neither):
   its counters: no ``counters["graph_break"]`` added, ``counters["frames"]``
   ``"ok"`` grew as much as ``"total"``.
 
+``--divergences`` also lists framegraph's *hidden* divergences: tests that
+passed although one of their assertions failed inside a trace (the graph
+break after it let CPython run the code again). The trace computed another
+value than CPython there; a program without the assertion gets it wrong.
+
 A crash or hang kills only its worker: the parent marks the test that was
 running (``crash`` / ``timeout``), and starts the worker again without the
 tests it has. A test also has its own alarm (``--test-timeout``) that fails it.
@@ -347,10 +352,18 @@ def summarize(name, by_mode):
                                      for t in counted if t not in ok},
                      "uncaptured": {t: results[t].get("why") or results[t]["causes"]
                                     for t in ok if results[t]["causes"]},
+                     "hidden": [t for t in ok if _hidden_divergence(results[t])],
                      "causes": dict(Counter(c for t in counted for c in results.get(t, {}).get("causes", ()))
                                     .most_common()),
                      "notes": notes}
     return row
+
+
+def _hidden_divergence(record) -> bool:
+    """A test that passed although one of its assertions failed inside a trace: the
+    break that followed let CPython run it again, hiding that the trace computed
+    another value than CPython (in a program without the assertion, a wrong answer)."""
+    return any("AssertionError escapes the compiled frame" in why for why in record.get("why", ()))
 
 
 def _cell(row, mode, key):
@@ -391,6 +404,8 @@ def format_divergences(rows, mode="framegraph"):
     for row in rows:
         for tid, record in row.get(mode, {}).get("divergences", {}).items():
             out.append(f"{tid}: {record['outcome']}: {record.get('detail', '')}")
+        for tid in row.get(mode, {}).get("hidden", ()):
+            out.append(f"{tid}: hidden: an assertion failed inside the trace (the break hid it)")
     return "\n".join(out)
 
 

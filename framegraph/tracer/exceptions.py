@@ -28,7 +28,7 @@ CPython raises and handles everything for real (``breaks/split.py``).
 """
 from ..errors import Unsupported, unsupported
 from ..variables.constant import ConstantVariable
-from ..variables.exceptions import UNKNOWN_CONTEXT, TracedException
+from ..variables.exceptions import UNKNOWN_CONTEXT, TracedException, handled_exception
 
 
 def unwind(tx, inst, error: TracedException):
@@ -57,16 +57,6 @@ def unwind(tx, inst, error: TracedException):
     tx.push(exc)
     tx.ip = tx.index_of[id(entry.target)]
     tx._expected_depth = None  # the debug stack check restarts from the handler's depth
-
-
-def handled_exception(tx):
-    """The exception being handled (``sys.exc_info()[1]``), or None when the trace
-    handles none (the caller of the compiled frame may)."""
-    while tx is not None:
-        if tx.exc_stack:
-            return tx.exc_stack[-1]
-        tx = tx.parent
-    return None
 
 
 def _chain(tx, exc):

@@ -181,9 +181,11 @@ class VariableTracker:
         unsupported("unsupported_value", f"del {self}[{key}]")
 
     def contains(self, tx, item) -> bool:
-        from .ops import compare
+        from .ops import _identical, compare
 
-        return any(compare(tx, "==", x, item).truth(tx) for x in self.unpack(tx))
+        # PyObject_RichCompareBool: the same object is found without == (a NaN, an object
+        # whose __eq__ says no)
+        return any(_identical(x, item) or compare(tx, "==", x, item).truth(tx) for x in self.unpack(tx))
 
     # ---- rebuilding the value after the graph ran
     def reconstruct(self, cg):

@@ -36,7 +36,7 @@ from .aliases import remember_object, same_object
 from .base import STABLE_MODULES, VariableTracker, guard_identity
 from .builtins import BUILTINS, PURE, BuiltinVariable
 from .classes import CLASS_DECORATORS, ClassDecoratorVariable
-from .constant import CONSTANT_TYPES, ConstantVariable, wrap_constant
+from .constant import CONSTANT_TYPES, ConstantVariable, is_constant_value, wrap_constant
 from .ctx_managers import GRAD_MODE_CLASSES, STATE_SWITCHES, GradModeClassVariable, StateSwitchClassVariable
 from .dicts import ConstDictVariable, SetVariable, plain_key
 from .functions import UserFunctionVariable
@@ -48,10 +48,12 @@ from .object_dicts import is_object_keyed, wrap_object_keyed_dict
 from .optim import OPTIM_MODELS
 from .partials import partial_class, wrap_partial
 from .rng import is_rng_method
+from .twins import TwinFunctionVariable, has_twin
 from .torch_fn import TRACE_TIME, TorchFunctionVariable, is_graph_callable
 from .supers import OBJECT_SLOTS, ObjectSlotVariable
 from .user_defined import UserDefinedClassVariable, UserDefinedObjectVariable, bind_class_attribute
 from .copying import COPY_MODELS
+from .exceptions import EXC_INFO_MODELS
 from .trace_time import (NULL_CONTEXTS, PURE_CALLS, TYPING_MODELS, EnvironVariable, ModelledCallVariable,
                          NullContextClassVariable, OpaqueConstantVariable, PureCallVariable)
 from .user_dict import is_user_dict_class, wrap_user_dict
@@ -209,12 +211,20 @@ def _wrap_dict(tx, value, source):
     return ConstDictVariable(pairs, py_type=type(value), source=source)
 
 
+def _plain_member(k) -> bool:
+    if type(k) is tuple:
+        return all(_plain_member(item) for item in k)
+    return isinstance(k, CONSTANT_TYPES) and plain_key(k) or isinstance(k, (type, types.BuiltinFunctionType))
+
+
 def _wrap_set(tx, value, source):
-    # constants, and classes (dataclasses' _ATOMIC_TYPES): the set guard compares them by identity
-    if not all(isinstance(k, CONSTANT_TYPES) and plain_key(k) or isinstance(k, type) for k in value):
+    # constants (tuples of them too), classes (dataclasses' _ATOMIC_TYPES) and builtin
+    # functions: immutable, hashed and compared with no user code, so the set guard's
+    # equality with a frozenset of them is CPython's own
+    if not all(_plain_member(k) for k in value):
         unsupported("unsupported_value", "set of values that are not constants")
     _guard(tx, "SET_MATCH", source, (type(value), frozenset(value)))  # a set is not hashable
-    members = [ConstantVariable(v) if isinstance(v, CONSTANT_TYPES) else wrap_value(tx, v, None) for v in value]
+    members = [wrap_constant(v) if is_constant_value(v) else wrap_value(tx, v, None) for v in value]
     return SetVariable(members, py_type=type(value), source=source)
 
 
@@ -324,6 +334,10 @@ def _wrap_builtin(tx, value, source):
         return TorchFunctionVariable(value, source=source)
     if value in BUILTINS or value in PURE or getattr(value, "__module__", None) in ("math", "_operator"):
         return BuiltinVariable(value, source=source)
+    if value in EXC_INFO_MODELS:  # sys.exc_info(): the exception the trace handles
+        return ModelledCallVariable(value, EXC_INFO_MODELS[value], source=source)
+    if has_twin(value):  # heapq.heappush: its Python twin is traced (twins.py)
+        return TwinFunctionVariable(value, source=source)
     if is_rng_method(value):  # random.random: the generator's state is not the trace's (rng.py)
         return BreakingCallVariable(value, "rng_state", f"{value.__qualname__}(): the generator's state "
                                                         "is outside the trace")
@@ -410,7 +424,16 @@ def wrap_value(tx, value, source: Optional[Source] = None, guard: bool = True) -
     if kind is _wrap_tensor:
         var = kind(tx, value, source)
     else:
-        var = kind(tx, value, guard_source)
+        # a container that holds itself (lru_cache's circular ``root`` list) would
+        # wrap its items forever: the objects being wrapped are this one's ancestors
+        ancestors = vars(tx.output).setdefault("wrapping", set())
+        if id(value) in ancestors:
+            unsupported("unsupported_value", f"a {type(value).__name__} that contains itself")
+        ancestors.add(id(value))
+        try:
+            var = kind(tx, value, guard_source)
+        finally:
+            ancestors.discard(id(value))
         var.source = source
     if source is not None:
         cache[source] = var

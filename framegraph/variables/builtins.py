@@ -28,7 +28,9 @@ from .constant import ConstantVariable, items_of, wrap_constant
 from .deques import make_deque
 from .dicts import ConstDictVariable, SetVariable
 from .exceptions import TracedException, is_exception_class, make_exception, python_operation, raise_in_trace
+from .fresh import wrap_fresh
 from .generators import GeneratorVariable
+from .identity import MODELS as IDENTITY_MODELS
 from .instances import object_new
 from .itertools_iters import MODELS as ITERTOOLS_MODELS
 from .iterators import EnumerateVariable, FilterVariable, ListIteratorVariable, MapVariable, ZipVariable
@@ -36,6 +38,7 @@ from .lists import ListVariable, SizeVariable, SliceVariable, TupleVariable
 from .mapping_proxy import make_mapping_proxy
 from .operator_getters import MODELS as OPERATOR_GETTER_MODELS
 from .ops import COMPARE_OPS, binary_op, compare, contains_op, is_op, unary_op
+from .reprs import user_repr
 from .tensor import TensorVariable
 
 
@@ -63,7 +66,7 @@ class BuiltinVariable(CallableVariable):
             real_kwargs = {k: _constant_arg(v) for k, v in kwargs.items()}
             with python_operation(_name(self.fn)):  # what it raises, CPython raises
                 value = self.fn(*real_args, **real_kwargs)
-            return wrap_constant(value)
+            return wrap_fresh(value)
         unsupported("unsupported_call", f"builtin {_name(self.fn)}")
 
     def getattr(self, tx, name):
@@ -179,10 +182,20 @@ def _isinstance(tx, obj, classinfo):
             isinstance(None, cls)
     for c in cls if isinstance(cls, tuple) else (cls,):
         check = getattr(type(c), "__instancecheck__", None) if isinstance(c, type) else None
-        # a metaclass of the user's decides from the object itself (ABCMeta's agrees with issubclass)
-        if isinstance(check, types.FunctionType) and check is not abc.ABCMeta.__instancecheck__:
+        # a metaclass of the user's decides from the object itself (ABCMeta's agrees with
+        # issubclass; Parameter's does for a tensor of a known class, see _is_parameter)
+        if isinstance(check, types.FunctionType) and check is not abc.ABCMeta.__instancecheck__ \
+                and not _is_parameter_check(c, obj):
             unsupported("unsupported_call", f"isinstance with {type(c).__name__}.__instancecheck__")
     return ConstantVariable(issubclass(obj.python_type(), cls))
+
+
+def _is_parameter_check(c, obj) -> bool:
+    """``isinstance(t, nn.Parameter)`` of a tracked tensor: _ParameterMeta also accepts a
+    tensor carrying ``_is_param``, which only Parameter.__new__ sets, on a tensor subclass
+    it makes; a plain tensor (its class guarded) or a Parameter answers by its class."""
+    return (c is torch.nn.Parameter and isinstance(obj, TensorVariable)
+            and (obj.python_type() is torch.Tensor or issubclass(obj.python_type(), torch.nn.Parameter)))
 
 
 def _issubclass(tx, cls, classinfo):
@@ -269,6 +282,8 @@ def _defaultdict(tx, /, *args, **kwargs):
     if factory is not None and factory.is_python_constant():
         with python_operation("defaultdict()"):  # "first argument must be callable or None"
             collections.defaultdict(factory.as_python_constant())
+    elif factory is not None and not _callable(tx, factory).as_python_constant():  # defdict_init
+        raise_in_trace(TypeError, "first argument must be callable or None")
     if factory is None or factory.is_python_constant() and factory.as_python_constant() is None:
         unsupported("unsupported_call", "defaultdict without a default factory")
     result = _dict(tx, *args[1:], **kwargs)
@@ -291,6 +306,8 @@ def _scalar(kind):
         if isinstance(value, TensorVariable):
             unsupported("data_dependent_value", f"{kind.__name__}() of a tensor")
         if kind is bool:
+            if rest:  # bool_new takes one argument at most
+                raise_in_trace(TypeError, f"bool expected at most 1 argument, got {1 + len(rest)}")
             return ConstantVariable(value.truth(tx))
         if kind is str and not rest and hasattr(value, "str"):  # tp_str of the tracker's type
             return value.str(tx)
@@ -303,6 +320,10 @@ def _scalar(kind):
 
 
 def _len(tx, obj):
+    from .iterators import IteratorVariable
+
+    if isinstance(obj, IteratorVariable):  # an iterator has a __length_hint__ at most, no sq_length
+        raise_in_trace(TypeError, f"object of type '{obj.python_type().__name__}' has no len()")
     return ConstantVariable(obj.length(tx))
 
 
@@ -341,7 +362,12 @@ def _reversed(tx, seq):
             reversed(seq.value)
 
     if isinstance(seq, UserDefinedObjectVariable):
-        if isinstance(_static(seq.cls, "__reversed__")[1], types.FunctionType):
+        found, method = _static(seq.cls, "__reversed__")
+        if found and method is None:  # reversed_new_impl: `__reversed__ = None` (Mapping's) blocks it
+            raise_in_trace(TypeError, f"'{seq.cls.__name__}' object is not reversible")
+        if found and not isinstance(method, types.FunctionType):
+            unsupported("unsupported_call", f"{seq.cls.__name__}.__reversed__ is a {type(method).__name__}")
+        if found:
             return seq.call_method(tx, "__reversed__", [], {})
         if _static(seq.cls, "__len__")[0] and _static(seq.cls, "__getitem__")[0]:
             from .iterators import SequenceReversedVariable
@@ -360,7 +386,11 @@ def _reversed(tx, seq):
 
 
 def _enumerate(tx, iterable, start=ConstantVariable(0)):
-    return EnumerateVariable(iterable.iter(tx), start.as_python_constant())
+    iterator = iterable.iter(tx)  # enum_new_impl: iter() first, then the start's __index__
+    value = start.as_python_constant()
+    if not hasattr(type(value), "__index__"):
+        raise_in_trace(TypeError, f"'{type(value).__name__}' object cannot be interpreted as an integer")
+    return EnumerateVariable(iterator, value.__index__())
 
 
 def _zip(tx, *iterables, strict=ConstantVariable(False)):
@@ -368,6 +398,8 @@ def _zip(tx, *iterables, strict=ConstantVariable(False)):
 
 
 def _map(tx, fn, *iterables):
+    if not iterables:  # map_new's check, before any iter()
+        raise_in_trace(TypeError, "map() must have at least two arguments.")
     return MapVariable(fn, [it.iter(tx) for it in iterables])
 
 
@@ -383,6 +415,9 @@ def _repr(tx, obj):
     """``repr()``: the tracker's tp_repr where it models one, else of a constant."""
     if hasattr(obj, "repr"):
         return obj.repr(tx)
+    traced = user_repr(tx, obj)  # a Python __repr__ of the type (reprs.py)
+    if traced is not None:
+        return traced
     value = _constant_arg(obj)
     with python_operation("repr()"):
         text = repr(value)
@@ -393,10 +428,10 @@ def _abs(tx, x):
     return unary_op(tx, operator.abs, x)
 
 
-def _type(tx, obj):
-    from .user_defined import class_of
+def _type(tx, obj, *rest):
+    from .dynamic_classes import type_builtin  # type(obj), or type(name, bases, ns): a new class
 
-    return class_of(tx, obj)
+    return type_builtin(tx, obj, *rest)
 
 
 def _callable(tx, obj):
@@ -536,6 +571,7 @@ BUILTINS[object.__new__] = object_new  # super().__new__(cls) in a Python __new_
 BUILTINS.update(BUILTIN_METHOD_MODELS)
 BUILTINS.update(ITERTOOLS_MODELS)
 BUILTINS.update(OPERATOR_GETTER_MODELS)
+BUILTINS.update(IDENTITY_MODELS)  # id(), _thread.get_ident() (identity.py)
 BUILTINS[collections.deque] = make_deque
 BUILTINS[types.MappingProxyType] = make_mapping_proxy
 
@@ -551,7 +587,9 @@ BUILTINS[sys.intern] = _intern
 
 
 def _delattr(tx, obj, name):
-    """``delattr`` on an object made in the trace (its attributes are trackers)."""
+    """``delattr`` on an object made in the trace (its attributes are trackers), or a class."""
+    if hasattr(obj, "delattr"):  # a class: type.__delattr__ or its metaclass's
+        return obj.delattr(tx, name.as_python_constant()) or ConstantVariable(None)
     attrs = getattr(obj, "attrs", None)
     if attrs is None or not obj.mutable or name not in attrs:
         unsupported("side_effect", f"delattr({obj}, {name!r})")

@@ -6,21 +6,24 @@ class, a new object on every run. The tracer builds the class for real, at
 trace time, when doing so now is indistinguishable from doing it on each
 call:
 
-* the body runs nothing but what ``BodyWalk`` proves over an abstract stack
-  of kinds: it binds names (STORE_NAME) to constants, functions it makes,
-  ``staticmethod``/``classmethod``/``property``/``abstractmethod`` of them
-  (with a property's ``setter``/``getter``/``deleter``) and ``dataclasses.field``
-  calls (``BODY_CALLS``); it fills ``__annotations__`` (SETUP_ANNOTATIONS) with
-  what it reads and typing's subscripts and ``|`` of those (``List[int]``,
-  ``int | None``);
+* the body runs nothing but what ``BodyWalk`` (class_body.py) proves over an
+  abstract stack of kinds: it binds names to constants, functions it makes,
+  descriptors of them, ``BODY_CALLS`` and containers of constants; it fills
+  ``__annotations__`` with what it reads and typing's subscripts;
 * what it reads from outside (``Read``) is one fixed, immutable object, read
   as the frame would read it, so guarded: a global or builtin (LOAD_NAME), an
   attribute of a module, a variable of the enclosing function
   (LOAD_CLASSDEREF; 3.12: LOAD_LOCALS + LOAD_FROM_DICT_OR_DEREF). An
   annotation may also be a marker object such as ``KW_ONLY``, guarded by
   identity;
-* every base is a class of metaclass ``type`` with no ``__init_subclass__``
-  of its own, and there are no keywords (``metaclass=``).
+* creating it runs only code that is a function of the new class alone
+  (class_bases.py: the bases, the metaclass, the keywords, the hooks);
+* a list, dict or set the body builds (``_registry = {}``, ``__slots__ =
+  ['obj']``) is a new object on every run: the prototype holds one made now,
+  but the trace reads and changes a tracker of its own instead (the class's
+  overlay, class_attrs.py), which the rebuilt class gets in place of the one
+  its body makes, so each call starts from the body's value and ends with the
+  trace's changes to it.
 
 The methods' closures are the enclosing function's cells: each is stood for
 by a new real cell that the trace maps to the frame's ``CellVariable``
@@ -53,254 +56,54 @@ follows default argument``) is raised in the trace where CPython raises it.
 The generated methods are ordinary functions of the prototype, inlined when
 called.
 """
-import abc
 import builtins
 import dataclasses
-import dis
 import functools
 import types
 import typing
 import weakref
 
-from .. import pyver
 from ..errors import unsupported
 from .base import CallableVariable, guard_identity
+from .class_body import BODY_CALLS, BodyWalk, _reject
+from .class_attrs import rebuild_writes, share_overlay
+from .class_bases import admit
 from .constant import is_constant_value
 from .exceptions import python_operation
 from .trace_time import OpaqueConstantVariable, is_pure_class_getitem
 from .user_defined import UserDefinedClassVariable
 
-# What a call in the body makes, by the name it calls (the walk's kind), and the
-# real callables allowed under those names: builtin descriptors, and functions
-# that only build a new object from their arguments (``dataclasses.field``).
-CALL_KINDS = {"staticmethod": "descriptor", "classmethod": "descriptor", "property": "property",
-              "abstractmethod": "function"}
-BODY_CALLS = {staticmethod: "descriptor", classmethod: "descriptor", property: "property",
-              abc.abstractmethod: "function", dataclasses.field: "value"}
-_PROPERTY_METHODS = ("setter", "getter", "deleter")
-_NO_EFFECT = {"RESUME", "NOP", "MAKE_CELL", "PRECALL", "COPY_FREE_VARS"}
 # Classes built at trace time, and the functions in them: one object for every
 # call that the trace stands for, so never a constant of the replacement code.
 PROTOTYPES = weakref.WeakSet()
 
 
 def is_prototype(value) -> bool:
-    """Is ``value`` (or an item of a constant tuple) a trace-time class or one of its functions?"""
+    """Is ``value`` (or an item of a constant tuple, an alias of it) a trace-time class or one
+    of its functions?"""
     if type(value) in (tuple, frozenset):
         return any(is_prototype(v) for v in value)
+    if isinstance(value, (types.GenericAlias, getattr(typing, "_GenericAlias", ()))):  # Parent[int]
+        return is_prototype(value.__origin__) or is_prototype(tuple(getattr(value, "__args__", ())))
     try:
         return value in PROTOTYPES
     except TypeError:  # not weak-referenceable (or unhashable): not ours
         return False
 
 
-def _remember(cls):
+def _remember(cls, functions=True):
+    """``cls`` and what was made with it (``functions``: the functions in its dict were
+    made by its body, not read from outside) are prototypes."""
     PROTOTYPES.add(cls)
     for value in vars(cls).values():
+        if cls in type(value).__mro__:  # made with the class (an enum's members): as much its own
+            PROTOTYPES.add(value)
+        if not functions:
+            continue
         for fn in (value, getattr(value, "__func__", None), getattr(value, "fget", None),
                    getattr(value, "fset", None), getattr(value, "fdel", None)):
             if isinstance(fn, types.FunctionType):
                 PROTOTYPES.add(fn)
-
-
-def _reject(name, why):
-    unsupported("unsupported_call", f"class {name}: {why}")
-
-
-class Read:
-    """A value the body reads from outside: a global or builtin (``LOAD_NAME``), a
-    variable of the enclosing function (``LOAD_CLASSDEREF``), an attribute of one."""
-
-    def __init__(self, how, name, base=None):
-        self.how, self.name, self.base = how, name, base  # how: "global", "deref", "attr"
-        # ("call", the kind it was called as), "operand" (of [] or |), "annotation",
-        # "stored" (a class attribute), "argument" (of a call)
-        self.uses = set()
-
-    def __repr__(self):
-        return self.name if self.base is None else f"{self.base}.{self.name}"
-
-
-class ReadTuple(tuple):
-    """A tuple the body builds with reads in it (``(int, str)``): each is used as the tuple is."""
-
-
-def _use(kind, use):
-    for read in kind if isinstance(kind, ReadTuple) else (kind,):
-        if isinstance(read, Read):
-            read.uses.add(use)
-
-
-_VALUES = ("constant", "function", "descriptor", "property", "tuple", "annotation")
-
-
-class BodyWalk:
-    """The class body run over an abstract stack of kinds ("constant",
-    "function", a ``Read``, ...): proves that running it now runs nothing but
-    the reads it lists, ``BODY_CALLS`` and typing's subscripts and ``|``."""
-
-    def __init__(self, code, name):
-        self.code, self.name = code, name
-        self.stack, self.bound, self.reads = [], {}, []
-        self.closed_over = set()  # the cells the body passes on to its functions
-
-    def run(self):
-        for inst in dis.get_instructions(self.code):
-            op = inst.opname
-            if op in _NO_EFFECT:
-                continue
-            if op in ("RETURN_VALUE", "RETURN_CONST"):  # RETURN_CONST: 3.12's `return None`
-                return self.reads
-            step = getattr(self, op, None)
-            if step is None:
-                _reject(self.name, f"its body runs {op}")
-            step(inst)
-        return self.reads
-
-    def _read(self, how, name, base=None):
-        read = Read(how, name, base)
-        self.reads.append(read)
-        self.stack.append(read)
-
-    def LOAD_CONST(self, inst):
-        self.stack.append("constant")
-
-    def LOAD_NAME(self, inst):
-        if inst.argval in self.bound:
-            self.stack.append(self.bound[inst.argval])
-        elif inst.argval == "__name__":  # __module__ = __name__, in every class body
-            self.stack.append("constant")
-        else:
-            self._read("global", inst.argval)
-
-    def LOAD_CLASSDEREF(self, inst):  # 3.11: the namespace, else the enclosing function's cell
-        if inst.argval in self.bound:
-            self.stack.append(self.bound[inst.argval])
-        else:
-            self._read("deref", inst.argval)
-
-    def LOAD_LOCALS(self, inst):  # 3.12: pushes the namespace for LOAD_FROM_DICT_OR_DEREF
-        self.stack.append("locals")
-
-    def LOAD_FROM_DICT_OR_DEREF(self, inst):
-        self.stack.pop()
-        self.LOAD_CLASSDEREF(inst)
-
-    def STORE_NAME(self, inst):
-        kind = self.stack.pop()
-        if kind in ("locals", "null", "annotations", "property method"):
-            _reject(self.name, f"its body binds {inst.argval} to {kind}")
-        _use(kind, "stored")
-        self.bound[inst.argval] = kind
-
-    def SETUP_ANNOTATIONS(self, inst):
-        self.bound["__annotations__"] = "annotations"
-
-    def STORE_SUBSCR(self, inst):  # (value container key -- ): only __annotations__[name] = ...
-        key, container, value = self.stack.pop(), self.stack.pop(), self.stack.pop()
-        if container != "annotations" or key != "constant":
-            _reject(self.name, "its body stores an item")
-        if isinstance(value, Read):
-            value.uses.add("annotation")
-
-    def _operand(self, kind):
-        if isinstance(kind, Read):
-            kind.uses.add("operand")
-        elif kind not in ("constant", "annotation", "tuple") and not isinstance(kind, ReadTuple):
-            _reject(self.name, f"its body subscripts or combines a {kind}")
-
-    def BINARY_SUBSCR(self, inst):  # List[int], ClassVar[int]: typing's subscripts
-        key, base = self.stack.pop(), self.stack.pop()
-        if not isinstance(base, Read) and base != "annotation":
-            _reject(self.name, f"its body subscripts a {base}")
-        self._operand(base)
-        self._operand(key)
-        self.stack.append("annotation")
-
-    def BINARY_OP(self, inst):  # int | None
-        if inst.argrepr != "|":
-            _reject(self.name, f"its body runs the operator {inst.argrepr}")
-        self._operand(self.stack.pop())
-        self._operand(self.stack.pop())
-        self.stack.append("annotation")
-
-    def MAKE_FUNCTION(self, inst):  # 3.13 has no flags: SET_FUNCTION_ATTRIBUTE adds each
-        del self.stack[-1 - bin((inst.arg or 0) & 0x0F).count("1"):]
-        self.stack.append("function")
-
-    def SET_FUNCTION_ATTRIBUTE(self, inst):  # (attribute function -- function)
-        function = self.stack.pop()
-        self.stack[-1] = function
-
-    def LOAD_CLOSURE(self, inst):
-        self.closed_over.add(inst.argval)
-        self.stack.append("cell")
-
-    def LOAD_FAST(self, inst):  # 3.13's LOAD_CLOSURE
-        if inst.argval not in self.code.co_cellvars + self.code.co_freevars:
-            _reject(self.name, f"its body reads the local {inst.argval}")
-        self.LOAD_CLOSURE(inst)
-
-    def BUILD_TUPLE(self, inst):
-        items = self.stack[len(self.stack) - inst.arg:]
-        for kind in items:
-            if kind not in ("constant", "cell", "annotation") and not isinstance(kind, Read):
-                _reject(self.name, f"its body puts a {kind} in a tuple")
-        del self.stack[len(self.stack) - inst.arg:]
-        reads = ReadTuple(kind for kind in items if isinstance(kind, Read))
-        self.stack.append(reads if reads else "tuple")
-
-    def _attribute(self, inst):
-        base, name, method_form = self.stack.pop(), inst.argval, inst.opname == "LOAD_METHOD"
-        method_form = method_form or pyver.attr_is_method(inst.arg)  # 3.12: LOAD_ATTR's bit
-        if base == "property" and name in _PROPERTY_METHODS:
-            kind = "property method"
-        elif isinstance(base, Read):  # typing.ClassVar, dataclasses.field: a module's attribute
-            read = Read("attr", name, base)
-            self.reads.append(read)
-            kind = read
-        else:
-            _reject(self.name, f"its body reads the attribute {name} of a {base}")
-        self.stack.extend(["null", kind] if method_form else [kind])
-
-    LOAD_ATTR = LOAD_METHOD = _attribute
-
-    def PUSH_NULL(self, inst):
-        self.stack.append("null")
-
-    def KW_NAMES(self, inst):  # 3.11, 3.12: the next CALL's last arguments are keywords
-        pass
-
-    def CALL_KW(self, inst):  # 3.13: the keyword names are on the stack
-        self.stack.pop()
-        self.CALL(inst)
-
-    def CALL(self, inst):
-        """The callee is a decorator, a ``BODY_CALLS`` function or a property method."""
-        argc, stack = inst.arg, self.stack
-        below, callee = stack[-argc - 2], stack[-argc - 1]
-        if below != "null":
-            callee = below
-        args = stack[len(stack) - argc:]
-        del stack[-argc - 2:]
-        for arg in args:
-            _use(arg, "argument")
-            if arg not in _VALUES and not isinstance(arg, (Read, ReadTuple)):
-                _reject(self.name, f"its body passes a {arg} to a call")
-        if callee == "property method":
-            stack.append("property")
-        elif isinstance(callee, Read):
-            kind = CALL_KINDS.get(callee.name, "value")
-            callee.uses.add(("call", kind))
-            stack.append(kind)
-        else:
-            _reject(self.name, f"its body calls a {callee}")
-
-    def COPY(self, inst):
-        self.stack.append(self.stack[-inst.arg])
-
-    def POP_TOP(self, inst):
-        self.stack.pop()
 
 
 def _fixed_object(var):
@@ -344,12 +147,6 @@ def _pure_operand(value) -> bool:
         value.__module__ in ("dataclasses", "typing", "collections.abc", "builtins")
 
 
-def _plain_base(cls) -> bool:
-    if not isinstance(cls, type) or type(cls) is not type:
-        return False
-    return all("__init_subclass__" not in klass.__dict__ for klass in cls.__mro__ if klass is not object)
-
-
 class BuildClassVariable(CallableVariable):
     """``__build_class__`` as LOAD_BUILD_CLASS pushes it."""
 
@@ -363,22 +160,30 @@ class BuildClassVariable(CallableVariable):
                 or not args[1].is_python_constant():
             unsupported("unsupported_call", "__build_class__ with these arguments")
         body, name = args[0], args[1].as_python_constant()
-        if kwargs:
-            _reject(name, "keywords (a metaclass) in the class statement")
-        bases = []
-        for base in args[2:]:
-            real = base.as_python_constant() if base.is_python_constant() else None
-            if not _plain_base(real):
-                _reject(name, f"base {base}: not a class of metaclass type without __init_subclass__")
-            bases.append(real)
+        bases, keywords = [], {}
+        for key, base in [(None, base) for base in args[2:]] + list(kwargs.items()):
+            if not base.is_python_constant():
+                _reject(name, f"{'base' if key is None else key} {base} is not a fixed object")
+            if key is None:
+                bases.append(base.as_python_constant())
+            else:
+                keywords[key] = base.as_python_constant()
         walk = BodyWalk(body.code, name)
-        cells, derefs = _closure(tx, body, name, walk.run())
+        reads = walk.run()
+        admit(name, bases, keywords, walk.bound)  # what creating it runs: see class_bases.py
+        cells, derefs = _closure(tx, body, name, reads)
         shared = {body.code.co_freevars.index(n) for n in walk.closed_over if n in body.code.co_freevars}
         with python_operation(f"class {name}"):  # `class A(bool)` raises TypeError, as CPython does
             fn = types.FunctionType(body.code, body.f_globals, body.code.co_name, None, cells)
-            cls = builtins.__build_class__(fn, name, *bases)
+            cls = builtins.__build_class__(fn, name, *bases, **keywords)
         _remember(cls)
-        return BuiltClassVariable(cls, body, args[1:], derefs, shared)
+        var = BuiltClassVariable(cls, body, args[1:], derefs, shared, keywords=kwargs)
+        for kind in walk.containers:  # the trace's own copy, put in the class where it is rebuilt
+            name = kind.names[0] if kind.names else None
+            if name is not None and name in vars(cls):
+                var.writes[name] = tx.wrap(vars(cls)[name])
+        share_overlay(tx, cls, var.writes)
+        return var
 
     def __repr__(self):
         return "BuildClassVariable()"
@@ -446,11 +251,13 @@ class BuiltClassVariable(UserDefinedClassVariable):
     (``ClassDecoratorVariable``), applied again when it is rebuilt."""
 
     rebuilt = True  # its instances made in the trace are rebuilt with the class rebuilt
-    def __init__(self, cls, body, name_and_bases, derefs, shared, decorators=(), **kwargs):
+    def __init__(self, cls, body, name_and_bases, derefs, shared, decorators=(), keywords=None, **kwargs):
         super().__init__(cls, **kwargs)
+        self.keywords = keywords or {}  # metaclass=..., as trackers
         self.body, self.name_and_bases, self.derefs = body, name_and_bases, derefs
         self.shared = shared  # free variables its functions close over (by index)
         self.decorators = list(decorators)
+        self.writes = {}  # this trace's attribute writes to it (class_attrs.py), redone when rebuilt
 
     def reconstruct(self, cg):
         """``deco(__build_class__(FunctionType(body, globals, name, None, closure), name, *bases))``,
@@ -472,12 +279,17 @@ class BuiltClassVariable(UserDefinedClassVariable):
                 self._cell(cg, index, cell)
             cg.build(tuple, len(closure))
         cg.call(5 if closure else 2)
-        for item in self.name_and_bases:
+        for item in list(self.name_and_bases) + list(self.keywords.values()):
             cg(item)
-        cg.call(1 + len(self.name_and_bases))
+        if self.keywords:
+            cg.call_kw(1 + len(self.name_and_bases) + len(self.keywords), tuple(self.keywords))
+        else:
+            cg.call(1 + len(self.name_and_bases))
         for _ in self.decorators:
             cg.call(1)
-        cg.load_fast(cg.remember(self))  # one class for the class and its instances
+        temp = cg.remember(self)  # one class for the class and its instances
+        rebuild_writes(cg, temp, self.writes)
+        cg.load_fast(temp)
 
     def _cell(self, cg, index, cell):
         """The frame's cell; for a variable the body read and no function of it keeps,
@@ -524,7 +336,7 @@ class ClassDecoratorVariable(CallableVariable):
         if not args and constant:
             return ClassDecoratorVariable(self.fn, options)
         if len(args) == 1 and isinstance(args[0], BuiltClassVariable) and constant:
-            return _decorate(args[0], self.fn, options)
+            return _decorate(tx, args[0], self.fn, options)
         if self.options is not None:
             unsupported("unsupported_call", f"{self} on {args}")
         return UserFunctionVariable(self.fn, source=self.source).call(tx, args, kwargs)
@@ -533,12 +345,30 @@ class ClassDecoratorVariable(CallableVariable):
         return f"ClassDecoratorVariable({self.fn.__qualname__}, {self.options})"
 
 
-def _decorate(var, fn, options):
+def _decorate(tx, var, fn, options):
     with python_operation(fn.__qualname__):  # its TypeErrors ("non-default argument ...") are CPython's
         cls = fn(var.cls, **options)
     _remember(cls)
     if cls is var.cls:  # changed in place: every tracker of the class sees it
         var.decorators.append((fn, options))
         return var
-    return BuiltClassVariable(cls, var.body, var.name_and_bases, var.derefs, var.shared,
-                              var.decorators + [(fn, options)])
+    new = BuiltClassVariable(cls, var.body, var.name_and_bases, var.derefs, var.shared,
+                             var.decorators + [(fn, options)], var.keywords)
+    new.writes.update(var.writes)  # its containers: the trace's copies (see BuildClassVariable)
+    share_overlay(tx, cls, new.writes)
+    return new
+
+
+class RebuiltAliasVariable(OpaqueConstantVariable):
+    """``Box[int]`` of a class made in the trace: computed now on the prototype, rebuilt as
+    ``Box[int]`` of the class rebuilt (never the prototype's alias, see ``is_prototype``)."""
+
+    def __init__(self, value, class_var, key, **kwargs):
+        super().__init__(value, **kwargs)
+        self.class_var, self.key = class_var, key
+
+    def reconstruct(self, cg):
+        cg(self.class_var)
+        cg(self.key)
+        cg.binary_subscr()
+

@@ -7,6 +7,7 @@ constants too. Tuples, slices and ranges of constants have their own
 trackers (lists.py) so they can be unpacked; ``wrap_constant`` picks the
 right one.
 """
+import enum
 import types
 
 import torch
@@ -133,4 +134,17 @@ def wrap_constant(value) -> VariableTracker:
         return lists.RangeVariable(value)
     if isinstance(value, CONSTANT_TYPES) or type(value) is frozenset:
         return ConstantVariable(value)
+    if isinstance(value, enum.Enum):  # `Flag.A | Flag.B`: a member, as a member read from its class is
+        from .builder import EnumVariable
+
+        return EnumVariable(value)
+    if isinstance(value, ANNOTATION_TYPES):  # `int | None` computed now: immutable, every use runs now
+        from .trace_time import OpaqueConstantVariable
+
+        return OpaqueConstantVariable(value)
     unsupported("unsupported_value", f"{type(value).__name__} is not a trace-time constant")
+
+
+# Annotation objects a trace computes (``int | None``, ``list[int]``): immutable and
+# compared by value, like the ones builder.py wraps from globals.
+ANNOTATION_TYPES = (types.UnionType, types.GenericAlias)

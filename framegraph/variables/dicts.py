@@ -249,12 +249,31 @@ def _update(d, tx, /, *args, **kwargs):
             # dict_merge reads a dict's own table only while its type keeps a C
             # iterator; a subclass's __iter__ makes it go through keys() and [key]
             unsupported("unsupported_call", f"dict.update from a {other.py_type.__name__} with its own __iter__")
-        pairs = other.items.values() if isinstance(other, ConstDictVariable) else (
-            _pair(tx, i, p) for i, p in enumerate(items_of(tx, other)))
+        from .mapping_proxy import MappingProxyVariable
+
+        if isinstance(other, MappingProxyVariable):  # dict(E.__members__): its mapping's items
+            other = other.mapping
+        if isinstance(other, ConstDictVariable):
+            pairs = list(other.items.values())
+        elif _is_mapping(other):  # PyDict_Merge: keys(), then other[key] for each
+            if not issubclass(other.python_type(), (dict, types.MappingProxyType)):
+                unsupported("unsupported_call", f"dict.update from a {other.python_type().__name__}, "
+                                                "through its keys()")
+            pairs = [(k, other.getitem(tx, k)) for k in other.unpack(tx)]
+        else:  # a sequence of pairs (dict_merge_from_seq2)
+            pairs = (_pair(tx, i, p) for i, p in enumerate(items_of(tx, other)))
         for k, v in pairs:
             _store(d, hash_key(k), k, v)
     for k, v in kwargs.items():
         _store(d, k, ConstantVariable(k), v)
+
+
+def _is_mapping(var) -> bool:
+    """Does ``dict.update`` treat ``var`` as a mapping (its type has ``keys``)?"""
+    try:
+        return hasattr(var.python_type(), "keys")
+    except Exception:  # a tracker that does not know its type: an iterable of pairs
+        return False
 
 
 def _pair(tx, i, element):

@@ -26,6 +26,7 @@ for a class that defines them in Python, reading them is a break.
 ``TracedException`` is the Python exception that carries it through the
 tracer's own stack.
 """
+import sys
 import types
 
 from ..errors import FramegraphError, unsupported
@@ -96,7 +97,7 @@ class ExceptionVariable(VariableTracker):
 
     def _set_traceback(self, tb):
         if isinstance(tb, TracebackVariable):
-            self.tb_frames = tb.frames
+            self.tb_frames = list(tb.frames)  # a list: unwinding prepends frames to it
         elif tb.is_python_constant() and tb.as_python_constant() is None:
             self.tb_frames = None
         else:
@@ -242,9 +243,14 @@ def make_exception(cls, args, kwargs):
             unsupported("unsupported_call", f"creating a {cls.__name__} (its {slot} is written in Python)")
     if issubclass(cls, _PARSING_ARGS):
         unsupported("unsupported_call", f"creating a {cls.__name__} (its constructor parses the arguments)")
+    if kwargs:
+        if issubclass(cls, _KEYWORD_ARGS):  # name=, obj=, path=: their own C __init__ parses them
+            unsupported("unsupported_call", f"creating a {cls.__name__} with keyword arguments")
+        raise_in_trace(TypeError, f"{cls.__name__}() takes no keyword arguments")  # BaseException_new
     return ExceptionVariable(cls, args, kwargs)
 
 
+_KEYWORD_ARGS = (AttributeError, NameError, ImportError)
 _PARSING_ARGS = (OSError, ImportError, SyntaxError, UnicodeEncodeError, UnicodeDecodeError,
                  UnicodeTranslateError, BaseExceptionGroup)
 
@@ -287,3 +293,37 @@ class python_operation:
         if kind is None or not issubclass(kind, Exception) or issubclass(kind, (FramegraphError, TracedException)):
             return False
         raise_python_error(error, self.context)
+
+
+def handled_exception(tx):
+    """The exception being handled (``sys.exc_info()[1]``), or None when the trace
+    handles none (the caller of the compiled frame may)."""
+    while tx is not None:
+        if tx.exc_stack:
+            return tx.exc_stack[-1]
+        tx = tx.parent
+    return None
+
+
+def _exc_info(tx):
+    """``sys.exc_info()``: the exception the trace handles, with its class and traceback;
+    with none handled in the trace, the caller's, guarded to be none."""
+    from .lists import TupleVariable
+
+    handled = handled_exception(tx)
+    if handled is None:
+        if sys.exc_info()[1] is not None:  # the trace runs in the caller's thread state
+            unsupported("exception", "sys.exc_info() in a frame called while an exception is handled")
+        tx.output.add_guard("NO_HANDLED_EXCEPTION", None)
+        return TupleVariable([ConstantVariable(None)] * 3)
+    if not isinstance(handled, ExceptionVariable):
+        unsupported("unsupported_call", f"sys.exc_info() while {handled} is handled")
+    return TupleVariable([tx.wrap(handled.cls), handled, traceback_of(handled.tb_frames)])
+
+
+def _exception(tx):
+    """``sys.exception()``: the handled exception, or None (3.11)."""
+    return _exc_info(tx).items[1]
+
+
+EXC_INFO_MODELS = {sys.exc_info: _exc_info, **({sys.exception: _exception} if hasattr(sys, "exception") else {})}

@@ -3,9 +3,11 @@
 Calling a user function inlines it: a nested translator runs its bytecode
 over the caller's graph (``tracer/translator.py``). These trackers only know
 what is needed for that: the code object, the globals it reads, the bound
-arguments (``bind_args`` applies defaults, ``*args`` and ``**kwargs`` exactly
-like CPython, by binding on a stand-in function whose defaults are trackers),
-and the closure cells.
+arguments (``binding.bind_args`` applies defaults, ``*args`` and ``**kwargs``
+exactly like CPython), and the closure cells; and, since functions are objects
+too, their attributes (``function_attrs.py``: what the trace writes on one is
+kept on its tracker, or replayed on the real function) and the library wrappers
+whose calls are modelled (``CALL_MODELS``: recursive_repr, singledispatch).
 
 * ``UserFunctionVariable``: a real function object from outside the frame.
 * ``NestedUserFunctionVariable``: a function made by MAKE_FUNCTION during the
@@ -14,14 +16,19 @@ and the closure cells.
 * ``CellVariable``: a closure cell; cells made in the trace are shared by
   identity between the frame and its nested functions.
 """
-import inspect
 import types
 from typing import Dict, List, Optional
 
 from ..errors import unsupported
 from ..guards.sources import AttrSource, closure_cell_source
 from .base import VariableTracker
+from .binding import bind_args
 from .constant import ConstantVariable
+from .function_attrs import (STRUCT_ATTRS, check_delete, check_write, kwdefaults_of, nested_struct_attr,
+                             no_attribute)
+from .lists import TupleVariable
+from .reprs import MODELS as REPR_MODELS
+from .single_dispatch import MODELS as DISPATCH_MODELS
 
 
 class CellVariable(VariableTracker):
@@ -39,6 +46,24 @@ class CellVariable(VariableTracker):
         self.contents = contents
         self.pre_existing = pre_existing
         self.cell_source = cell_source
+
+    def python_type(self):
+        return types.CellType
+
+    def getattr(self, tx, name):
+        """``cell.cell_contents``: ValueError for an empty cell, as cell_get_contents."""
+        if name != "cell_contents":
+            return super().getattr(tx, name)
+        if self.contents is None:
+            from .exceptions import raise_in_trace
+
+            raise_in_trace(ValueError, "Cell is empty")
+        return self.contents
+
+    def setattr(self, tx, name, value):
+        if name != "cell_contents":
+            return super().setattr(tx, name, value)
+        self.store(value, tx)
 
     def load(self, name):
         if self.contents is None:
@@ -71,59 +96,6 @@ class CellVariable(VariableTracker):
         return f"CellVariable({self.contents!r})"
 
 
-def bind_args(code, name, defaults, kwdefaults, args, kwargs) -> Dict[str, VariableTracker]:
-    """Bind tracker arguments to ``code``'s parameters with CPython's rules:
-    positional, then keyword, then defaults; extras to ``*args``/``**kwargs``.
-    A call CPython would reject is a clean break (it raises again eagerly)."""
-    from .dicts import ConstDictVariable
-    from .lists import TupleVariable
-
-    nargs, posonly, nkwonly = code.co_argcount, code.co_posonlyargcount, code.co_kwonlyargcount
-    names = code.co_varnames
-    positional, kwonly = names[:nargs], names[nargs:nargs + nkwonly]
-    star = names[nargs + nkwonly] if code.co_flags & inspect.CO_VARARGS else None
-    starstar = (names[nargs + nkwonly + (star is not None)]
-                if code.co_flags & inspect.CO_VARKEYWORDS else None)
-    if len(args) > nargs and star is None:
-        _reject(name, f"takes {nargs} positional arguments but {len(args)} were given")
-    given = dict(zip(positional, args))
-    extra = {}
-    for key, value in kwargs.items():
-        if key in kwonly or key in positional[posonly:]:
-            if key in given:
-                _reject(name, f"got multiple values for argument {key!r}")
-            given[key] = value
-        elif starstar is not None:
-            extra[key] = value
-        else:
-            _reject(name, f"got an unexpected keyword argument {key!r}")
-    first_default = nargs - len(defaults)
-    result = {}
-    for i, param in enumerate(positional):
-        if param in given:
-            result[param] = given[param]
-        elif i >= first_default:
-            result[param] = defaults[i - first_default]
-        else:
-            _reject(name, f"missing required argument {param!r}")
-    for param in kwonly:
-        if param in given:
-            result[param] = given[param]
-        elif param in kwdefaults:
-            result[param] = kwdefaults[param]
-        else:
-            _reject(name, f"missing required keyword-only argument {param!r}")
-    if star is not None:
-        result[star] = TupleVariable(list(args[nargs:]))
-    if starstar is not None:
-        result[starstar] = ConstDictVariable.from_kwargs(extra)
-    return result
-
-
-def _reject(name, why):
-    unsupported("operator_error", f"calling {name}: {name}() {why}")
-
-
 class BaseUserFunctionVariable(VariableTracker):
     """What the inliner needs from any user function tracker."""
 
@@ -144,6 +116,36 @@ class BaseUserFunctionVariable(VariableTracker):
 
     def python_type(self):
         return types.FunctionType
+
+    def bound_get(self):
+        """``fn.__get__``: func_descr_get, bound to this function."""
+        return FunctionGetVariable(self)
+
+
+class FunctionGetVariable(VariableTracker):
+    """``fn.__get__``: called with an instance, a bound method; with None, ``fn`` itself."""
+
+    def __init__(self, fn_var, **kwargs):
+        super().__init__(**kwargs)
+        self.fn_var = fn_var
+
+    def python_type(self):
+        return types.MethodWrapperType
+
+    def call(self, tx, args, kwargs):
+        if kwargs or not 1 <= len(args) <= 2:
+            unsupported("operator_error", f"calling {self} with {len(args)} arguments")
+        obj = args[0]
+        if obj.is_python_constant() and obj.as_python_constant() is None:
+            return self.fn_var
+        return UserMethodVariable(self.fn_var, obj)
+
+    def reconstruct(self, cg):
+        cg(self.fn_var)
+        cg.load_attr("__get__")
+
+    def __repr__(self):
+        return f"FunctionGetVariable({self.fn_var!r})"
 
 
 # The marker torch's ``assume_constant_result`` sets on a function, and that
@@ -186,6 +188,7 @@ class UserFunctionVariable(BaseUserFunctionVariable):
         super().__init__(**kwargs)
         self.fn = fn
         self.by_identity = by_identity or self.source is None
+        self.attrs: Dict[str, VariableTracker] = {}  # struct attributes written in the trace
 
     def get_code(self):
         return self.fn.__code__
@@ -195,6 +198,9 @@ class UserFunctionVariable(BaseUserFunctionVariable):
 
     def call(self, tx, args, kwargs):
         constant = marked_constant_result(self.fn, self.fn, args, kwargs)
+        model = CALL_MODELS.get(self.fn.__code__)  # recursive_repr, singledispatch wrappers
+        if constant is None and model is not None:
+            constant = model(tx, self, args, kwargs)
         return constant if constant is not None else super().call(tx, args, kwargs)
 
     def as_python_constant(self):
@@ -232,20 +238,86 @@ class UserFunctionVariable(BaseUserFunctionVariable):
                     for i, v in enumerate(self.fn.__defaults__ or ())]
         kwdefaults = {k: tx.wrap(v, default_source("__kwdefaults__", k))
                       for k, v in (self.fn.__kwdefaults__ or {}).items()}
-        return bind_args(self.get_code(), self.fn.__name__, defaults, kwdefaults, args, kwargs)
+        tracked = tx.output.aliases.tracker_of(self.fn.__kwdefaults__)
+        if tracked is not None:  # the trace changed fn.__kwdefaults__: its items now
+            kwdefaults = kwdefaults_of(tracked)
+        name = self.attrs["__qualname__"].as_python_constant() if "__qualname__" in self.attrs else self.fn.__qualname__
+        return bind_args(self.get_code(), name, defaults, kwdefaults, args, kwargs)
 
     def getattr(self, tx, name):
-
+        """Struct attributes written in the trace, then the real ones (constants fixed
+        by the function's identity, or guarded through the source), then its
+        ``__dict__``: the tracker of the real dict once the trace wrote to it."""
+        if name in self.attrs:
+            return self.attrs[name]
+        if name == "__get__":
+            return self.bound_get()
         source = AttrSource(self.source, name) if self.source is not None else None
         if name in _FUNCTION_CONSTANTS:  # fixed by the function's identity (ID_MATCH), else guarded
             return tx.wrap(getattr(self.fn, name), None if self.by_identity else source)
-        if name in self.fn.__dict__:  # __wrapped__, attributes set by decorators
+        if name == "__dict__":
+            return self.instance_dict(tx)
+        if name == "__closure__":
+            return TupleVariable(self.closure_cells(tx)) if self.fn.__closure__ else ConstantVariable(None)
+        if name in _GUARDED_ATTRS and source is not None:
+            return tx.wrap(getattr(self.fn, name), source)
+        tracked = self._tracked_dict(tx)
+        if tracked is not None:
+            key = ConstantVariable(name)
+            if tracked.contains(tx, key):
+                return tracked.getitem(tx, key)
+        elif name in self.fn.__dict__:  # __wrapped__, attributes set by decorators
             return tx.wrap(self.fn.__dict__[name], source)
-        return super().getattr(tx, name)
+        if hasattr(_plain_function, name) or self.source is None:
+            return super().getattr(tx, name)
+        if tracked is None:  # absent: guarded to stay so (the tracked dict guards its own keys)
+            tx.output.add_guard("DICT_CONTAINS", AttrSource(self.source, "__dict__"), (name, False))
+        no_attribute(name)
+
+    def setattr(self, tx, name, value):
+        """A side effect on the real function: a struct attribute is replayed as
+        ``fn.name = value``; any other is an item of its ``__dict__`` (a dict
+        side effect)."""
+        from ..side_effects import record_mutation
+
+        check_write(name, value)
+        if name in STRUCT_ATTRS:
+            record_mutation(tx, self, f"setting .{name}")  # a real function, even without a source
+            self.attrs[name] = value
+        else:
+            self.instance_dict(tx).setitem(tx, ConstantVariable(name), value)
+
+    def delattr(self, tx, name):
+        """``del fn.name``: an item of the real ``__dict__`` goes (a dict side effect)."""
+        check_delete(name)
+        key = ConstantVariable(name)
+        d = self.instance_dict(tx)
+        if not d.contains(tx, key):
+            no_attribute(name)
+        d.delitem(tx, key)
+
+    # Struct attribute writes are replayed (``fn.name = value``) on the real function:
+    # re-read from the source, or, for one reached without a source, loaded as the
+    # object itself (a function compared by identity is a trace-time constant).
+    replay_kind = "object"
+
+    def instance_dict(self, tx):
+        """The tracker of the real ``__dict__`` (one per function: aliases.py)."""
+        if self.source is None:
+            unsupported("unsupported_attribute", f"the __dict__ of {self}, which cannot be re-read")
+        return tx.wrap(self.fn.__dict__, AttrSource(self.source, "__dict__"))
+
+    def _tracked_dict(self, tx):
+        return tx.output.aliases.tracker_of(self.fn.__dict__)
 
     def hasattr(self, tx, name):
-        found = hasattr(self.fn, name)
-        if not hasattr(types.FunctionType, name) and self.source is not None:
+        if name in self.attrs or hasattr(_plain_function, name):
+            return True
+        tracked = self._tracked_dict(tx)
+        if tracked is not None:
+            return tracked.contains(tx, ConstantVariable(name))
+        found = name in self.fn.__dict__
+        if self.source is not None:
             # an attribute of the function's __dict__, which may change (or, for a
             # function made per call, differ on the next object)
             tx.output.add_guard("DICT_CONTAINS", AttrSource(self.source, "__dict__"), (name, found))
@@ -255,9 +327,16 @@ class UserFunctionVariable(BaseUserFunctionVariable):
         return f"UserFunctionVariable({self.fn.__qualname__})"
 
 
+# Library wrappers whose call is modelled (by the wrapper's code: every wrapper
+# the decorator makes shares it); fn(tx, fn_var, args, kwargs) -> tracker, or
+# None to inline the wrapper as written.
+CALL_MODELS = {**REPR_MODELS, **DISPATCH_MODELS}
+
 # Function attributes that cannot change without changing the function's identity
 # in practice (code and names); read as trace-time constants.
 _FUNCTION_CONSTANTS = frozenset({"__name__", "__qualname__", "__module__", "__doc__", "__code__"})
+# Attributes read through their source, so that a change is seen by the guards.
+_GUARDED_ATTRS = frozenset({"__defaults__", "__kwdefaults__", "__annotations__", "__type_params__"})
 
 
 def _item(base, key):
@@ -284,6 +363,9 @@ class NestedUserFunctionVariable(BaseUserFunctionVariable):
         self.closure: Optional[List[CellVariable]] = closure
         # MAKE_FUNCTION's flat (name, value, ...) tuple; only read to rebuild the function
         self.annotations: Optional[VariableTracker] = annotations
+        self.attrs: Dict[str, VariableTracker] = {}  # struct attributes written in the trace
+        self.dict_var = None  # its __dict__ (a ConstDictVariable), made on first use
+        self.kwdefaults_var = None  # its __kwdefaults__ dict, once read
 
     def get_code(self):
         return self.code
@@ -298,23 +380,72 @@ class NestedUserFunctionVariable(BaseUserFunctionVariable):
         return list(self.closure or ())
 
     def bind(self, tx, args, kwargs):
-        return bind_args(self.code, self.code.co_name, self.defaults, self.kwdefaults, args, kwargs)
+        qualname = self.attrs["__qualname__"].as_python_constant() if "__qualname__" in self.attrs else self.qualname
+        return bind_args(self.code, qualname, self.defaults, self.current_kwdefaults(), args, kwargs)
+
+    def current_kwdefaults(self) -> Dict[str, VariableTracker]:
+        """The keyword defaults now: those of ``__kwdefaults__`` once the trace read it (and
+        may have changed it), else MAKE_FUNCTION's."""
+        return kwdefaults_of(self.kwdefaults_var) if self.kwdefaults_var is not None else self.kwdefaults
 
     def getattr(self, tx, name):
-        if name in ("__name__", "__qualname__"):
-            return ConstantVariable(self.code.co_name if name == "__name__" else self.qualname)
-        return super().getattr(tx, name)
+        """A function's attributes (``function_attrs``): what the trace wrote, what
+        MAKE_FUNCTION derived, then the function's ``__dict__``."""
+        if name in self.attrs:
+            return self.attrs[name]
+        if name == "__get__":
+            return self.bound_get()
+        if name == "__dict__":
+            return self.instance_dict()
+        found = nested_struct_attr(tx, self, name)
+        if found is not None:
+            return found
+        key = ConstantVariable(name)
+        if self.dict_var is not None and self.dict_var.contains(tx, key):
+            return self.dict_var.getitem(tx, key)
+        if hasattr(_plain_function, name):  # __get__, __call__, __repr__...: what every function has
+            return super().getattr(tx, name)
+        no_attribute(name)
+
+    def setattr(self, tx, name, value):
+        """Kept on the tracker (a function made in the trace is this trace's own);
+        ``reconstruct`` stores it on the function it builds."""
+        check_write(name, value)
+        self.check_mutable(f"setting .{name}", tx)
+        if name in STRUCT_ATTRS:
+            self.attrs[name] = value
+        else:
+            self.instance_dict().setitem(tx, ConstantVariable(name), value)
+
+    def delattr(self, tx, name):
+        """``del fn.name``: an item of its ``__dict__`` goes (``function_attrs.check_delete``)."""
+        check_delete(name)
+        key = ConstantVariable(name)
+        if self.dict_var is None or not self.dict_var.contains(tx, key):
+            no_attribute(name)
+        self.dict_var.delitem(tx, key)
+
+    def instance_dict(self):
+        """The function's ``__dict__``, made on first use (empty, as CPython's)."""
+        from .dicts import ConstDictVariable
+
+        if self.dict_var is None:
+            self.dict_var = ConstDictVariable([])
+        return self.dict_var
 
     def hasattr(self, tx, name):
-        """A function made in the trace has only what every function has (setting an
-        attribute on it is a break, so its ``__dict__`` is empty)."""
-        return hasattr(_plain_function, name)
+        """What every function has, what the trace wrote, and its ``__dict__``'s keys."""
+        if name in self.attrs or hasattr(_plain_function, name):
+            return True
+        return self.dict_var is not None and self.dict_var.contains(tx, ConstantVariable(name))
 
     def reconstruct(self, cg):
         """``types.FunctionType(code, globals, None, defaults, closure)``, then the
         keyword defaults and annotations: what MAKE_FUNCTION builds (name, qualname
         and ``__module__`` come from the code and the globals, the same way). The
-        closure's cells are the real ones (``CellVariable.reconstruct``)."""
+        closure's cells are the real ones (``CellVariable.reconstruct``). Then what
+        the trace wrote: struct attributes, and the ``__dict__`` (assigned, so a
+        reference to it elsewhere is the function's own)."""
         cg.emit_op("PUSH_NULL")
         cg.load_const(types.FunctionType)
         cg.load_const(self.code)
@@ -328,17 +459,33 @@ class NestedUserFunctionVariable(BaseUserFunctionVariable):
             else:
                 cg.load_const(None)
         cg.call(5)
-        if self.kwdefaults:
+        if self.kwdefaults_var is not None:
+            _store_attr(cg, "__kwdefaults__", self.kwdefaults_var)  # the dict the trace holds
+        elif self.kwdefaults:
             _store_dict_attr(cg, "__kwdefaults__",
                              [(ConstantVariable(k), v) for k, v in self.kwdefaults.items()])
-        if self.annotations is not None:
+        if self.annotations is not None and "__annotations__" not in self.attrs:
             flat = getattr(self.annotations, "items", None)
             if not isinstance(flat, list):
                 unsupported("graph_output", f"the annotations of the nested function {self.qualname}")
             _store_dict_attr(cg, "__annotations__", list(zip(flat[::2], flat[1::2])))
+        for name, value in self.attrs.items():
+            _store_attr(cg, name, value)
+        if self.dict_var is not None:
+            _store_attr(cg, "__dict__", self.dict_var)
 
     def __repr__(self):
         return f"NestedUserFunctionVariable({self.qualname})"
+
+
+def _store_attr(cg, name, value):
+    """``fn.name = value`` with the function on top of the stack, left there."""
+    from .. import bytecode
+
+    cg.emit(bytecode.create_dup_top())
+    cg(value)
+    cg.emit_op("SWAP", arg=2)
+    cg.emit_op("STORE_ATTR", argval=name)
 
 
 def _store_dict_attr(cg, name, pairs):

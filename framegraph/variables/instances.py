@@ -18,9 +18,15 @@ overrides ``__new__`` or does not override ``__init__``, an abstract class, and
 a class whose layout is not ``object``'s (``object.__new__(X) is not safe``: a
 break here).
 """
+import functools
+import inspect
 import types
 
+from torch import nn
+
 from ..errors import unsupported
+from .base import VariableTracker
+from .call_shapes import check_function_shape
 
 
 def _resolved(cls, name):
@@ -30,7 +36,7 @@ def _resolved(cls, name):
     return None
 
 
-def type_call(tx, cls_var, args, kwargs):
+def python_new_call(tx, cls_var, args, kwargs):
     """``cls(*args, **kwargs)`` for a class whose ``__new__`` is a Python function."""
     from .functions import UserFunctionVariable
     from .user_defined import bind_class_attribute
@@ -88,3 +94,104 @@ def object_new(tx, cls_var=None, *args, **kwargs):
     obj.class_var = cls_var  # type(obj) is this tracker, with its source
     return obj
 
+
+_DISALLOW_INSTANTIATION = 1 << 7  # Py_TPFLAGS_DISALLOW_INSTANTIATION
+
+
+def type_call(tx, cls_var, args, kwargs):
+    """``type.__call__(cls, *args, **kwargs)`` (type_call) for a class whose metaclass
+    leaves it to ``type``: the modelled builtins and containers, a namedtuple, an
+    exception, a module, else ``__new__`` then ``__init__``."""
+    from .exceptions import raise_in_trace
+    from .rng import is_rng_class, rng_break
+    from .user_defined import UserDefinedObjectVariable, _static, bind_class_attribute
+
+    cls = cls_var.cls
+    if _is_namedtuple(cls):
+        return _namedtuple_call(tx, cls_var, args, kwargs)
+    if issubclass(cls, BaseException):
+        from .exceptions import make_exception
+
+        return make_exception(cls, args, kwargs)
+    if issubclass(cls, nn.Module):
+        from .nn_module import new_module
+
+        return new_module(tx, cls, args, kwargs)
+    if type(type(cls)).__call__ is not type.__call__:
+        unsupported("unsupported_call", f"creating a {cls.__name__} (its metaclass's metaclass defines __call__)")
+    from .builtins import BUILTINS
+    from .user_dict import is_user_dict_class, new_user_dict
+
+    if cls in BUILTINS:  # OrderedDict(), defaultdict(list): modelled like the builtins
+        return BUILTINS[cls](tx, *args, **kwargs)
+    if is_user_dict_class(cls):
+        return new_user_dict(tx, cls, args, kwargs)
+    from .user_containers import is_user_container_class, new_user_container
+
+    if is_user_container_class(cls):
+        return new_user_container(tx, cls, args, kwargs)
+    from .partials import make_partial, partial_class
+
+    if partial_class(cls):  # functools.partial, a copy of its C type, a subclass keeping its C code
+        return make_partial(tx, cls_var, args, kwargs)
+    if isinstance(cls.__new__, types.FunctionType):  # __new__ then __init__, both inlined
+        return python_new_call(tx, cls_var, args, kwargs)
+    if is_rng_class(cls):  # _random.Random.__new__ seeds it from outside the trace
+        rng_break(f"creating a {cls.__name__}")
+    if cls.__new__ is not object.__new__:
+        unsupported("unsupported_call", f"creating a {cls.__name__} (a __new__ of a builtin base)")
+    if cls.__flags__ & _DISALLOW_INSTANTIATION:  # a C type whose tp_new is NULL: type_call refuses
+        where = "" if cls.__module__ == "builtins" else f"{cls.__module__}."
+        raise_in_trace(TypeError, f"cannot create '{where}{cls.__qualname__}' instances")
+    if getattr(cls, "__abstractmethods__", None):  # object.__new__ refuses: its TypeError
+        from .exceptions import python_operation
+
+        with python_operation(f"creating a {cls.__name__}"):
+            object.__new__(cls)
+    obj = UserDefinedObjectVariable(None, cls)
+    obj.class_var = cls_var  # type(obj) is this tracker, with its source
+    found, init = _static(cls, "__init__")
+    if init is object.__init__:
+        if args or kwargs:
+            raise_in_trace(TypeError, f"{cls.__name__}() takes no arguments")
+    else:
+        bind_class_attribute(tx, obj, init, None).call(tx, args, kwargs)
+    return obj
+
+
+def _namedtuple_call(tx, cls_var, args, kwargs):
+    user_new = _namedtuple_user_new(cls_var.cls)
+    if user_new is not None:  # type.__call__: cls.__new__(cls, *args), inlined
+        from .functions import UserFunctionVariable
+
+        return UserFunctionVariable(user_new.__func__).call(tx, [cls_var] + list(args), kwargs)
+    return new_namedtuple(tx, cls_var.cls, args, kwargs)
+
+
+def _is_namedtuple(cls) -> bool:
+    return isinstance(cls, type) and issubclass(cls, tuple) and hasattr(cls, "_fields")
+
+
+def _namedtuple_user_new(cls):
+    """The ``__new__`` staticmethod a namedtuple subclass defines itself, or None where
+    it is collections' generated one (its class also holds ``_make``)."""
+    for klass in cls.__mro__:
+        if "__new__" in klass.__dict__:
+            attr = klass.__dict__["__new__"]
+            generated = "_make" in klass.__dict__ or klass is tuple
+            return None if generated or not isinstance(attr, staticmethod) else attr
+    return None
+
+
+def new_namedtuple(tx, cls, args, kwargs):
+    """A ``cls`` instance as collections' generated ``__new__(_cls, field...)`` makes it."""
+    from .lists import NamedTupleVariable
+
+    try:
+        bound = inspect.signature(cls).bind(*args, **kwargs)
+    except TypeError:  # `P(1)`: the generated __new__'s own TypeError, from a probe call of it
+        check_function_shape(functools.partial(cls.__new__, cls), args, kwargs)
+        unsupported("operator_error", f"{cls.__name__}() does not take these arguments")
+    bound.apply_defaults()
+    items = [v if isinstance(v, VariableTracker) else tx.wrap(v) for v in bound.arguments.values()]
+    return NamedTupleVariable(items, cls)

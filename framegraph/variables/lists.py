@@ -8,6 +8,7 @@ from outside the frame has a source; mutating it records it in the side-effect
 ledger (``side_effects.py``), which replays the final items after the graph.
 """
 import operator
+import types
 
 import torch
 
@@ -420,10 +421,42 @@ class ListVariable(BaseListVariable):
         return handler(self, tx, *args, **kwargs) or ConstantVariable(None)
 
 
+class _Sorting(list):
+    """The items of a list while it sorts: empty, and noting any change (CPython
+    notes any reallocation, ``allocated != -1``, which every change makes)."""
+
+    touched = False
+
+
+def _touching(name):
+    def method(self, *args):
+        self.touched = True
+        return getattr(list, name)(self, *args)
+    return method
+
+
+for _name in ("append", "extend", "insert", "pop", "remove", "clear", "reverse", "sort",
+              "__setitem__", "__delitem__", "__iadd__", "__imul__"):
+    setattr(_Sorting, _name, _touching(_name))
+
+
 def _list_sort(lst, tx, key=None, reverse=None):
+    """list_sort_impl: the list is empty while the keys are computed and compared (a key
+    function sees ``[]``); its items come back sorted (partly, when a comparison
+    raises), and a change made meanwhile is undone and raises ValueError."""
     from .sorting import sorted_items
 
-    lst.items = sorted_items(tx, lst.items, key, reverse, into=lst)
+    saved, lst.items = lst.items, _Sorting()
+    sorting, partial = lst.items, types.SimpleNamespace(items=saved)
+    try:
+        ordered = sorted_items(tx, saved, key, reverse, into=partial)
+    except BaseException:
+        lst.items = partial.items
+        raise
+    modified = lst.items is not sorting or sorting.touched
+    lst.items = ordered
+    if modified:
+        raise_in_trace(ValueError, "list modified during sort")
 
 
 def _insert(lst, tx, i, v):

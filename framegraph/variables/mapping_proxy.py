@@ -11,6 +11,8 @@ from ..errors import unsupported
 from .base import VariableTracker
 from .exceptions import raise_in_trace
 
+_COMPARISONS = {operator.eq: "==", operator.ne: "!=", operator.lt: "<", operator.le: "<=", operator.gt: ">",
+                operator.ge: ">="}
 _READS = ("get", "keys", "values", "items", "copy", "__getitem__", "__contains__", "__len__")
 
 
@@ -59,6 +61,12 @@ class MappingProxyVariable(VariableTracker):
         return self.mapping.call_method(tx, name, args, kwargs)
 
     def binop(self, tx, fn, other, reflected):
+        symbol = _COMPARISONS.get(fn)
+        if symbol is not None:  # mappingproxy_richcompare: the mapping's own comparison
+            from .ops import compare
+
+            other = other.mapping if isinstance(other, MappingProxyVariable) else other
+            return compare(tx, symbol, other, self.mapping) if reflected else compare(tx, symbol, self.mapping, other)
         if fn not in (operator.or_,):
             return NotImplemented
         other = other.mapping if isinstance(other, MappingProxyVariable) else other

@@ -130,8 +130,10 @@ def compare(tx, op: str, a: VariableTracker, b: VariableTracker) -> VariableTrac
 
 
 def _has_binop(a, b):
-    """A user object, or a namedtuple whose class defines comparisons of its own."""
+    """A user object, a namedtuple whose class defines comparisons of its own, or a
+    tracker whose ``binop`` alone knows its equality (an id: identity.py)."""
     return any(hasattr(x, "binop") and type(x).__name__ == "UserDefinedObjectVariable"
+               or getattr(x, "compares_by_binop", False)
                or getattr(x, "user_slot", lambda name: None)("__eq__") is not None for x in (a, b))
 
 
@@ -148,18 +150,32 @@ def _structurally_equal(tx, a, b):
         if not same_kind or len(a.items) != len(b.items):
             return False
         return _items_equal(tx, a, b)
-    from .dicts import ConstDictVariable, DictViewVariable, SetVariable
+    from .dicts import ConstDictVariable, DictViewVariable
 
     if isinstance(a, ConstDictVariable) and isinstance(b, ConstDictVariable):
         return _dicts_equal(tx, a, b)
     views = [v for v in (a, b) if isinstance(v, DictViewVariable)]
-    if views and all(isinstance(v, (DictViewVariable, SetVariable)) for v in (a, b)):
-        if any(v.kind == "values" for v in views):
-            return a is b  # values views compare by identity
-        sa, sb = (v.as_set() if isinstance(v, DictViewVariable) else v for v in (a, b))
-        return set(sa.items) == set(sb.items)
+    if any(v.kind == "values" for v in views):
+        return a is b  # values views compare by identity
+    members = [_set_members(v) for v in (a, b)]
+    if all(m is not None for m in members):  # set_richcompare: a set equals a frozenset too
+        return members[0] == members[1]
     if a.is_python_constant() != b.is_python_constant():
         return False
+    return None
+
+
+def _set_members(var):
+    """The members of a set, frozenset or keys view, hashed as a set holds them; else None."""
+    from .dicts import DictViewVariable, SetVariable
+    from .sets import _Member
+
+    if isinstance(var, DictViewVariable) and var.kind == "keys":
+        var = var.as_set()
+    if isinstance(var, SetVariable):
+        return set(var.members)
+    if type(var) is ConstantVariable and type(var.value) in (set, frozenset):  # never a size: no guard
+        return {_Member(wrap_constant(v)) for v in var.value}
     return None
 
 

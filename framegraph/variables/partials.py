@@ -179,6 +179,17 @@ class PartialVariable(VariableTracker):
             unsupported("unsupported_attribute", f"setting {self.cls.__name__}.{name}")
         self._instance_dict().call_method(tx, "__setitem__", [ConstantVariable(name), value], {})
 
+    def delattr(self, tx, name):
+        """``del p.name``: partial's members are read-only, and its ``__dict__`` cannot be
+        deleted (PyObject_GenericSetDict's TypeError); other names are not modelled."""
+        from .exceptions import raise_in_trace
+
+        if name in _MEMBERS:
+            raise_in_trace(AttributeError, "readonly attribute")
+        if name == "__dict__":
+            raise_in_trace(TypeError, "cannot delete __dict__")
+        unsupported("unsupported_attribute", f"del {self.cls.__name__}.{name}")
+
     def call_method(self, tx, name, args, kwargs):
         if name == "__call__":
             return self.call(tx, args, kwargs)

@@ -47,7 +47,12 @@ class SuperVariable(VariableTracker):
             obj_type = self.obj.cls
         elif issubclass(obj_type, type) and self.obj.is_python_constant():
             obj_type = self.obj.as_python_constant()  # super().__new__(cls) with cls a class of any tracker
-        mro = obj_type.__mro__
+        mro, meta = obj_type.__mro__, False
+        if mro is None:  # a class inside its own creation (its metaclass's mro() runs now)
+            unsupported("unsupported_call", f"super() on {obj_type.__name__}, whose MRO is not made yet")
+        if self.cls not in mro and isinstance(self.obj, UserDefinedClassVariable) \
+                and self.cls in type(obj_type).__mro__:  # super(Meta, cls) in a metaclass: type(cls)'s MRO
+            mro, meta = type(obj_type).__mro__, True
         if self.cls not in mro:  # CPython: TypeError, obj must be an instance or subtype of type
             unsupported("unsupported_call", f"super({self.cls.__name__}, {self.obj}): not in its MRO")
         for klass in mro[mro.index(self.cls) + 1:]:
@@ -55,12 +60,34 @@ class SuperVariable(VariableTracker):
                 attr = klass.__dict__[name]
                 if attr is object.__init__ or attr is nn.Module.__init__ and name == "__init__":
                     return _NoOp()
-                if _is_builtin_method(attr) and hasattr(self.obj, "builtin_method"):
+                if attr is _OBJECT_INIT_SUBCLASS:  # the end of a chain of __init_subclass__ hooks
+                    owner = getattr(self.obj, "cls", None)
+                    return _NoOp(f"{getattr(owner, '__name__', klass.__name__)}.__init_subclass__()")
+                if _is_builtin_method(attr) and hasattr(self.obj, "builtin_method") \
+                        and (meta or not isinstance(self.obj, UserDefinedClassVariable)):
                     return _BuiltinMethod(self.obj, name)  # super().__setitem__ in a dict subclass
                 if attr in OBJECT_SLOTS and isinstance(self.obj, UserDefinedObjectVariable):
                     return _BuiltinMethod(self.obj, name)
+                if isinstance(self.obj, UserDefinedClassVariable) and not meta:
+                    return _through_class(tx, self.obj, attr)
                 return bind_class_attribute(tx, self.obj, attr, None)
         unsupported("unsupported_attribute", f"super().{name}")
+
+
+def _through_class(tx, class_var, attr):
+    """``super(C, cls).name`` with ``cls`` a class: ``attr.__get__(None, cls)`` (super_getattro
+    passes no instance when the object is the start type): a classmethod binds the class, a
+    function stays a plain function."""
+    from .functions import UserFunctionVariable, UserMethodVariable
+
+    if isinstance(attr, classmethod) and isinstance(attr.__func__, types.FunctionType):
+        return UserMethodVariable(UserFunctionVariable(attr.__func__), class_var)
+    if isinstance(attr, staticmethod):
+        attr = attr.__func__
+    if isinstance(attr, types.FunctionType) or not hasattr(type(attr), "__get__"):
+        return tx.wrap(attr)
+    unsupported("unsupported_attribute", f"super().{getattr(attr, '__name__', attr)} of a class: "
+                                         f"a {type(attr).__name__}")
 
 
 def _is_builtin_method(attr) -> bool:
@@ -112,8 +139,21 @@ class ObjectSlotVariable(VariableTracker):
         return self.slot
 
 
+_OBJECT_INIT_SUBCLASS = object.__dict__["__init_subclass__"]
+
+
 class _NoOp(VariableTracker):
-    """``object.__init__`` reached through super(): nothing to do."""
+    """``object.__init__`` (or ``object.__init_subclass__``) reached through super():
+    nothing to do; ``noargs``: the name of a METH_NOARGS method, which refuses arguments."""
+
+    def __init__(self, noargs=None, **kwargs):
+        super().__init__(**kwargs)
+        self.noargs = noargs
 
     def call(self, tx, args, kwargs):
+        if self.noargs is not None and (args or kwargs):
+            from .exceptions import raise_in_trace
+
+            raise_in_trace(TypeError, f"{self.noargs} takes no keyword arguments" if kwargs
+                           else f"{self.noargs} takes no arguments ({len(args)} given)")
         return ConstantVariable(None)

@@ -28,6 +28,10 @@ GRAPH_MODULES = frozenset({
     "torch.special", "torch._C", "torch.random", "torch._tensor", "torch.nn.init",
 })
 # Name prefixes of torch functions with effects outside the graph.
+# Private torch C functions that only read state (a trace may ask them now).
+_QUERY_PREFIXES = ("_get", "_is_", "_has_", "_are_", "_len_", "_dispatch_tls_is_", "_dispatch_has_",
+                   "_dispatch_keys", "_dispatch_key_", "_saved_tensors_hooks_is_enabled",
+                   "_saved_tensors_hooks_get_", "_debug_has", "_jit_is")
 _REFUSED_PREFIXES = ("set_", "_set_", "manual_seed", "seed", "save", "load", "use_deterministic",
                      "set_default", "_jit", "compile", "cuda")
 
@@ -101,6 +105,19 @@ def _has_tensor(values) -> bool:
     return False
 
 
+def _functorch_call(fn, name, args):
+    """torch.func's C layer. A trace never runs inside a transform (convert_frame runs
+    such frames unmodified), so a query about the tensors of a trace answers as for
+    plain tensors; the rest (``_vmap_increment_nesting``, ``_add_batch_dim``, ...) moves
+    the interpreter stack of vmap/grad, state a graph cannot hold: a break, and the
+    transform runs in CPython."""
+    if name.startswith("is_") and len(args) == 1 and isinstance(args[0], TensorVariable):
+        return ConstantVariable(False)
+    if name == "maybe_current_level" and not args:
+        return ConstantVariable(None)
+    unsupported("unsupported_call", f"torch._C._functorch.{name}: a torch.func transform runs in CPython")
+
+
 class TorchFunctionVariable(CallableVariable):
     """A torch callable: one graph node (run on FakeTensors), or a trace-time answer."""
 
@@ -110,10 +127,17 @@ class TorchFunctionVariable(CallableVariable):
         if self.fn in (torch.is_tensor, torch.overrides.is_tensor_like):
             return ConstantVariable(isinstance(args[0], TensorVariable))
         name = getattr(self.fn, "__name__", "")
+        if getattr(self.fn, "__module__", None) == "torch._C._functorch":
+            return _functorch_call(self.fn, name, args)
         if name.startswith(_REFUSED_PREFIXES) and self.fn is not torch.set_grad_enabled:
             unsupported("unsupported_call", f"torch.{name} changes state outside the graph")
         if name.startswith("_") and not _has_tensor(list(args) + list(kwargs.values())):
-            # a private torch._C query (dispatch stack, tracing state): ask it now, for real
+            # a private torch._C query (dispatch stack, tracing state): ask it now, for real.
+            # Only a query: a C function that changes state (`_saved_tensors_hooks_disable`,
+            # `_enter_dual_level`, `_push_on_torch_function_stack`) would change it once, at
+            # trace time, and never on a call of the compiled code
+            if isinstance(self.fn, types.BuiltinFunctionType) and not name.startswith(_QUERY_PREFIXES):
+                unsupported("unsupported_call", f"torch C function {name}: not known to be a query")
             cargs, ckwargs = lower_constants(args, kwargs)
             value = self.fn(*cargs, **ckwargs)
             if not isinstance(value, torch.Tensor):

@@ -161,8 +161,9 @@ def is_pure_class_getitem(cls) -> bool:
             raw = klass.__dict__["__class_getitem__"]
             if isinstance(raw, types.ClassMethodDescriptorType):  # list, dict, tuple, ...
                 return True
-            if isinstance(raw, classmethod):
-                return raw.__func__ is types.GenericAlias or klass is typing.Generic
+            if isinstance(raw, classmethod):  # collections.abc.Callable's is a GenericAlias subclass
+                alias = raw.__func__
+                return isinstance(alias, type) and issubclass(alias, types.GenericAlias) or klass is typing.Generic
             return False
     return False
 
@@ -174,13 +175,24 @@ def class_getitem(tx, cls, key: VariableTracker) -> VariableTracker:
     it was read) and the key, which must be a trace-time constant."""
     if not is_pure_class_getitem(cls):
         unsupported("unsupported_value", f"{cls.__name__}[...]: not a generic alias")
-    if not key.is_python_constant():
-        unsupported("unsupported_value", f"{cls.__name__}[{key}]: the key is not a constant")
     try:
-        alias = cls[key.as_python_constant()]
+        alias = cls[_annotation_key(key)]
     except Exception as e:
         unsupported("operator_error", f"{cls.__name__}[...]: {type(e).__name__}: {e}")
     return wrap_result(alias)
+
+
+def _annotation_key(key):
+    """The real key of ``cls[key]``: a constant, or a tuple or list of them
+    (``Callable[[int], bool]``: the alias copies the list's items, keeping no list)."""
+    from .lists import ListVariable, TupleVariable
+
+    if type(key) in (ListVariable, TupleVariable):
+        items = [_annotation_key(item) for item in key.items]
+        return items if type(key) is ListVariable else tuple(items)
+    if not key.is_python_constant():
+        unsupported("unsupported_value", f"[{key}]: the key is not a constant")
+    return key.as_python_constant()
 
 
 def _typing_cast(tx, typ, val):

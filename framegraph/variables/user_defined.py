@@ -9,25 +9,32 @@ are inlined.
 ``UserDefinedObjectVariable`` is either an object from outside the frame
 (guarded by type; its attributes are read through sources) or a new object
 created during the trace (``Point(1, 2)``: ``__init__`` is inlined and the
-attributes live in ``attrs``). ``super()`` is supers.py.
+attributes live in ``attrs``). ``super()`` is supers.py. A class's operators
+that go through its metaclass (``E(1)``, ``E['A']``, ``len(E)``) are
+metaclasses.py; class attribute writes, read back by every lookup here through
+``class_attr``, are class_attrs.py; ``type.__call__``'s default is instances.py.
 Namedtuple classes build ``NamedTupleVariable``s; dataclasses are ordinary
 classes whose generated ``__init__`` is inlined like any other.
 """
 import functools
-import inspect
 import operator
 import types
 
 from torch import nn
 
 from .autograd_function import AutogradFunctionApplyVariable, is_modelled_apply
-from .call_shapes import check_function_shape
 from ..errors import unsupported
 from ..guards.sources import AttrSource, GenericAttrSource, TypeSource
 from .base import STABLE_MODULES, VariableTracker, guard_identity
 from .constant import ConstantVariable
+from .descriptors import python_get_through_class
+from .class_attrs import (DELETED, ClassDictVariable, class_attr, class_setattr, missing_class_attribute,
+                          type_setattr, written)
+from .metaclasses import MetaclassSlots, call_meta, meta_attribute, meta_data_descriptor, meta_fallback
+from .descriptor_models import descriptor_get
 from .ops import dunder_name
-from .rng import is_rng_class, is_rng_method, rng_break
+from .rng import is_rng_method, rng_break
+from .slots import is_slot as _is_slot, no_slot_message as _no_slot_message
 from .wrappers import INSTANCE_METHOD
 
 
@@ -77,7 +84,7 @@ def bind_class_attribute(tx, obj, attr, source, guard=False):
     if hasattr(type(attr), "__get__") and not isinstance(attr, type):
         if is_rng_method(attr):  # rng.getrandbits: the generator's state is not the trace's
             rng_break(f"{attr.__qualname__} of a {obj.python_type().__name__}")
-        unsupported("unsupported_attribute", f"descriptor {type(attr).__name__}")
+        return descriptor_get(tx, obj, attr, source)  # modelled ones (cached_property), else a break
     return tx.wrap(attr, source, guard=guard)
 
 
@@ -136,13 +143,22 @@ def real_object(obj):
     return obj.module if isinstance(obj, NNModuleVariable) else getattr(obj, "value", None)
 
 
+def _bound_written(attr, obj):
+    """A class attribute the trace wrote (class_attrs.py), read through an instance."""
+    from .functions import BaseUserFunctionVariable, UserMethodVariable
+
+    return UserMethodVariable(attr, obj) if isinstance(attr, BaseUserFunctionVariable) else attr
+
+
 def lookup_attribute(tx, obj, name, instance_dict_lookup):
     """Generic attribute lookup; ``instance_dict_lookup(name)`` -> tracker or None."""
     cls = obj.python_type()
     if name == "__class__" and _static(cls, name)[1] is object.__dict__["__class__"]:
         return class_of(tx, obj)  # the type is fixed by the tracker (and guarded by TYPE_MATCH)
-    found, attr = _static(cls, name)
+    found, attr = class_attr(tx, cls, name)  # this trace's class attribute writes first
     source = None
+    if found and isinstance(attr, VariableTracker):  # written in the trace: a value, or a function
+        return instance_dict_lookup(name) or _bound_written(attr, obj)
     if found:  # a class attribute is re-read from the class: its mutations are real ones
         maker = getattr(obj, "class_var", None)
         if obj.source is not None:
@@ -185,7 +201,7 @@ _GET_IS_ITSELF = (types.FunctionType, property, types.MethodDescriptorType, type
                   types.MemberDescriptorType, types.GetSetDescriptorType, functools._lru_cache_wrapper)
 
 
-class UserDefinedClassVariable(VariableTracker):
+class UserDefinedClassVariable(MetaclassSlots, VariableTracker):
     def __init__(self, cls, **kwargs):
         super().__init__(**kwargs)
         self.cls = cls
@@ -204,9 +220,20 @@ class UserDefinedClassVariable(VariableTracker):
         if is_modelled_apply(self.cls, name):  # MyFunction.apply: one node, the user's backward
             return AutogradFunctionApplyVariable(
                 self.cls, source=AttrSource(self.source, name) if self.source is not None else None)
-        found, attr = _static(self.cls, name)
+        result = meta_data_descriptor(tx, self, name)  # type.__getattribute__: the metaclass's first
+        if result is not None:
+            return result
+        if name == "__dict__":  # type's getset (a mappingproxy), not the instances' descriptor
+            return ClassDictVariable(self, source=AttrSource(self.source, name) if self.source else None)
+        found, attr = class_attr(tx, self.cls, name)
+        if found and isinstance(attr, VariableTracker):  # written in this trace (class_attrs.py)
+            return attr
         if not found:
-            unsupported("unsupported_attribute", f"{self.cls.__name__}.{name}")
+            result = meta_fallback(tx, self, name)
+            if result is None:
+                missing_class_attribute(tx, self, name)
+                unsupported("unsupported_attribute", f"{self.cls.__name__}.{name}")
+            return result
         if isinstance(attr, classmethod):
             from .functions import UserFunctionVariable, UserMethodVariable
 
@@ -216,13 +243,31 @@ class UserDefinedClassVariable(VariableTracker):
         elif hasattr(type(attr), "__get__") and not isinstance(attr, _GET_IS_ITSELF):
             # type.__getattribute__ calls attr.__get__(None, cls): a singledispatchmethod
             # makes a new function there, a classmethod_descriptor binds the class
+            result = python_get_through_class(tx, self, name, attr)  # enum.property, a user's
+            if result is not None:
+                return result
             unsupported("unsupported_attribute", f"{self.cls.__name__}.{name}: a {type(attr).__name__} "
                                                  "read through the class")
         source = AttrSource(self.source, name) if self.source is not None else None
         return tx.wrap(attr, source, guard=_user_class(self.cls))  # `Cfg.scale = 3.0` recompiles
 
     def hasattr(self, tx, name):
+        found, attr = class_attr(tx, self.cls, name)
+        if isinstance(attr, VariableTracker):
+            return True
+        if not found and (written(tx, self.cls, name) or meta_attribute(self.cls, "__getattr__")[0]):
+            return None  # deleted in the trace, or the metaclass's Python __getattr__ decides
+        if hasattr(type(meta_attribute(self.cls, name)[1]), "__get__"):
+            return None  # a property of the metaclass: its getter decides, traced
         return hasattr(self.cls, name)
+
+    def setattr(self, tx, name, value):
+        """``cls.name = value``: through the metaclass's ``__setattr__`` (class_attrs.py)."""
+        class_setattr(tx, self, name, value)
+
+    def delattr(self, tx, name):
+        """``del cls.name``."""
+        class_setattr(tx, self, name, DELETED)
 
     def getitem(self, tx, key):
         """``MyGeneric[T]``, ``OrderedDict[str, Tensor]``: a generic alias, built at trace
@@ -230,104 +275,51 @@ class UserDefinedClassVariable(VariableTracker):
         CPython calls it."""
         from .trace_time import class_getitem, is_pure_class_getitem
 
+        result = self.meta_getitem(tx, key)
+        if result is not NotImplemented:
+            return result
         found, raw = _static(self.cls, "__class_getitem__")
         if (found and not is_pure_class_getitem(self.cls) and isinstance(raw, classmethod)
                 and isinstance(raw.__func__, types.FunctionType)
                 and getattr(type(self.cls), "__getitem__", None) is None):
             return self.getattr(tx, "__class_getitem__").call(tx, [key], {})
-        return class_getitem(tx, self.cls, key)
+        alias = class_getitem(tx, self.cls, key)
+        if getattr(self, "rebuilt", False):  # an alias of a class made in the trace: rebuilt with it
+            from .classes import RebuiltAliasVariable
+
+            return RebuiltAliasVariable(alias.as_python_constant(), self, key)
+        return alias
 
     def call(self, tx, args, kwargs):
-        cls = self.cls
-        if _is_namedtuple(cls):
-            user_new = _namedtuple_user_new(cls)
-            if user_new is not None:  # type.__call__: cls.__new__(cls, *args), inlined
-                from .functions import UserFunctionVariable
+        """``type(cls).__call__(cls, ...)``: the metaclass's Python ``__call__``, else ``type_call``."""
+        result = call_meta(tx, self, "__call__", args, kwargs)
+        return self.type_call(tx, args, kwargs) if result is NotImplemented else result
 
-                return UserFunctionVariable(user_new.__func__).call(tx, [self] + list(args), kwargs)
-            return new_namedtuple(tx, cls, args, kwargs)
-        if issubclass(cls, BaseException):
-            from .exceptions import make_exception
+    def builtin_method(self, tx, name, args, kwargs):
+        """``type``'s own slot reached past a metaclass's override (``super().__call__()``)."""
+        if name == "__call__":
+            return self.type_call(tx, args, kwargs)
+        if name in ("__setattr__", "__delattr__") and not kwargs and len(args) == (2 if name == "__setattr__" else 1):
+            attr = args[0].as_python_constant() if args[0].is_python_constant() else None
+            if not isinstance(attr, str):  # type_setattro's check
+                from .exceptions import raise_in_trace
 
-            return make_exception(cls, args, kwargs)
-        if issubclass(cls, nn.Module):
-            from .nn_module import new_module
+                raise_in_trace(TypeError, f"attribute name must be string, not '{args[0].python_type().__name__}'")
+            type_setattr(tx, self, attr, args[1] if name == "__setattr__" else DELETED)
+            return ConstantVariable(None)
+        unsupported("unsupported_call", f"type.{name} of {self.cls.__name__}")
 
-            return new_module(tx, cls, args, kwargs)
-        if type(type(cls)).__call__ is not type.__call__ or type(cls).__call__ is not type.__call__:
-            unsupported("unsupported_call", f"creating a {cls.__name__} (its metaclass defines __call__)")
-        from .builtins import BUILTINS
-        from .user_dict import is_user_dict_class, new_user_dict
+    def type_call(self, tx, args, kwargs):
+        """``type.__call__(cls, ...)``: ``__new__`` then ``__init__``, or the model of a builtin."""
+        from .instances import type_call
 
-        if cls in BUILTINS:  # OrderedDict(), defaultdict(list): modelled like the builtins
-            return BUILTINS[cls](tx, *args, **kwargs)
-        if is_user_dict_class(cls):
-            return new_user_dict(tx, cls, args, kwargs)
-        from .user_containers import is_user_container_class, new_user_container
-
-        if is_user_container_class(cls):
-            return new_user_container(tx, cls, args, kwargs)
-        from .partials import make_partial, partial_class
-
-        if partial_class(cls):  # functools.partial, a copy of its C type, a subclass keeping its C code
-            return make_partial(tx, self, args, kwargs)
-        if isinstance(cls.__new__, types.FunctionType):  # __new__ then __init__, both inlined
-            from .instances import type_call
-
-            return type_call(tx, self, args, kwargs)
-        if is_rng_class(cls):  # _random.Random.__new__ seeds it from outside the trace
-            rng_break(f"creating a {cls.__name__}")
-        if cls.__new__ is not object.__new__:
-            unsupported("unsupported_call", f"creating a {cls.__name__} (a __new__ of a builtin base)")
-        if getattr(cls, "__abstractmethods__", None):  # object.__new__ refuses: its TypeError
-            from .exceptions import python_operation
-
-            with python_operation(f"creating a {cls.__name__}"):
-                object.__new__(cls)
-        obj = UserDefinedObjectVariable(None, cls)
-        obj.class_var = self  # type(obj) is this tracker, with its source
-        found, init = _static(cls, "__init__")
-        if init is object.__init__:
-            if args or kwargs:
-                unsupported("operator_error", f"{cls.__name__}() takes no arguments")
-        else:
-            bind_class_attribute(tx, obj, init, None).call(tx, args, kwargs)
-        return obj
+        return type_call(tx, self, args, kwargs)
 
     def __repr__(self):
         return f"UserDefinedClassVariable({self.cls.__qualname__})"
 
 
-def _is_namedtuple(cls) -> bool:
-    return isinstance(cls, type) and issubclass(cls, tuple) and hasattr(cls, "_fields")
-
-
-def _namedtuple_user_new(cls):
-    """The ``__new__`` staticmethod a namedtuple subclass defines itself, or None where
-    it is collections' generated one (its class also holds ``_make``)."""
-    for klass in cls.__mro__:
-        if "__new__" in klass.__dict__:
-            attr = klass.__dict__["__new__"]
-            generated = "_make" in klass.__dict__ or klass is tuple
-            return None if generated or not isinstance(attr, staticmethod) else attr
-    return None
-
-
-def new_namedtuple(tx, cls, args, kwargs):
-    """A ``cls`` instance as collections' generated ``__new__(_cls, field...)`` makes it."""
-    from .lists import NamedTupleVariable
-
-    try:
-        bound = inspect.signature(cls).bind(*args, **kwargs)
-    except TypeError:  # `P(1)`: the generated __new__'s own TypeError, from a probe call of it
-        check_function_shape(functools.partial(cls.__new__, cls), args, kwargs)
-        unsupported("operator_error", f"{cls.__name__}() does not take these arguments")
-    bound.apply_defaults()
-    items = [v if isinstance(v, VariableTracker) else tx.wrap(v) for v in bound.arguments.values()]
-    return NamedTupleVariable(items, cls)
-
-
-def _checked_len(result):
+def checked_len(result):
     """What CPython's len() makes of a ``__len__`` result: an int >= 0, else the
     TypeError or ValueError it raises (``__len__() should return >= 0``)."""
     from .exceptions import ExceptionVariable, TracedException
@@ -342,6 +334,17 @@ def _checked_len(result):
     return value
 
 
+def iterator_of(tx, result):
+    """What ``iter()`` makes of an ``__iter__`` result: the iterator it returns (a
+    generator, ``iter(self.items)``) is consumed lazily, one ``next()`` at a time, as
+    CPython does; an iterator object of a user class is read to its end here."""
+    from .iterators import IteratorVariable, ListIteratorVariable
+
+    if isinstance(result, IteratorVariable):
+        return result
+    return ListIteratorVariable(_items_of(tx, result))
+
+
 def _items_of(tx, iterator):
     """Every item of what ``__iter__`` returned; an iterator of a user class: ``__next__`` until it stops."""
     if isinstance(iterator, UserDefinedObjectVariable):
@@ -349,30 +352,15 @@ def _items_of(tx, iterator):
     return iterator.unpack(tx)
 
 
-@functools.lru_cache(maxsize=64)
-def _no_slot_message(class_name, name) -> str:
-    """CPython's AttributeError for setting ``name`` on an object with only ``__slots__``
-    (its wording changed in 3.13), from a probe class of the same name."""
-    probe = object.__new__(type(class_name, (), {"__slots__": ()}))
-    try:
-        setattr(probe, name, None)
-    except AttributeError as e:
-        return str(e)
-    return f"'{class_name}' object has no attribute '{name}'"  # pragma: no cover
-
-
-def _is_slot(attr, name) -> bool:
-    """Whether class attribute ``attr`` is the member ``__slots__`` made for ``name``."""
-    if not isinstance(attr, types.MemberDescriptorType) or attr.__name__ != name:
-        return False
-    slots = attr.__objclass__.__dict__.get("__slots__", ())
-    return name in ((slots,) if isinstance(slots, str) else slots)
-
-
 def _runs_code_on_get(attr) -> bool:
     """Is ``attr`` a descriptor of a user class, whose ``__get__`` may raise?"""
     getter = getattr(type(attr), "__get__", None)
     return isinstance(getter, types.FunctionType)
+
+
+def _owner(cls, name):
+    """The first class of ``cls``'s MRO whose ``__dict__`` defines ``name``."""
+    return next((klass for klass in cls.__mro__ if name in klass.__dict__), object)
 
 
 class UserDefinedObjectVariable(VariableTracker):
@@ -431,7 +419,9 @@ class UserDefinedObjectVariable(VariableTracker):
         ``__dict__`` holding ``name`` or not (``obj.scale = 3.0`` later recompiles)."""
         if name in self.attrs:
             return True
-        found, attr = _static(self.cls, name)
+        found, attr = class_attr(tx, self.cls, name)
+        if found and isinstance(attr, VariableTracker):
+            return True  # written in this trace (class_attrs.py)
         if found and not isinstance(attr, _C_DESCRIPTORS):
             if isinstance(attr, property) or _runs_code_on_get(attr):
                 return None  # its getter decides, and may raise AttributeError: hasattr traces it
@@ -473,7 +463,7 @@ class UserDefinedObjectVariable(VariableTracker):
 
     def setattr(self, tx, name, value):
         self.check_mutable(f"setting .{name}", tx)
-        found, attr = _static(self.cls, name)
+        found, attr = class_attr(tx, self.cls, name)
         if found and isinstance(attr, property):
             if attr.fset is None:
                 unsupported("operator_error", f"can't set attribute {name!r}")
@@ -509,8 +499,17 @@ class UserDefinedObjectVariable(VariableTracker):
 
     def _dunder(self, tx, name, args):
         found, attr = _static(self.cls, name)
-        if not found or not isinstance(attr, types.FunctionType):
+        if not found:
             return NotImplemented
+        if not isinstance(attr, types.FunctionType):
+            owner = _owner(self.cls, name)
+            if owner is object:  # object's default slot: the callers model it (identity ==, ...)
+                return NotImplemented
+            # `__bool__ = None` raises TypeError; a C function or a descriptor in a class
+            # statement, or the slot of a builtin base (an int subclass's __eq__ compares
+            # the int values), runs C code: CPython calls it, whatever it is
+            unsupported("unsupported_call", f"{self.cls.__name__}.{name} is {owner.__name__}'s "
+                                            f"{type(attr).__name__}")
         return bind_class_attribute(tx, self, attr, None).call(tx, args, {})
 
     def binop(self, tx, fn, other, reflected):
@@ -525,13 +524,13 @@ class UserDefinedObjectVariable(VariableTracker):
                 raise_in_trace(TypeError, f"__bool__ should return bool, returned {result.python_type().__name__}")
             return result.truth(tx)
         result = self._dunder(tx, "__len__", [])
-        return True if result is NotImplemented else _checked_len(result) > 0
+        return True if result is NotImplemented else checked_len(result) > 0
 
     def length(self, tx):
         result = self._dunder(tx, "__len__", [])
         if result is NotImplemented:
             unsupported("operator_error", f"object of type {self.cls.__name__} has no len()")
-        return _checked_len(result)
+        return checked_len(result)
 
     def getitem(self, tx, key):
         result = self._dunder(tx, "__getitem__", [key])
@@ -540,15 +539,8 @@ class UserDefinedObjectVariable(VariableTracker):
         return result
 
     def iter(self, tx):
-        """``iter(obj)``: the class's ``__iter__`` runs now, and the iterator it returns
-        (a generator, ``iter(self.items)``) is consumed lazily, one ``next()`` at a time,
-        as CPython does; an iterator object of a user class is read to its end here."""
-        from .iterators import IteratorVariable, ListIteratorVariable
-
-        result = self._iterator(tx)
-        if isinstance(result, IteratorVariable):
-            return result
-        return ListIteratorVariable(_items_of(tx, result))
+        """``iter(obj)``: the class's ``__iter__`` runs now (``iterator_of``)."""
+        return iterator_of(tx, self._iterator(tx))
 
     def unpack(self, tx):
         return _items_of(tx, self._iterator(tx))

@@ -98,6 +98,16 @@ class LruCacheVariable(BreakingCallVariable):
     called with constants is answered now by the real wrapper, its cache
     included. Any other call is a graph break at the call: CPython runs it
     with the real cache.
+
+    Why a call with constant arguments does not consult the real cache at trace
+    time: the compiled code is reused on later calls, and by then the answer
+    may differ. An entry can be evicted (``maxsize``) or dropped
+    (``cache_clear()``), and eager then runs the function again, with its side
+    effects; even a hit changes the wrapper (its ``hits`` count in
+    ``cache_info()`` and the LRU order decide what a later miss evicts). A
+    guard cannot ask the cache either: a lookup through the wrapper is itself
+    a hit or a miss, and the C cache has no other way in. So there is nothing
+    sound to fold, and the call is left to CPython.
     """
 
     def __init__(self, fn, **kwargs):

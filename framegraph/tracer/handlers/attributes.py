@@ -53,6 +53,10 @@ def DELETE_ATTR(tx, inst):
     # https://docs.python.org/3.11/library/dis.html#opcode-DELETE_ATTR
     # (obj -- )
     obj = tx.pop()
+    if hasattr(obj, "delattr"):  # its own tp_setattro(NULL) model: a class (type.__delattr__ or its
+        # metaclass's), a function
+        obj.delattr(tx, inst.argval)
+        return
     attrs = getattr(obj, "attrs", None)
     if attrs is None or not obj.mutable or inst.argval not in attrs:
         unsupported("side_effect", f"del {obj}.{inst.argval}")

@@ -64,10 +64,16 @@ def FORMAT_VALUE(tx, inst):
     # https://docs.python.org/3.11/library/dis.html#opcode-FORMAT_VALUE
     # (value fmt_spec? -- formatted)   flags & 3: conversion (str, repr, ascii); & 4: spec
     spec = tx.pop().as_python_constant() if inst.arg & 0x04 else ""
-    tx.push(_formatted(tx.pop(), inst.arg & 0x03, spec))
+    tx.push(_formatted(tx, tx.pop(), inst.arg & 0x03, spec))
 
 
-def _formatted(value, conversion, spec):
+def _formatted(tx, value, conversion, spec):
+    if conversion == 2 and not value.is_python_constant():
+        # f"{x!r}" is format(repr(x), spec): repr() as the builtin's model does it (a
+        # Python __repr__ is traced: a dataclass field holding another dataclass)
+        from ...variables.builtins import BUILTINS
+
+        value, conversion = BUILTINS[repr](tx, value), 0
     if not value.is_python_constant():
         unsupported("unsupported_value", f"formatting {value} (only constants are formatted)")
     constant = (lambda v: v, str, repr, ascii)[conversion](value.as_python_constant())
@@ -78,14 +84,14 @@ def _formatted(value, conversion, spec):
 def CONVERT_VALUE(tx, inst):
     # https://docs.python.org/3.13/library/dis.html#opcode-CONVERT_VALUE
     # (value -- converted)   oparg 1 str, 2 repr, 3 ascii
-    tx.push(_formatted(tx.pop(), inst.arg, ""))
+    tx.push(_formatted(tx, tx.pop(), inst.arg, ""))
 
 
 @handler("FORMAT_SIMPLE", since=(3, 13))
 def FORMAT_SIMPLE(tx, inst):
     # https://docs.python.org/3.13/library/dis.html#opcode-FORMAT_SIMPLE
     # (value -- format(value))
-    tx.push(_formatted(tx.pop(), 0, ""))
+    tx.push(_formatted(tx, tx.pop(), 0, ""))
 
 
 @handler("FORMAT_WITH_SPEC", since=(3, 13))
@@ -93,7 +99,7 @@ def FORMAT_WITH_SPEC(tx, inst):
     # https://docs.python.org/3.13/library/dis.html#opcode-FORMAT_WITH_SPEC
     # (value spec -- format(value, spec))
     spec = tx.pop().as_python_constant()
-    tx.push(_formatted(tx.pop(), 0, spec))
+    tx.push(_formatted(tx, tx.pop(), 0, spec))
 
 
 def _updater(opname, method):
