@@ -21,12 +21,13 @@ import torch
 
 from ..errors import unsupported
 from .base import CallableVariable, VariableTracker
+from .constructors import collection as _collection, defaultdict_model as _defaultdict, dict_model as _dict
+from .constructors import ordered_dict_model as _ordered_dict, scalar as _scalar
 from .sorting import minmax as _minmax, sorted_items
 from .call_shapes import STAND_INS, check_function_shape, fits, real_signature_rejects
 from .builtin_methods import MODELS as BUILTIN_METHOD_MODELS, call_unbound, is_unbound_builtin_method
 from .constant import ConstantVariable, items_of, wrap_constant
 from .deques import make_deque
-from .dicts import ConstDictVariable, SetVariable
 from .exceptions import TracedException, is_exception_class, make_exception, python_operation, raise_in_trace
 from .fresh import wrap_fresh
 from .generators import GeneratorVariable
@@ -250,72 +251,6 @@ def _all_any(want):
             if item.truth(tx) is want:
                 return ConstantVariable(want)
         return ConstantVariable(not want)
-    return model
-
-
-def _collection(kind):
-    def model(tx, iterable=None):
-        if kind in (set, frozenset) and isinstance(iterable, SetVariable):  # copied table by table
-            if kind is frozenset is iterable.py_type:
-                return iterable  # CPython: frozenset(fs) is fs
-            return SetVariable(members=set(iterable.members), py_type=kind)
-        if kind is tuple and type(iterable) is TupleVariable and iterable.py_type is tuple:
-            return iterable  # CPython: tuple(t) is t for an exact tuple
-        items = items_of(tx, iterable) if iterable is not None else []
-        if kind is tuple:
-            return TupleVariable(items)
-        if kind is list:
-            return ListVariable(items)
-        return SetVariable(items, py_type=kind)
-    return model
-
-
-# The keywords of dict(), OrderedDict() and defaultdict() are the items' keys, any names.
-def _ordered_dict(tx, /, *args, **kwargs):
-    result = _dict(tx, *args, **kwargs)
-    result.py_type = collections.OrderedDict
-    return result
-
-
-def _defaultdict(tx, /, *args, **kwargs):
-    factory = args[0] if args else None
-    if factory is not None and factory.is_python_constant():
-        with python_operation("defaultdict()"):  # "first argument must be callable or None"
-            collections.defaultdict(factory.as_python_constant())
-    elif factory is not None and not _callable(tx, factory).as_python_constant():  # defdict_init
-        raise_in_trace(TypeError, "first argument must be callable or None")
-    if factory is None or factory.is_python_constant() and factory.as_python_constant() is None:
-        unsupported("unsupported_call", "defaultdict without a default factory")
-    result = _dict(tx, *args[1:], **kwargs)
-    result.py_type = collections.defaultdict
-    result.default_factory = factory
-    return result
-
-
-def _dict(tx, /, *args, **kwargs):
-    result = ConstDictVariable([])
-    result.call_method(tx, "update", list(args), {})
-    result.call_method(tx, "update", [], kwargs)
-    return result
-
-
-def _scalar(kind):
-    def model(tx, value=None, *rest):
-        if value is None:
-            return ConstantVariable(kind())
-        if isinstance(value, TensorVariable):
-            unsupported("data_dependent_value", f"{kind.__name__}() of a tensor")
-        if kind is bool:
-            if rest:  # bool_new takes one argument at most
-                raise_in_trace(TypeError, f"bool expected at most 1 argument, got {1 + len(rest)}")
-            return ConstantVariable(value.truth(tx))
-        if kind is str and not rest and hasattr(value, "str"):  # tp_str of the tracker's type
-            return value.str(tx)
-        first = _constant_arg(value) if _is_constant_arg(value) else value.as_python_constant()  # str([1])
-        real = [first] + [r.as_python_constant() for r in rest]
-        with python_operation(f"{kind.__name__}()"):  # int("x") raises ValueError
-            result = kind(*real)
-        return wrap_constant(result)
     return model
 
 

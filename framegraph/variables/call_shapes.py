@@ -58,7 +58,7 @@ _NAME = _Placeholder.__name__
 STAND_INS = {
     list: list, tuple: tuple, dict: dict, set: set, frozenset: frozenset, collections.deque: collections.deque,
     collections.OrderedDict: collections.OrderedDict, collections.defaultdict: collections.defaultdict,
-    range: lambda: range(0), str: str, bytes: bytes, int: int,
+    range: lambda: range(0), str: str, bytes: bytes, int: int, bool: bool, float: float,
 }
 
 

@@ -24,6 +24,31 @@ from .exceptions import python_operation, raise_in_trace
 MAX_REPEAT = 1 << 16
 
 
+_PLAIN_CONSTANTS = (int, float, complex, str, bytes, bool, type(None))
+
+
+def _stand_in(var):
+    """A real value of ``var``'s exact builtin type (the constant itself, an empty container), or None."""
+    if var.is_python_constant() and type(var.as_python_constant()) in _PLAIN_CONSTANTS:
+        return var.as_python_constant()
+    kind = var.python_type() if type(var).python_type is not VariableTracker.python_type else None
+    return STAND_INS[kind]() if kind in STAND_INS else None
+
+
+def _builtin_operator_error(fn, a, b):
+    """``[1] + (2,)``, ``[1] * "a"``: between operands of builtin types neither slot takes the
+    other, and CPython raises a TypeError; the real operator on stand-ins of the same
+    types raises the same one (its message names only the types)."""
+    left, right = _stand_in(a), _stand_in(b)
+    if left is None or right is None:
+        return
+    with python_operation(getattr(fn, "__name__", "operator")):
+        try:
+            fn(left, right)
+        except (MemoryError, OverflowError):  # a size error of the stand-ins, not the operands'
+            return
+
+
 def _index(key: VariableTracker):
     if not key.is_python_constant():
         unsupported("unsupported_value", f"sequence index {key}")
@@ -101,6 +126,13 @@ class BaseListVariable(VariableTracker):
                     other.as_python_constant() == 1 or not self.items):
                 return self  # tuple_repeat: an exact tuple times 1 (or an empty one) is itself
             return self.similar(self.items * other.as_python_constant())
+        if fn is operator.iadd and self.python_type() is list and not reflected:
+            items = items_of(tx, other)  # list_inplace_concat: `l += (1, 2)` extends by any iterable
+            self.check_mutable("+=", tx)
+            self.items.extend(items)
+            return self
+        if not reflected:
+            _builtin_operator_error(fn, self, other)
         return NotImplemented
 
     def find(self, tx, value, start=None, stop=None):
@@ -129,11 +161,14 @@ class BaseListVariable(VariableTracker):
         found = self.find(tx, value, bounds[0], bounds[1])
         if found is not None:
             return ConstantVariable(found)
-        if not value.is_python_constant() and not isinstance(stand_in, tuple):
+        from .builtins import _constant_arg, _is_constant_arg
+
+        known = (value.is_python_constant() or isinstance(value, ListVariable)) and _is_constant_arg(value)
+        if not known and not isinstance(stand_in, tuple):
             unsupported("operator_error", f"{type(stand_in).__name__}.index: ValueError showing the repr "
                                           f"of {value}")
-        with python_operation(f"{type(stand_in).__name__}.index"):
-            stand_in.index(value.as_python_constant() if value.is_python_constant() else None)
+        with python_operation(f"{type(stand_in).__name__}.index"):  # the repr of a list of constants too
+            stand_in.index(_constant_arg(value) if known else None)
         unsupported("operator_error", f"{type(stand_in).__name__}.index found nothing")  # pragma: no cover
 
     def call_method(self, tx, name, args, kwargs):

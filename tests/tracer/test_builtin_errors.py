@@ -72,6 +72,7 @@ def test_builtins_called_with_the_wrong_arguments():
             lambda: list(iterable=()), lambda: dict({}, {}), lambda: int(x=1), lambda: range(),
             lambda: range(1, 2, 3, 4), lambda: range(1.5), lambda: enumerate(), lambda: sorted(),
             lambda: collections.OrderedDict({}, {}), lambda: tuple(1, 2), lambda: set(1, 2),
+            lambda: bool(1, 2), lambda: float(x=1), lambda: str(1, 2, 3, 4),
         ]
     assert_same_as_eager(_run(ops), torch.ones(2), graphs=1)
 
@@ -289,3 +290,20 @@ def test_builtins_given_values_of_the_wrong_type():
             lambda: collections.defaultdict(1), lambda: collections.deque(5),
         ]
     assert_same_as_eager(_run(ops), torch.ones(2), graphs=1)
+
+
+def test_index_of_a_missing_list_shows_its_repr():
+    def f(x):
+        rows = [[1], [2]]
+        return x + 1, _error_of(lambda: rows.index([3])), _error_of(lambda: rows.index([]))
+    assert_same_as_eager(f, torch.ones(2), graphs=1)
+
+
+def test_sequence_operators_between_builtin_types():
+    def f(x):
+        items = [1]
+        items += (2, 3)  # list += any iterable extends it
+        errors = [_error_of(op) for op in (lambda: [1] + (2,), lambda: (1,) + [2], lambda: [1] * "a",
+                                           lambda: [1] - [1], lambda: range(2) + [1])]
+        return x + 1, items, errors
+    assert_same_as_eager(f, torch.ones(2), graphs=1)

@@ -1,0 +1,91 @@
+"""Models of the builtin constructors: ``list()``, ``tuple()``, ``set()``, ``frozenset()``,
+``dict()``, ``OrderedDict()``, ``defaultdict()``, ``int()``, ``float()``, ``bool()``, ``str()``.
+
+Each takes ``(tx, *args, **kwargs)`` trackers, as ``builtins.BUILTINS`` calls
+them (after the call's shape was checked against the real constructor,
+call_shapes.py). What CPython raises for a value, the real constructor raises
+here too: it runs on the constants, or ``items_of`` raises the iteration error.
+"""
+import collections
+
+from ..errors import unsupported
+from .constant import ConstantVariable, items_of, wrap_constant
+from .dicts import ConstDictVariable, SetVariable
+from .exceptions import python_operation, raise_in_trace
+from .lists import ListVariable, TupleVariable
+from .tensor import TensorVariable
+
+
+def collection(kind):
+    """``list(it)``, ``tuple(it)``, ``set(it)``, ``frozenset(it)``."""
+    def model(tx, iterable=None):
+        if kind in (set, frozenset) and isinstance(iterable, SetVariable):  # copied table by table
+            if kind is frozenset is iterable.py_type:
+                return iterable  # CPython: frozenset(fs) is fs
+            return SetVariable(members=set(iterable.members), py_type=kind)
+        if kind is tuple and type(iterable) is TupleVariable and iterable.py_type is tuple:
+            return iterable  # CPython: tuple(t) is t for an exact tuple
+        items = items_of(tx, iterable) if iterable is not None else []
+        if kind is tuple:
+            return TupleVariable(items)
+        if kind is list:
+            return ListVariable(items)
+        return SetVariable(items, py_type=kind)
+    return model
+
+
+# The keywords of dict(), OrderedDict() and defaultdict() are the items' keys, any names.
+def ordered_dict_model(tx, /, *args, **kwargs):
+    """``OrderedDict(mapping_or_pairs, **items)``."""
+    result = dict_model(tx, *args, **kwargs)
+    result.py_type = collections.OrderedDict
+    return result
+
+
+def defaultdict_model(tx, /, *args, **kwargs):
+    """``defaultdict(factory, mapping_or_pairs, **items)``."""
+    from .builtins import _callable
+
+    factory = args[0] if args else None
+    if factory is not None and factory.is_python_constant():
+        with python_operation("defaultdict()"):  # "first argument must be callable or None"
+            collections.defaultdict(factory.as_python_constant())
+    elif factory is not None and not _callable(tx, factory).as_python_constant():  # defdict_init
+        raise_in_trace(TypeError, "first argument must be callable or None")
+    if factory is None or factory.is_python_constant() and factory.as_python_constant() is None:
+        unsupported("unsupported_call", "defaultdict without a default factory")
+    result = dict_model(tx, *args[1:], **kwargs)
+    result.py_type = collections.defaultdict
+    result.default_factory = factory
+    return result
+
+
+def dict_model(tx, /, *args, **kwargs):
+    """``dict(mapping_or_pairs, **items)``: update() with each."""
+    result = ConstDictVariable([])
+    result.call_method(tx, "update", list(args), {})
+    result.call_method(tx, "update", [], kwargs)
+    return result
+
+
+def scalar(kind):
+    """``int(x)``, ``float(x)``, ``bool(x)``, ``str(x)``."""
+    def model(tx, value=None, *rest):
+        from .builtins import _constant_arg, _is_constant_arg
+
+        if value is None:
+            return ConstantVariable(kind())
+        if isinstance(value, TensorVariable):
+            unsupported("data_dependent_value", f"{kind.__name__}() of a tensor")
+        if kind is bool:
+            if rest:  # bool_new takes one argument at most
+                raise_in_trace(TypeError, f"bool expected at most 1 argument, got {1 + len(rest)}")
+            return ConstantVariable(value.truth(tx))
+        if kind is str and not rest and hasattr(value, "str"):  # tp_str of the tracker's type
+            return value.str(tx)
+        first = _constant_arg(value) if _is_constant_arg(value) else value.as_python_constant()  # str([1])
+        real = [first] + [r.as_python_constant() for r in rest]
+        with python_operation(f"{kind.__name__}()"):  # int("x") raises ValueError
+            result = kind(*real)
+        return wrap_constant(result)
+    return model
