@@ -192,8 +192,8 @@ def _constant_explain(g, value) -> str:
 
 
 def _set_line(g):
-    kind, items = g.value
-    return f"{g.source.name()} == {kind.__name__}({sorted(items, key=repr)!r})"
+    kind, items, _ = g.value
+    return f"{g.source.name()} == {kind.__name__}({list(items)!r})  # in this iteration order"
 
 
 def _container_explain(what):
@@ -393,9 +393,12 @@ _KINDS = [
         "CONSTANT_MATCH", 3,
         check=_constant_check, line=_constant_line, explain=_constant_explain,
         versioned="item", same_object=lambda g: type(g.value) in _IMMUTABLE),
-    GuardKind(  # a set or frozenset of constants: value is (type, frozenset of items), hashable
+    GuardKind(  # a set or frozenset of constants: value is (type, its items in iteration order,
+        # its size in bytes). The order is the trace's too (a loop over it unrolled), and with
+        # the table's size it fixes where later inserts go: equal sets can iterate otherwise
         "SET_MATCH", 3,
-        check=lambda g, v: Py("(type(", v, ") is ", Const(g.value[0]), " and ", v, " == ", Const(g.value[1]), ")"),
+        check=lambda g, v: Py("(type(", v, ") is ", Const(g.value[0]), " and ", v, f".__sizeof__() == {g.value[2]}"
+                              " and tuple(", v, ") == ", Const(g.value[1]), ")"),
         line=_set_line),
     GuardKind(  # value: (type, length)
         "LENGTH", 3,

@@ -39,6 +39,7 @@ from .classes import CLASS_DECORATORS, ClassDecoratorVariable
 from .constant import CONSTANT_TYPES, ConstantVariable, is_constant_value, wrap_constant
 from .ctx_managers import GRAD_MODE_CLASSES, STATE_SWITCHES, GradModeClassVariable, StateSwitchClassVariable
 from .dicts import ConstDictVariable, SetVariable, plain_key
+from .sets import SCALARS, same_table
 from .functions import UserFunctionVariable
 from .lists import ListVariable, NamedTupleVariable, SizeVariable, TupleVariable
 from .nn_module import NNModuleVariable
@@ -223,9 +224,16 @@ def _wrap_set(tx, value, source):
     # equality with a frozenset of them is CPython's own
     if not all(_plain_member(k) for k in value):
         unsupported("unsupported_value", "set of values that are not constants")
-    _guard(tx, "SET_MATCH", source, (type(value), frozenset(value)))  # a set is not hashable
+    _guard(tx, "SET_MATCH", source, (type(value), tuple(value), value.__sizeof__()))  # a set is not hashable
     members = [wrap_constant(v) if is_constant_value(v) else wrap_value(tx, v, None) for v in value]
-    return SetVariable(members, py_type=type(value), source=source)
+    tracker = SetVariable(members, py_type=type(value), source=source)
+    if all(type(v) in SCALARS for v in value) and not same_table(tracker.members, value):
+        # added one by one, the table came out otherwise; the constants stand for themselves,
+        # and set_merge copies the table, as `set(s)` does in CPython
+        tracker.members = set(value)
+        if not same_table(tracker.members, value):  # the order as read is right until a change
+            tracker.table_known, tracker.outside_order = False, tuple(value)
+    return tracker
 
 
 def _wrap_function(tx, value, source):

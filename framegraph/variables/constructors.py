@@ -22,7 +22,9 @@ def collection(kind):
         if kind in (set, frozenset) and isinstance(iterable, SetVariable):  # copied table by table
             if kind is frozenset is iterable.py_type:
                 return iterable  # CPython: frozenset(fs) is fs
-            return SetVariable(members=set(iterable.members), py_type=kind)
+            copy = SetVariable(members=set(iterable.members), py_type=kind)
+            copy.table_known = iterable.table_known  # set_merge walks the operand's table
+            return copy
         if kind is tuple and type(iterable) is TupleVariable and iterable.py_type is tuple:
             return iterable  # CPython: tuple(t) is t for an exact tuple
         items = items_of(tx, iterable) if iterable is not None else []

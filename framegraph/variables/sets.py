@@ -11,6 +11,14 @@ hashing and comparing like the value it stands for (the constant, or the
 identity of a tracker: ``dicts.hash_key``) and carrying that value's tracker.
 Every method and operator runs on that real set, and its order, its result
 and the element it kept are CPython's own for constants.
+
+A constant stands for itself in that set (``_member``): a real set or
+frozenset of constants is then an operand as it is, and ``set().update(F)``
+(a set display of many constants: SET_UPDATE of a frozenset constant) copies
+F's table as CPython does, instead of adding F's items one by one into a
+table of another size, which iterates in another order. A set from outside,
+and a set rebuilt after the graph, must iterate as the real one: ``same_table``
+checks it, and the tracker refuses (a break) where it would not.
 """
 import operator
 
@@ -18,25 +26,60 @@ from ..bytecode import create_instruction
 from ..errors import unsupported
 from .base import VariableTracker
 from .call_shapes import check_method_shape
-from .constant import ConstantVariable, items_of
+from .constant import ConstantVariable, items_of, wrap_constant
 from .dicts import _IN_PLACE, ConstDictVariable, DictViewVariable, _key_error, hash_key
 from .exceptions import raise_in_trace
 
 
 class _Member:
-    """One element: hashes and compares like ``hash_key(var)``; CPython's set
-    compares identity first, so the same object (a NaN) is found."""
+    """An element that is not a constant: hashes and compares like ``hash_key(var)``
+    (its identity); CPython's set compares identity first, so the same object is found."""
 
     __slots__ = ("key", "var")
 
-    def __init__(self, var):
-        self.key, self.var = hash_key(var), var
+    def __init__(self, var, key=None):
+        self.key, self.var = (hash_key(var) if key is None else key), var
 
     def __hash__(self):
         return hash(self.key)
 
     def __eq__(self, other):
         return isinstance(other, _Member) and (self.key is other.key or self.key == other.key)
+
+
+def _member(var):
+    """What stands for tracker ``var`` in a real set: a scalar constant itself (a tuple's
+    tracker is kept, for the identity of its items), else a _Member."""
+    key = hash_key(var)
+    return key if type(var) is ConstantVariable and _scalar(key) else _Member(var, key)
+
+
+SCALARS = (int, float, complex, str, bytes, bool, type(None))
+
+
+def _scalar(value) -> bool:
+    return type(value) in SCALARS
+
+
+def _var(member, trackers):
+    """The tracker of a real set's element; a constant's is made once per set
+    (``trackers``: id -> (element, tracker)), so iterators see the same trackers each time."""
+    if type(member) is _Member:
+        return member.var
+    held = trackers.get(id(member))
+    if held is None or held[0] is not member:  # (the element is held too: its id stays its own)
+        held = trackers[id(member)] = (member, wrap_constant(member))
+    return held[1]
+
+
+def same_table(mine, real) -> bool:
+    """Do two sets iterate alike, from tables of one size? (What later inserts and
+    removes find then is the same too, but for probe chains that wrap around.)"""
+    return [_key(m) for m in mine] == list(real) and mine.__sizeof__() == real.__sizeof__()
+
+
+def _key(member):
+    return member.key if type(member) is _Member else member
 
 
 # name -> does it mutate the set. The others return a new set, a bool, or an element.
@@ -58,11 +101,13 @@ def _operand(tx, var):
     else a list of the iterable's members."""
     if isinstance(var, SetVariable):
         return var.members
+    if type(var) is ConstantVariable and type(var.value) in (set, frozenset) and all(map(_scalar, var.value)):
+        return var.value  # of constants: walked as CPython walks it (set_merge copies its table)
     if isinstance(var, ConstDictVariable):
-        return dict.fromkeys(_Member(k) for k in var.keys_vars())
+        return dict.fromkeys(_member(k) for k in var.keys_vars())
     if isinstance(var, DictViewVariable) and var.kind == "keys":
-        return dict.fromkeys(_Member(k) for k in var.unpack(tx)).keys()
-    return [_Member(v) for v in items_of(tx, var)]
+        return dict.fromkeys(_member(k) for k in var.unpack(tx)).keys()
+    return [_member(v) for v in items_of(tx, var)]
 
 
 class SetVariable(VariableTracker):
@@ -76,32 +121,61 @@ class SetVariable(VariableTracker):
         if members is None:  # BUILD_SET, set(iterable): added one by one, in order
             members = set()
             for item in items:
-                members.add(_Member(item))
+                members.add(_member(item))
         self.members = members
+        self._trackers = {}  # id of a constant element -> its tracker (var_of)
+        # False when `members`' table need not be the real set's (a set from outside no
+        # copy reproduces, and what is made from it): its order is then `outside_order`,
+        # the real one's as read, until a change makes it unknown
+        self.table_known = True
+        self.outside_order = None
+
+    def var_of(self, member):
+        """The tracker of one of ``members``."""
+        return _var(member, self._trackers)
 
     @property
     def items(self):
         """{hash key: tracker}, in iteration order."""
-        return {m.key: m.var for m in self.members}
+        return {_key(m): self.var_of(m) for m in self.members}
 
     def python_type(self):
         return self.py_type
 
     def as_python_constant(self):
-        return self.py_type(m.var.as_python_constant() for m in self.members)
+        return self.py_type(self.var_of(m).as_python_constant() for m in self.members)
 
     def is_python_constant(self):
-        return self.py_type is frozenset and super().is_python_constant()
+        # a frozenset rebuilt from its items must iterate as this one: its table known
+        return self.py_type is frozenset and self.table_known and super().is_python_constant()
 
     def unpack(self, tx=None):
-        return [m.var for m in self.members]
+        return [self.var_of(m) for m in self.ordered()]
 
-    def copy_of(self, members):
-        """A new set tracker of this one's kind (set or frozenset) holding ``members``."""
-        return SetVariable(members=members, py_type=frozenset if issubclass(self.py_type, frozenset) else set)
+    def ordered(self):
+        """The members in the real set's iteration order."""
+        if self.table_known:
+            return list(self.members)
+        if self.outside_order is None:
+            unsupported("unsupported_value", "iterating a set whose real order the trace no longer knows "
+                                             "(a set from outside, changed or combined)")
+        by_key = {_key(m): m for m in self.members}
+        return [by_key[k] for k in self.outside_order]
+
+    def copy_of(self, members, *operands):
+        """A new set tracker of this one's kind (set or frozenset) holding ``members``; its
+        table is the real result's if every operand's was."""
+        result = SetVariable(members=members, py_type=frozenset if issubclass(self.py_type, frozenset) else set)
+        result.table_known = all(o.table_known for o in (self,) + operands if isinstance(o, SetVariable))
+        return result
+
+    def changed(self, *operands):
+        """After an in-place change: is the table still the real one's?"""
+        if not all(o.table_known for o in (self,) + operands if isinstance(o, SetVariable)):
+            self.table_known, self.outside_order = False, None
 
     def contains(self, tx, item):
-        return _Member(item) in self.members
+        return _member(item) in self.members
 
     def length(self, tx):
         return len(self.members)
@@ -120,7 +194,10 @@ class SetVariable(VariableTracker):
         result = fn(a.members, b.members)
         if isinstance(result, bool):  # ==, !=, <, <=, >, >=: subset and equality tests
             return ConstantVariable(result)
-        return self if result is self.members else a.copy_of(result)
+        if result is self.members:
+            self.changed(other)
+            return self
+        return a.copy_of(result, b)
 
     def call_method(self, tx, name, args, kwargs):
         check_method_shape(self.python_type(), name, args, kwargs)  # `s.add()`: CPython's TypeError
@@ -135,7 +212,9 @@ class SetVariable(VariableTracker):
             return self  # CPython: a frozenset's copy is itself
         if mutates:
             self.check_mutable(f"set.{name}", tx)
-        real = [_Member(a) for a in args] if name in _ELEMENT_ARG else [_operand(tx, a) for a in args]
+        if name == "pop" and not self.table_known:  # it takes the table's first element
+            unsupported("unsupported_value", "set.pop() of a set whose real table the trace does not know")
+        real = [_member(a) for a in args] if name in _ELEMENT_ARG else [_operand(tx, a) for a in args]
         try:
             result = getattr(self.members, name)(*real)
         except KeyError:
@@ -144,24 +223,53 @@ class SetVariable(VariableTracker):
             _key_error(args[0])
         except TypeError as e:  # the wrong number of arguments
             raise_in_trace(TypeError, str(e))
+        if mutates:
+            self.changed(*args)
         if isinstance(result, set):
-            return self.copy_of(result)
-        if isinstance(result, _Member):
-            return result.var
+            return self.copy_of(result, *args)
+        if name == "pop":
+            return self.var_of(result)
         return ConstantVariable(result)
 
     def reconstruct(self, cg):
+        """BUILD_SET of the items (wrapped in frozenset() for a frozenset); for constants,
+        if that table would iterate in another order than this one, ``set(F)`` of a
+        frozenset constant, whose table set_merge copies; else a break."""
         if self.source is not None:
             return super().reconstruct(cg)
         frozen = self.py_type is frozenset
-        if frozen:  # frozenset({...}): (NULL, frozenset, set) CALL 1
+        table = self._table_to_copy()
+        if frozen:  # frozenset(...): (NULL, frozenset, set) CALL 1
             cg.emit(create_instruction("PUSH_NULL"))
             cg.load_const(frozenset)
-        for m in self.members:
-            cg(m.var)
-        cg.build(set, len(self.members))
+        if table is None:
+            for m in self.members:
+                cg(self.var_of(m))
+            cg.build(set, len(self.members))
+        else:
+            cg.emit(create_instruction("PUSH_NULL"))
+            cg.load_const(set)
+            cg.load_const(table)
+            cg.call(1)
         if frozen:
             cg.call(1)
 
+    def _table_to_copy(self):
+        """None when BUILD_SET rebuilds this set's order; else the frozenset whose copy does."""
+        if not self.table_known:
+            unsupported("graph_output", "a set made from one whose real table the trace does not know")
+        if any(type(m) is _Member for m in self.members):
+            return None  # objects made anew after the graph hash by new identities anyway
+        wrap = frozenset if self.py_type is frozenset else (lambda t: t)
+        added = set()
+        for m in self.members:  # what BUILD_SET does: one add per item
+            added.add(m)
+        if same_table(wrap(added), self.members):
+            return None
+        table = frozenset(self.members)
+        if same_table(wrap(set(table)), self.members):
+            return table
+        unsupported("graph_output", "a set of constants whose rebuild would iterate in another order")
+
     def __repr__(self):
-        return f"SetVariable({[m.key for m in self.members]!r})"
+        return f"SetVariable({[_key(m) for m in self.members]!r})"

@@ -1,0 +1,75 @@
+"""A set iterates in its hash table's order. CPython builds a set display of
+constants by copying a frozenset constant's table (SET_UPDATE), copies a set's
+table in set(s), and grows a table one insert at a time otherwise; the trace
+does the same real operations on a real set, so loops, list() and the sets it
+returns iterate as in eager. String hashes change per process, so these run
+for whatever seed the test run has."""
+import torch
+
+from helpers import assert_same, check_breaks
+
+NAMES = {"alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa", "lambda", "mu",
+         "nu", "xi", "omicron", "pi", "rho", "sigma", "tau", "upsilon", "phi", "chi", "psi", "omega"}
+
+
+def field_order(x, known=NAMES):
+    fields = {"weight", "bias", "running_mean", "running_var", "num_batches_tracked", "scale", "shift",
+              "gamma", "beta", "eps", "momentum", "affine", "track_running_stats"}
+    extra = set(known)
+    extra.add("aleph")
+    return x + 1, list(fields), list(known), list(extra), known | {"beth"}, fields
+
+
+def test_sets_of_strings_iterate_as_in_eager():
+    expected = field_order(torch.ones(2))
+    check_breaks(field_order, lambda: (torch.ones(2),), graphs=1, breaks=0)
+    actual = field_order(torch.ones(2))
+    for a, e in zip(actual[1:], expected[1:]):
+        assert list(a) == list(e)
+
+
+def test_a_returned_set_iterates_as_eager_s():
+    import framegraph
+
+    compiled = framegraph.compile(field_order, backend="eager")
+    for got, want in zip(compiled(torch.ones(2))[1:], field_order(torch.ones(2))[1:]):
+        assert_same(list(got), list(want))
+
+
+def test_an_equal_set_that_iterates_otherwise_recompiles():
+    import framegraph
+    from helpers import CountingBackend
+
+    holder = {"s": set([8, 16])}  # 8 and 16 share a slot: the first one added keeps it
+
+    def order(x):
+        return x + 1, list(holder["s"])
+
+    cnt = CountingBackend()
+    compiled = framegraph.compile(order, backend=cnt)
+    assert compiled(torch.ones(1))[1] == [8, 16]
+    holder["s"] = set([16, 8])  # equal, but iterates 16, 8
+    assert compiled(torch.ones(1))[1] == list(holder["s"]) == [16, 8]
+    assert cnt.frame_count == 2
+
+
+def shrunk():
+    s = set(range(40))
+    for i in range(35):
+        s.discard(i)  # five left in a table sized for forty: no copy has that table
+    return s
+
+
+def test_a_set_whose_table_no_copy_reproduces_iterates_as_read():
+    def read(x, s):
+        return x + 1, list(s), sorted(s)
+
+    check_breaks(read, lambda: (torch.ones(2), shrunk()), graphs=1, breaks=0)
+
+
+def test_after_a_change_its_order_is_cpython_s_to_tell():
+    def grow_then_read(x, s):
+        s.add(1000)
+        return x + 1, list(s)
+
+    check_breaks(grow_then_read, lambda: (torch.ones(2), shrunk()), graphs=1, breaks=1)
