@@ -412,6 +412,7 @@ BY_BASE = (
     # the base class of typing's special forms, aliases and TypeVars (private, but
     # present from 3.7 to 3.13); an object with no such base is wrapped as usual
     (getattr(typing, "_Final", ()), _wrap_annotation),
+    ((typing.TypeVar, typing.ParamSpec), _wrap_annotation),  # C types from 3.12 on, not _Final
 )
 
 

@@ -14,6 +14,7 @@ import types
 
 import torch
 
+from .. import pyver
 from ..bytecode import create_instruction
 from ..errors import unsupported
 from .base import VariableTracker
@@ -343,6 +344,11 @@ def _move_to_end(d, tx, key, last=None):
         d.items = {k: pair, **d.items}
 
 
+def _clear(d):
+    d.od_state += bool(d.items) and pyver.ODICT_CLEAR_BUMPS_STATE  # odict_clear resets the state
+    d.items.clear()
+
+
 _MUTATING = {"update", "pop", "setdefault", "clear", "popitem", "__setitem__", "__delitem__", "move_to_end"}
 _DICT_METHODS = {
     "keys": lambda d, tx: DictViewVariable(d, "keys"),
@@ -352,7 +358,7 @@ _DICT_METHODS = {
     "pop": _pop,
     "update": _update,
     "setdefault": _setdefault,
-    "clear": lambda d, tx: d.items.clear(),
+    "clear": lambda d, tx: _clear(d),
     "copy": lambda d, tx: ConstDictVariable(list(d.items.values()), py_type=d.py_type),
     "__getitem__": lambda d, tx, k: d.getitem(tx, k),
     "__setitem__": lambda d, tx, k, v: d.setitem(tx, k, v),

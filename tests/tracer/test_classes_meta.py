@@ -502,7 +502,9 @@ def test_type_with_three_arguments_returned():
     assert row.__module__ == __name__
 
 
-@pytest.mark.expect_fallback("cannot_resume")  # the mro() frame CPython calls: super() before the MRO
+# the mro() frame CPython calls: super() before the MRO (3.12's LOAD_SUPER_ATTR breaks at the call,
+# 3.11's cannot resume after it)
+@pytest.mark.allow_fallback("cannot_resume", "unsupported_call")
 def test_metaclass_with_its_own_mro_is_not_built_at_trace_time():
     calls = []
 
