@@ -44,7 +44,10 @@ class _Member:
         return hash(self.key)
 
     def __eq__(self, other):
-        return isinstance(other, _Member) and (self.key is other.key or self.key == other.key)
+        # a constant may stand for itself next to one held by another kind of tracker
+        # (a size that is an int, 1 and 1.0): they are one element, as in CPython
+        key = other.key if type(other) is _Member else other
+        return self.key is key or self.key == key
 
 
 def _member(var):

@@ -73,3 +73,13 @@ def test_after_a_change_its_order_is_cpython_s_to_tell():
         return x + 1, list(s)
 
     check_breaks(grow_then_read, lambda: (torch.ones(2), shrunk()), graphs=1, breaks=1)
+
+
+def test_a_constant_is_one_element_whatever_tracker_holds_it():
+    # n is a graph input (an int the guards read), 1 a literal: {n, 1} is {1} for n == 1
+    def dedupe(x, n):
+        k = sum(sorted({n, n * 2, 1})) + abs(-n)
+        return x + k, {n, 1, n * 1}
+
+    for n in (1, 2):
+        check_breaks(dedupe, lambda: (torch.ones(2), n), graphs=1, breaks=0)
