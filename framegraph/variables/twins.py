@@ -30,7 +30,7 @@ import importlib.util
 import sys
 
 from ..errors import unsupported
-from .base import VariableTracker
+from .base import CallableVariable
 
 # A module, and the accelerator its Python code tries to import.
 _SOURCES = {heapq: "_heapq", bisect: "_bisect", collections: "_collections"}
@@ -127,22 +127,9 @@ def has_twin(fn) -> bool:
         return False
 
 
-class TwinFunctionVariable(VariableTracker):
+class TwinFunctionVariable(CallableVariable):
     """A C accelerator function (``heapq.heappush``): calls trace its Python twin
     when the arguments pass the twin's check, and are a graph break otherwise."""
-
-    def __init__(self, fn, **kwargs):
-        super().__init__(**kwargs)
-        self.fn = fn
-
-    def python_type(self):
-        return type(self.fn)
-
-    def as_python_constant(self):
-        return self.fn
-
-    def is_python_constant(self):
-        return True
 
     def call(self, tx, args, kwargs):
         from .exceptions import TracedException
