@@ -66,10 +66,13 @@ def _chain(tx, exc):
         return
     if handled is exc:
         return
-    link = handled
+    link, seen = handled, {id(handled)}
     while link.context is not None and link.context is not UNKNOWN_CONTEXT:
         if link.context is exc:  # no new reference cycle through the chain
             link.context = None
             break
         link = link.context
+        if id(link) in seen:  # a cycle the user made (a.__context__ = c): CPython stops there too
+            break
+        seen.add(id(link))
     exc.context = handled

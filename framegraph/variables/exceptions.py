@@ -54,6 +54,11 @@ class ExceptionVariable(VariableTracker):
         # the frames it unwound through, outermost first (tracer/exceptions.py): its
         # __traceback__; None until raised, or after with_traceback(None)
         self.tb_frames = None
+        # for a class whose constructor parses its arguments (OSError(2, "x") is a
+        # FileNotFoundError with errno 2): the class called, and the real exception it made
+        # at trace time from constant arguments, which answers args and the parsed fields
+        self.ctor = cls
+        self.parsed = None
 
     def python_type(self):
         return self.cls
@@ -61,6 +66,8 @@ class ExceptionVariable(VariableTracker):
     def getattr(self, tx, name):
         from .lists import TupleVariable
 
+        if self.parsed is not None and name in parsed_fields(self.cls):
+            return wrap_constant(getattr(self.parsed, name))
         if name == "args":
             self._check_plain("__init__", "args")
             return TupleVariable(list(self.args))
@@ -90,15 +97,35 @@ class ExceptionVariable(VariableTracker):
     def hasattr(self, tx, name):
         if name in ("args", "__cause__", "__context__", "__suppress_context__", "__traceback__"):
             return True
+        if self.parsed is not None and name in parsed_fields(self.cls):
+            return True
         if name == "value" and issubclass(self.cls, StopIteration):
             return True
         return None
 
     def setattr(self, tx, name, value):
-        """``exc.__traceback__ = tb`` (contextlib re-attaches it in ``__exit__``): as ``with_traceback``."""
-        if name != "__traceback__" or self.source is not None:  # one from outside: not replayed
+        """``exc.__traceback__ = tb`` (contextlib re-attaches it in ``__exit__``): as
+        ``with_traceback``; the chaining fields with BaseException's setters' checks."""
+        if name not in _CHAINING_FIELDS or self.source is not None:  # one from outside: not replayed
             unsupported("unsupported_attribute", f"setting {self.cls.__name__}.{name}")
-        self._set_traceback(value)
+        if name == "__traceback__":
+            self._set_traceback(value)
+            return
+        if name == "__suppress_context__":  # BaseException_set_suppress_context... a T_BOOL member
+            if not (value.is_python_constant() and isinstance(value.as_python_constant(), bool)):
+                unsupported("unsupported_attribute", f"setting {self.cls.__name__}.{name} to {value}")
+            self.suppress_context = value.as_python_constant()
+            return
+        if value.is_python_constant() and value.as_python_constant() is None:
+            chained = None
+        elif isinstance(value, ExceptionVariable):
+            chained = value
+        else:  # exception_set_cause/_context: only an instance or None
+            raise_in_trace(TypeError, f"exception {name[2:-2]} must be None or derive from BaseException")
+        if name == "__cause__":
+            self.cause, self.suppress_context = chained, True  # BaseException_set_cause
+        else:
+            self.context = chained
 
     def _set_traceback(self, tb):
         if isinstance(tb, TracebackVariable):
@@ -127,7 +154,7 @@ class ExceptionVariable(VariableTracker):
             if not arg.is_python_constant():
                 unsupported("unsupported_value", f"str() of a {self.cls.__name__} with argument {arg}")
             values.append(arg.as_python_constant())
-        return self.cls(*values)
+        return self.ctor(*values)
 
     def str(self, tx):
         """``str(exc)`` (tp_str)."""
@@ -144,7 +171,7 @@ class ExceptionVariable(VariableTracker):
             unsupported("graph_output", f"rebuilding a {self.cls.__name__} with its traceback")
         if self.cause is not None or self.context not in (None, UNKNOWN_CONTEXT) or self.kwargs:
             unsupported("graph_output", f"rebuilding a {self.cls.__name__} with its chained exceptions")
-        cg.call_const(self.cls, self.args)
+        cg.call_const(self.ctor, self.args)
 
     def __repr__(self):
         return f"ExceptionVariable({self.cls.__name__})"
@@ -212,6 +239,9 @@ class FrameVariable(VariableTracker):
         return f"FrameVariable({self.frame_tx.code.co_name})"
 
 
+_CHAINING_FIELDS = ("__traceback__", "__suppress_context__", "__cause__", "__context__")
+
+
 def _python_slot(cls, name) -> bool:
     """Whether ``cls`` gets ``name`` from a class written in Python (not BaseException's C slot)."""
     for klass in cls.__mro__:
@@ -247,13 +277,45 @@ def make_exception(cls, args, kwargs):
         if _python_slot(cls, slot):
             unsupported("unsupported_call", f"creating a {cls.__name__} (its {slot} is written in Python)")
     if issubclass(cls, _PARSING_ARGS):
-        unsupported("unsupported_call", f"creating a {cls.__name__} (its constructor parses the arguments)")
+        return _parsed_exception(cls, args, kwargs)
     if kwargs:
         if issubclass(cls, _KEYWORD_ARGS):  # name=, obj=, path=: their own C __init__ parses them
             unsupported("unsupported_call", f"creating a {cls.__name__} with keyword arguments")
         raise_in_trace(TypeError, f"{cls.__name__}() takes no keyword arguments")  # BaseException_new
     return ExceptionVariable(cls, args, kwargs)
 
+
+def _parsed_exception(cls, args, kwargs):
+    """``OSError(errno, strerror, filename)``, ``UnicodeDecodeError(...)``: the C constructor
+    parses the arguments and may pick a subclass, so the real one runs at trace time, on
+    constants only (it has no other effect)."""
+    if not parsed_fields(cls) or kwargs or not all(arg.is_python_constant() for arg in args):
+        unsupported("unsupported_call", f"creating a {cls.__name__} (its constructor parses the arguments)")
+    with python_operation(f"creating a {cls.__name__}"):
+        parsed = cls(*[arg.as_python_constant() for arg in args])
+    value = ExceptionVariable(type(parsed), args)
+    value.ctor, value.parsed = cls, parsed
+    return value
+
+
+# the fields each parsing constructor fills from its arguments (args among them: OSError
+# keeps only errno and strerror there when given a filename)
+_OS_FIELDS = ("args", "errno", "strerror", "filename", "filename2", "characters_written")
+_UNICODE_FIELDS = ("args", "encoding", "object", "start", "end", "reason")
+_PARSED_FIELDS = {
+    OSError: _OS_FIELDS,
+    SyntaxError: ("args", "msg", "filename", "lineno", "offset", "text", "end_lineno", "end_offset"),
+    UnicodeEncodeError: _UNICODE_FIELDS, UnicodeDecodeError: _UNICODE_FIELDS,
+    UnicodeTranslateError: _UNICODE_FIELDS,
+}
+
+
+def parsed_fields(cls) -> tuple:
+    """The fields ``cls``'s C constructor parses (its nearest base in _PARSED_FIELDS), or ()."""
+    for klass in cls.__mro__:
+        if klass in _PARSED_FIELDS:
+            return _PARSED_FIELDS[klass]
+    return ()
 
 _KEYWORD_ARGS = (AttributeError, NameError, ImportError)
 _PARSING_ARGS = (OSError, ImportError, SyntaxError, UnicodeEncodeError, UnicodeDecodeError,

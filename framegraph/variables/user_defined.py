@@ -537,6 +537,21 @@ class UserDefinedObjectVariable(VariableTracker):
             unsupported("operator_error", f"{self.cls.__name__} is not subscriptable")
         return result
 
+    def setitem(self, tx, key, value):
+        """``obj[key] = value``: the class's ``__setitem__`` (``collections.UserDict``, a
+        registry class), inlined as CPython calls it."""
+        if self._dunder(tx, "__setitem__", [key, value]) is NotImplemented:
+            from .exceptions import raise_in_trace
+
+            raise_in_trace(TypeError, f"'{self.cls.__name__}' object does not support item assignment")
+
+    def delitem(self, tx, key):
+        """``del obj[key]``: the class's ``__delitem__``."""
+        if self._dunder(tx, "__delitem__", [key]) is NotImplemented:
+            from .exceptions import raise_in_trace
+
+            raise_in_trace(TypeError, f"'{self.cls.__name__}' object does not support item deletion")
+
     def iter(self, tx):
         """``iter(obj)``: the class's ``__iter__`` runs now (``iterator_of``)."""
         return iterator_of(tx, self._iterator(tx))

@@ -327,3 +327,94 @@ def test_context_of_an_exception_raised_with_none_handled_is_the_callers():
     assert_same(call_while_handling(compiled), call_while_handling(f))  # ("ValueError")
     assert_same(compiled(torch.ones(2)), f(torch.ones(2)))  # ("NoneType")
     assert cnt.frame_count == 1  # y = x + 1; from the lookup on CPython knows the context
+
+
+# ---- what raise and except refuse, and the exceptions whose constructor parses its arguments
+def test_raising_what_is_not_an_exception_is_a_type_error_in_the_trace():
+    def f(x):
+        messages = []
+        for bad in (5, "error", (IndexError, KeyError), [ValueError]):
+            try:
+                raise bad
+            except TypeError as e:
+                messages.append(str(e))
+        try:
+            raise IndexError from 5
+        except TypeError as e:
+            messages.append(str(e))
+        return x + 1, messages
+
+    check(f, torch.ones(2))
+
+
+def test_an_except_clause_naming_a_non_exception_raises_type_error():
+    def f(x):
+        try:
+            try:
+                raise ValueError
+            except (ValueError, 42):
+                pass
+        except TypeError as e:
+            return x + 1, str(e), type(e.__context__).__name__
+
+    check(f, torch.ones(2))
+
+
+def test_chaining_fields_written_by_the_user():
+    def f(x):
+        out = []
+        try:
+            raise ValueError("a")
+        except ValueError as e:
+            e.__suppress_context__ = True
+            out.append(e.__suppress_context__)
+            e.__cause__ = KeyError("k")       # BaseException's setter also suppresses the context
+            out += [repr(e.__cause__), e.__suppress_context__]
+            e.__cause__ = None
+            out.append(e.__cause__)
+            try:
+                e.__context__ = 3
+            except TypeError as err:
+                out.append(str(err))
+        return x * 2, out
+
+    check(f, torch.ones(2))
+
+
+def test_a_context_cycle_made_by_the_user_does_not_hang_the_trace():
+    def f(x):
+        try:
+            try:
+                raise ValueError(1)
+            except ValueError as ex:
+                ex.__context__ = ex
+                raise TypeError(2)
+        except TypeError as e:
+            return x + 1, type(e.__context__).__name__, e.__context__.__context__ is e.__context__
+
+    check(f, torch.ones(2))
+
+
+def test_os_error_picks_its_subclass_from_the_errno_as_in_cpython():
+    import errno
+
+    def f(x, name):
+        try:
+            raise OSError(errno.ENOENT, "no such file", name)
+        except FileNotFoundError as e:
+            return x + 1, type(e).__name__, e.errno, e.strerror, e.filename, e.args, str(e)
+
+    check(f, torch.ones(2), "weights.bin")
+
+
+def test_an_os_error_made_in_the_trace_is_rebuilt_with_its_fields():
+    def f(x):
+        return x + 1, OSError(13, "denied", "a.txt"), OSError("plain"), UnicodeDecodeError("utf-8", b"\xff", 0, 1, "bad")
+
+    cnt = CountingBackend()
+    out = framegraph.compile(f, backend=cnt, fullgraph=True)(torch.ones(2))
+    expected = f(torch.ones(2))
+    assert cnt.frame_count == 1
+    for got, want in zip(out[1:], expected[1:]):
+        assert type(got) is type(want) and got.args == want.args and str(got) == str(want)
+    assert out[1].filename == "a.txt"

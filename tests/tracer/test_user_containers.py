@@ -2,7 +2,7 @@
 import torch
 
 import framegraph
-from helpers import CountingBackend, assert_same, check
+from helpers import CountingBackend, assert_same, assert_same_as_eager, check
 
 
 class Layers(list):
@@ -96,3 +96,41 @@ def test_a_dict_subclass_eq_override_decides_equality():
         return x + 1, SameKeys(a=1) == {"a": 2}, SameKeys(a=1) != {"b": 1}
 
     check(f, torch.ones(2))
+
+
+def test_item_assignment_through_a_python_setitem():
+    """``collections.UserDict`` and a registry class: ``obj[k] = v`` and ``del obj[k]`` run
+    the class's ``__setitem__``/``__delitem__``, as CPython does."""
+    import collections
+
+    class Registry:
+        def __init__(self):
+            self.entries = {}
+
+        def __setitem__(self, key, value):
+            self.entries[key.lower()] = value
+
+        def __delitem__(self, key):
+            del self.entries[key.lower()]
+
+    class Plain:
+        pass
+
+    def f(x, registry):
+        registry["Scale"] = x * 2
+        registry["Tmp"] = 1
+        del registry["TMP"]
+        u = collections.UserDict()
+        u["a"] = x + 1
+        u["b"] = 2
+        del u["b"]
+        try:
+            Plain()[0] = 1
+        except TypeError as e:
+            why = str(e)
+        return u["a"] + len(u), why
+
+    mine, theirs = Registry(), Registry()
+    assert_same_as_eager(f, torch.ones(2), mine, graphs=1)
+    f(torch.ones(2), theirs)
+    assert mine.entries.keys() == theirs.entries.keys() == {"scale"}

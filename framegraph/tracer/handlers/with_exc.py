@@ -10,13 +10,15 @@ like CPython. An exception that leaves the traced frame (including a failing
 the instruction that raised it. A ``with`` block left by an exception calls
 ``__exit__(type, exc, traceback)`` (WITH_EXCEPT_START), traced like any call.
 """
-from ...errors import unsupported
+import torch
+
+from ...errors import FramegraphError, unsupported
 from ...variables.builder import wrap_value
 from ...variables.builtins import BuiltinVariable
 from ...variables.constant import ConstantVariable
 from ...variables.ctx_managers import enter_context
 from ...variables.exceptions import (ExceptionVariable, TracedException, is_exception_class, make_exception,
-                                      traceback_of)
+                                      raise_in_trace, traceback_of)
 from ..exceptions import handled_exception
 from ..registry import handler, unsupported_opcode
 
@@ -43,19 +45,39 @@ def RAISE_VARARGS(tx, inst):
     exc = _instance(values[0])
     if len(values) == 2:  # do_raise: the cause is an instance, a class (called) or None
         cause = values[1]
-        cause = None if cause.is_python_constant() and cause.as_python_constant() is None else _instance(cause)
+        cause = None if cause.is_python_constant() and cause.as_python_constant() is None else _instance(
+            cause, "exception causes must derive from BaseException")
         exc.cause, exc.suppress_context = cause, True
     raise TracedException(exc)
 
 
-def _instance(value):
-    """What ``raise`` raises for ``value``: an exception instance, or a class called with no arguments."""
+def _instance(value, refusal="exceptions must derive from BaseException"):
+    """What ``raise`` raises for ``value``: an exception instance, or a class called with no
+    arguments; anything else is do_raise's TypeError (``raise 5``, ``raise (E1, E2)``)."""
     if isinstance(value, BuiltinVariable) or value.is_python_constant() and is_exception_class(
             value.as_python_constant()):
         value = make_exception(value.as_python_constant(), [], {})
     if not isinstance(value, ExceptionVariable):
+        if _surely_not_exception(value):
+            raise_in_trace(TypeError, refusal)
         unsupported("exception", f"raise {value}")
     return value
+
+
+def _surely_not_exception(value) -> bool:
+    """Whether ``value`` is known to be neither an exception class nor an instance of one."""
+    if value.is_python_constant():
+        constant = value.as_python_constant()
+        return not is_exception_class(constant) and not isinstance(constant, BaseException)
+    try:
+        kind = value.python_type()
+    except FramegraphError:
+        return False
+    return kind in _NOT_EXCEPTIONS
+
+
+# containers and tensors, whose trackers know their type (a user object's may be an exception)
+_NOT_EXCEPTIONS = (tuple, list, dict, set, frozenset, torch.Tensor, torch.nn.Parameter)
 
 
 @handler("PUSH_EXC_INFO")
@@ -81,6 +103,8 @@ def CHECK_EXC_MATCH(tx, inst):
     # https://docs.python.org/3.11/library/dis.html#opcode-CHECK_EXC_MATCH
     # (exc type -- exc matches)
     cls = tx.pop().as_python_constant()
+    if not all(is_exception_class(c) for c in (cls if isinstance(cls, tuple) else (cls,))):
+        raise_in_trace(TypeError, "catching classes that do not inherit from BaseException is not allowed")
     tx.push(ConstantVariable(issubclass(tx.peek().python_type(), cls)))
 
 
