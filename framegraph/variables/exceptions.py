@@ -267,12 +267,19 @@ def is_exception_class(value) -> bool:
     return isinstance(value, type) and issubclass(value, BaseException)
 
 
-def make_exception(cls, args, kwargs):
+def make_exception(cls, args, kwargs, tx=None):
     """``cls(*args, **kwargs)`` for an exception class, where that only stores
-    ``args`` (BaseException's ``__new__``/``__init__``). Otherwise it is a break:
+    ``args`` (BaseException's ``__new__``/``__init__``), or an instance of a user
+    exception class with its Python ``__init__`` inlined (user_exceptions.py, given the
+    tracer ``tx``). Otherwise it is a break:
     a ``__new__`` or ``__init__`` written in Python runs code the tracer would
     skip, and OSError, ImportError, SyntaxError and the Unicode errors parse
     their arguments (``OSError(2, "x")`` is a FileNotFoundError)."""
+    from .user_exceptions import is_user_exception_class, new_user_exception
+
+    if tx is not None and is_user_exception_class(cls) and not parsed_fields(cls) \
+            and not issubclass(cls, _KEYWORD_ARGS + _PARSING_ARGS):
+        return new_user_exception(tx, cls, args, kwargs)
     for slot in ("__new__", "__init__"):
         if _python_slot(cls, slot):
             unsupported("unsupported_call", f"creating a {cls.__name__} (its {slot} is written in Python)")

@@ -112,7 +112,7 @@ def type_call(tx, cls_var, args, kwargs):
     if issubclass(cls, BaseException):
         from .exceptions import make_exception
 
-        return make_exception(cls, args, kwargs)
+        return make_exception(cls, args, kwargs, tx)
     if issubclass(cls, nn.Module):
         from .nn_module import new_module
 

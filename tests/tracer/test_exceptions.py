@@ -418,3 +418,68 @@ def test_an_os_error_made_in_the_trace_is_rebuilt_with_its_fields():
     for got, want in zip(out[1:], expected[1:]):
         assert type(got) is type(want) and got.args == want.args and str(got) == str(want)
     assert out[1].filename == "a.txt"
+
+
+# ---- user exception classes: a Python __init__, attributes, __str__
+class ConfigError(ValueError):
+    """What a library raises for a bad config key: a message and fields for the handler."""
+
+    def __init__(self, key, hint=""):
+        super().__init__(f"bad key {key!r}")
+        self.key, self.hint = key, hint
+
+    def __str__(self):
+        return f"{self.args[0]} ({self.hint})"
+
+
+def test_a_user_exception_with_a_python_init_is_raised_and_caught_in_the_trace():
+    def f(x, cfg):
+        try:
+            if "eps" not in cfg:
+                raise ConfigError("eps", hint="add it")
+            eps = cfg["eps"]
+        except ConfigError as e:
+            eps, why = 1e-5, (str(e), repr(e), e.key, e.hint, e.args)
+        return x + eps, why
+
+    check(f, torch.ones(2), {})
+
+
+def test_user_exception_init_styles_and_attributes_written_by_the_handler():
+    class Old(Exception):
+        def __init__(self, a, b):
+            Exception.__init__(self, a)      # the explicit base call, as older code writes it
+            self.b = b
+
+    class NoSuper(Exception):
+        def __init__(self, a, b):            # never calls the base: args stay what it was called with
+            self.total = a + b
+
+    class Plain(Exception):
+        code = 7
+
+    def f(x):
+        out = [Old(1, 2).args, Old(1, 2).b, NoSuper(1, 2).args, NoSuper(1, 2).total]
+        try:
+            raise Plain("p", 2)
+        except Exception as e:
+            e.extra = 5
+            out += [e.args, e.code, e.extra, str(e), repr(e), hasattr(e, "extra"), hasattr(e, "nope")]
+        try:
+            Plain(a=1)
+        except TypeError as e:
+            out.append(str(e))
+        return x * 2, out
+
+    check(f, torch.ones(2))
+
+
+def test_a_user_exception_made_in_the_trace_is_rebuilt_with_its_fields():
+    def f(x):
+        return x + 1, ConfigError("lr", "positive")
+
+    cnt = CountingBackend()
+    out, err = framegraph.compile(f, backend=cnt, fullgraph=True)(torch.ones(2))
+    assert cnt.frame_count == 1
+    assert type(err) is ConfigError and (err.key, err.hint, err.args) == ("lr", "positive", ("bad key 'lr'",))
+    assert str(err) == "bad key 'lr' (positive)"

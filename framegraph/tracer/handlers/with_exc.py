@@ -42,21 +42,21 @@ def RAISE_VARARGS(tx, inst):
         if handled is None:
             unsupported("exception", "bare raise with no exception handled in the trace")
         raise TracedException(handled, reraise=True)
-    exc = _instance(values[0])
+    exc = _instance(tx, values[0])
     if len(values) == 2:  # do_raise: the cause is an instance, a class (called) or None
         cause = values[1]
         cause = None if cause.is_python_constant() and cause.as_python_constant() is None else _instance(
-            cause, "exception causes must derive from BaseException")
+            tx, cause, "exception causes must derive from BaseException")
         exc.cause, exc.suppress_context = cause, True
     raise TracedException(exc)
 
 
-def _instance(value, refusal="exceptions must derive from BaseException"):
+def _instance(tx, value, refusal="exceptions must derive from BaseException"):
     """What ``raise`` raises for ``value``: an exception instance, or a class called with no
     arguments; anything else is do_raise's TypeError (``raise 5``, ``raise (E1, E2)``)."""
     if isinstance(value, BuiltinVariable) or value.is_python_constant() and is_exception_class(
             value.as_python_constant()):
-        value = make_exception(value.as_python_constant(), [], {})
+        value = make_exception(value.as_python_constant(), [], {}, tx)
     if not isinstance(value, ExceptionVariable):
         if _surely_not_exception(value):
             raise_in_trace(TypeError, refusal)
