@@ -255,8 +255,8 @@ class TranslatorBase:
             unsupported("unsupported_call", "super() outside a method")
         first = self.code.co_varnames[0]
         obj = self.load_local(first)  # realizes an argument not read yet
-        if isinstance(obj, CellVariable):
-            obj = obj.contents
+        if first in self.code.co_cellvars and isinstance(obj, CellVariable):  # self captured by a closure
+            obj = obj.contents  # (a cell passed as self is not opened: super_init_without_args)
         return self.cell("__class__").contents.as_python_constant(), obj
 
     @property

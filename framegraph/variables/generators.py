@@ -74,9 +74,13 @@ class GeneratorVariable(IteratorVariable):
             gtx.run()
         except TracedException as error:
             self.finished = True
-            if issubclass(error.value.cls, StopIteration):
-                raise TracedException(ExceptionVariable(
-                    RuntimeError, [ConstantVariable("generator raised StopIteration")])) from None
+            if issubclass(error.value.cls, StopIteration):  # PEP 479, _PyErr_FormatFromCause
+                converted = ExceptionVariable(RuntimeError, [ConstantVariable("generator raised StopIteration")])
+                converted.cause = converted.context = error.value
+                converted.suppress_context = True
+                leaked = TracedException(converted)
+                leaked.chained = True  # its __context__ is the StopIteration, not what the caller handles
+                raise leaked from None
             raise
         finally:
             self.running = False

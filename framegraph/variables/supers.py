@@ -11,7 +11,7 @@ import types
 
 from torch import nn
 
-from ..errors import unsupported
+from ..errors import FramegraphError, unsupported
 from .base import VariableTracker
 from .constant import ConstantVariable
 from .user_defined import UserDefinedClassVariable, UserDefinedObjectVariable, bind_class_attribute
@@ -37,9 +37,9 @@ class SuperVariable(VariableTracker):
             klass = args[0].as_python_constant() if args[0].is_python_constant() else None
             if not isinstance(klass, type):
                 raise_in_trace(TypeError, f"super() argument 1 must be a type, not {args[0].python_type().__name__}")
-            return cls(klass, args[1])
+            return cls(klass, _checked(klass, args[1]))
         klass, obj = tx.zero_arg_super()
-        return cls(klass, obj)
+        return cls(klass, _checked(klass, obj))
 
     def getattr(self, tx, name):
         obj_type = self.obj.python_type()
@@ -72,6 +72,26 @@ class SuperVariable(VariableTracker):
                     return _through_class(tx, self.obj, attr)
                 return bind_class_attribute(tx, self.obj, attr, None)
         unsupported("unsupported_attribute", f"super().{name}")
+
+
+def _checked(klass, obj):
+    """``obj`` as ``supercheck`` accepts it: an instance of ``klass``, or a subclass of it;
+    anything else is its TypeError (``X.meth(cell)`` calling ``super()``)."""
+    from .exceptions import raise_in_trace
+
+    try:
+        kind = obj.python_type()
+    except FramegraphError:
+        return obj  # a tracker that does not know its type: the attribute lookup decides
+    if isinstance(obj, UserDefinedClassVariable) or issubclass(kind, type) and obj.is_python_constant():
+        as_class = obj.cls if isinstance(obj, UserDefinedClassVariable) else obj.as_python_constant()
+        if isinstance(as_class, type) and issubclass(as_class, klass):
+            return obj
+    if isinstance(kind, type) and issubclass(kind, klass):
+        return obj
+    if "__class__" in getattr(kind, "__dict__", {}) or not isinstance(kind, type):
+        return obj  # a __class__ the class overrides: supercheck reads it (not modelled here)
+    raise_in_trace(TypeError, "super(type, obj): obj must be an instance or subtype of type")
 
 
 def _through_class(tx, class_var, attr):

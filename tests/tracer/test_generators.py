@@ -187,3 +187,40 @@ def test_a_generator_alive_at_a_graph_break_runs_the_frame_in_cpython():
     cnt = CountingBackend()
     assert_same(framegraph.compile(f, backend=cnt)(torch.ones(2)), f(torch.ones(2)))
     assert cnt.frame_count == 0
+
+
+def test_a_stop_iteration_leaking_from_a_generator_is_a_runtime_error_caused_by_it():
+    """PEP 479: the RuntimeError's __cause__ and __context__ are the StopIteration."""
+    def f(x):
+        def gen():
+            yield 1
+            raise StopIteration("inner")
+
+        it = gen()
+        next(it)
+        try:
+            next(it)
+        except RuntimeError as e:
+            return x + 1, str(e), repr(e.__cause__), e.__context__ is e.__cause__, e.__suppress_context__
+
+    check(f, torch.ones(2))
+
+
+def test_contextmanager_reraises_the_users_stop_iteration_itself():
+    """contextlib's __exit__ recognises the PEP 479 RuntimeError by its __cause__ and
+    re-raises the very StopIteration the with block raised."""
+    from contextlib import contextmanager
+
+    @contextmanager
+    def scope():
+        yield
+
+    def f(x):
+        stop = StopIteration("spam")
+        try:
+            with scope():
+                raise stop
+        except Exception as ex:
+            return x + 1, ex is stop, type(ex).__name__
+
+    check(f, torch.ones(2))

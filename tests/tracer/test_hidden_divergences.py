@@ -7,7 +7,7 @@ import collections.abc
 
 import torch
 
-from helpers import check_breaks, run_counted, assert_same
+from helpers import assert_same, check, check_breaks, run_counted
 
 
 def attempt(fn, *args):
@@ -170,3 +170,37 @@ def missing_keys(x, counts=collections.Counter("aab"), table=Defaults(a=1)):
 
 def test_a_dict_subclass_missing_key_calls_missing():
     check_breaks(missing_keys, lambda: (torch.ones(2),), graphs=1, breaks=0)
+
+
+def test_super_checks_its_object_and_opens_only_a_captured_self():
+    """``super()`` reads the first argument; only when ``self`` is a cell variable (a
+    closure captures it) is the cell opened. A cell *passed* as self, or
+    ``super(Y, X())``, is supercheck's TypeError."""
+    class Base:
+        def meth(self):
+            super()
+            return 1
+
+    class Child(Base):
+        def meth(self):
+            def helper():
+                return self  # makes self a cell variable of meth
+            return super().meth() + (helper() is self)
+
+    def f(x):
+        def make():
+            obj = Base()
+
+            def g():
+                return obj
+            return g
+        cell = make().__closure__[0]
+        errors = []
+        for call in (lambda: Base.meth(cell), lambda: super(Child, Base())):
+            try:
+                call()
+            except TypeError as e:
+                errors.append(str(e))
+        return x + Child().meth(), errors
+
+    check(f, torch.ones(2))
