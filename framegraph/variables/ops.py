@@ -285,8 +285,11 @@ def unary_op(tx, fn, a: VariableTracker) -> VariableTracker:
         return tx.output.call_function(tx, fn, [a], {})
     if a.is_python_constant():
         return _fold(fn, a.as_python_constant())
-    name = {operator.neg: "__neg__", operator.pos: "__pos__", operator.invert: "__invert__"}[fn]
-    return a.call_method(tx, name, [], {})
+    return a.call_method(tx, _UNARY_DUNDERS[fn], [], {})
+
+
+_UNARY_DUNDERS = {operator.neg: "__neg__", operator.pos: "__pos__", operator.invert: "__invert__",
+                  operator.abs: "__abs__"}
 
 
 def dunder_name(fn, reflected=False):

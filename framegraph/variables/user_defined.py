@@ -24,6 +24,7 @@ from torch import nn
 
 from .autograd_function import AutogradFunctionApplyVariable, is_modelled_apply
 from ..errors import unsupported
+from ..side_effects import ledger
 from ..guards.sources import AttrSource, GenericAttrSource, TypeSource
 from .base import STABLE_MODULES, VariableTracker, guard_identity
 from .constant import ConstantVariable
@@ -175,6 +176,10 @@ def lookup_attribute(tx, obj, name, instance_dict_lookup):
             return instance_dict(tx, obj, real_dict, instance_attr_source(obj.source, cls, name))
         if real is None:
             unsupported("unsupported_attribute", f"{cls.__name__}.{name} ({type(attr).__name__})")
+        if isinstance(attr, types.GetSetDescriptorType) and ledger(tx):
+            # C code computes it, from state the trace may have changed without CPython seeing it
+            # yet (property.__isabstractmethod__ asks fget's, written in this trace)
+            unsupported("side_effect", f"{cls.__name__}.{name}: computed by C code after this trace's writes")
 
         return tx.wrap(getattr(real, name), instance_attr_source(obj.source, cls, name))
     if found:

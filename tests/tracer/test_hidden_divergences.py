@@ -5,6 +5,7 @@ program without that assertion, each was a silent wrong answer."""
 import collections
 import collections.abc
 
+import pytest
 import torch
 
 from helpers import assert_same, check, check_breaks, run_counted
@@ -202,5 +203,43 @@ def test_super_checks_its_object_and_opens_only_a_captured_self():
             except TypeError as e:
                 errors.append(str(e))
         return x + Child().meth(), errors
+
+    check(f, torch.ones(2))
+
+
+@pytest.mark.expect_fallback("exception")  # __bool__ raising, run by CPython after the break
+def test_a_c_computed_attribute_is_not_read_before_the_traces_writes_land():
+    """``property.__isabstractmethod__`` asks ``fget.__isabstractmethod__``, which the
+    trace wrote: read from the real object before the write is replayed it was False,
+    and the ValueError of the value's ``__bool__`` never came (a break, then CPython)."""
+    class NotBool:
+        def __bool__(self):
+            raise ValueError("no truth")
+
+    def f(x):
+        try:
+            p = property(lambda self: 1)
+            p.fget.__isabstractmethod__ = NotBool()
+            p.__isabstractmethod__
+        except ValueError:
+            return x + 1
+        return x
+
+    result, cnt, breaks, errors = run_counted(f, torch.ones(2))
+    assert_same(result, f(torch.ones(2)))
+    assert any("computed by C code" in str(e) for e in errors + breaks), (errors, breaks)
+
+
+def test_abs_of_a_user_object_calls_its_dunder():
+    class Distance:
+        def __abs__(self):
+            return 3
+
+        def __neg__(self):
+            return -1
+
+    def f(x):
+        d = Distance()
+        return x + abs(d) + (-d)
 
     check(f, torch.ones(2))
