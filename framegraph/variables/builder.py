@@ -204,12 +204,14 @@ def _wrap_dict(tx, value, source):
         if is_object_keyed(value):  # optimizer.state: read lazily, one key at a time
             return wrap_object_keyed_dict(tx, value, source)
         unsupported("unsupported_value", "dict with keys that are not constants")
-    lazy = wrap_lazy_dict(tx, value, source)  # items wrapped (and guarded) when read
-    if lazy is not None:
-        return lazy
-    _guard(tx, "DICT_KEYS", source, (type(value), tuple(value)))
-    pairs = [(ConstantVariable(k), wrap_value(tx, v, _item_source(source, k))) for k, v in value.items()]
-    return ConstDictVariable(pairs, py_type=type(value), source=source)
+    var = wrap_lazy_dict(tx, value, source)  # items wrapped (and guarded) when read
+    if var is None:
+        _guard(tx, "DICT_KEYS", source, (type(value), tuple(value)))
+        pairs = [(ConstantVariable(k), wrap_value(tx, v, _item_source(source, k))) for k, v in value.items()]
+        var = ConstDictVariable(pairs, py_type=type(value), source=source)
+    if type(value) is collections.defaultdict:  # __missing__ calls it: read (and guarded) like any attribute
+        var.default_factory = wrap_value(tx, value.default_factory, AttrSource(source, "default_factory"))
+    return var
 
 
 def _plain_member(k) -> bool:

@@ -54,8 +54,8 @@ def defaultdict_model(tx, /, *args, **kwargs):
             collections.defaultdict(factory.as_python_constant())
     elif factory is not None and not _callable(tx, factory).as_python_constant():  # defdict_init
         raise_in_trace(TypeError, "first argument must be callable or None")
-    if factory is None or factory.is_python_constant() and factory.as_python_constant() is None:
-        unsupported("unsupported_call", "defaultdict without a default factory")
+    if factory is None:  # defaultdict(): no factory, missing keys are KeyErrors
+        factory = ConstantVariable(None)
     result = dict_model(tx, *args[1:], **kwargs)
     result.py_type = collections.defaultdict
     result.default_factory = factory

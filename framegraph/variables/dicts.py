@@ -152,8 +152,12 @@ class ConstDictVariable(VariableTracker):
             return self.items[hash_key(key)][1]
         except KeyError:
             if self.py_type is collections.defaultdict:
-                if self.default_factory is None:  # a defaultdict from outside: __missing__ not modelled
+                if self.default_factory is None or self.source is not None and not key.is_python_constant():
+                    # its factory not known; or an object key into a defaultdict from outside:
+                    # optimizer.state's first step creates the state, left to CPython (run once)
                     unsupported("missing_dict_key", f"{key} in a defaultdict")
+                if _is_none(self.default_factory):  # defdict_missing: dict's KeyError
+                    _key_error(key)
                 value = self.default_factory.call(tx, [], {})  # __missing__: insert factory()
                 self.setitem(tx, key, value)
                 return value
@@ -182,9 +186,26 @@ class ConstDictVariable(VariableTracker):
         self.items.pop(hash_key(key))
         self.od_state += 1
 
+    def getattr(self, tx, name):
+        """A defaultdict's ``default_factory``; the rest of dict's attributes are its methods."""
+        if name == "default_factory" and self.py_type is collections.defaultdict \
+                and self.default_factory is not None:
+            return self.default_factory
+        return super().getattr(tx, name)
+
+    def setattr(self, tx, name, value):
+        """``d.default_factory = list`` on a defaultdict made in the trace (a plain member)."""
+        if name == "default_factory" and self.py_type is collections.defaultdict and self.source is None:
+            self.default_factory = value
+            return
+        super().setattr(tx, name, value)
+
     def binop(self, tx, fn, other, reflected):
         """``d | e`` (a new dict: ``d``'s items updated by ``e``'s) and ``d |= e`` (in place),
         between dicts of one type (an OrderedDict or defaultdict has its own ``__or__``)."""
+        if fn is operator.or_ and isinstance(other, ConstDictVariable) and collections.defaultdict in (
+                self.py_type, other.py_type):
+            return _defaultdict_or(tx, *((other, self) if reflected else (self, other)))
         if fn not in (operator.or_, operator.ior) or not isinstance(other, ConstDictVariable) \
                 or other.py_type is not self.py_type or self.py_type not in (dict, collections.OrderedDict):
             return NotImplemented
@@ -227,6 +248,24 @@ class ConstDictVariable(VariableTracker):
 
     def __repr__(self):
         return f"ConstDictVariable({list(self.items)!r})"
+
+
+def _defaultdict_or(tx, left, right):
+    """``left | right`` with a defaultdict on either side (defdict_or): a defaultdict with the
+    defaultdict operand's factory (the left one when both are), ``left``'s items updated by
+    ``right``'s. Only for exact defaultdicts and dicts: a subclass has its own constructor."""
+    owner = left if left.py_type is collections.defaultdict else right
+    other = right if owner is left else left
+    if other.py_type not in (dict, collections.defaultdict, collections.OrderedDict) or owner.default_factory is None:
+        unsupported("unsupported_value", f"{left.py_type.__name__} | {right.py_type.__name__}")
+    merged = ConstDictVariable(list(left.items.values()), py_type=collections.defaultdict,
+                               default_factory=owner.default_factory)
+    _update(merged, tx, right)
+    return merged
+
+
+def _is_none(value) -> bool:
+    return value.is_python_constant() and value.as_python_constant() is None
 
 
 def _get(d, tx, key, default=None):

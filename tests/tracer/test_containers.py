@@ -3,7 +3,8 @@ import collections
 
 import torch
 
-from helpers import check
+import framegraph
+from helpers import CountingBackend, assert_same, check
 
 
 def test_list_of_tensors_loop_and_mutation():
@@ -281,3 +282,45 @@ def test_hasattr_and_setattr_on_a_namedtuple():
         return q.x + 1, hasattr(p, "y"), hasattr(p, "z"), getattr(p, "w", 5), p._asdict(), error
 
     check(f, torch.ones(2), Point(1, 2))
+
+
+def test_defaultdict_without_a_factory_and_its_default_factory_attribute():
+    def f(x):
+        d = collections.defaultdict()
+        out = [d.default_factory]
+        try:
+            d["missing"]
+        except KeyError as e:        # no factory: __missing__ raises dict's KeyError
+            out.append(e.args)
+        d.default_factory = list      # a plain member: set later, used by the next miss
+        d["a"].append(1)
+        out.append(d.default_factory is list)
+        return x + len(d["a"]), out, d
+
+    check(f, torch.ones(2))
+
+
+def test_union_with_a_defaultdict_keeps_the_defaultdicts_factory_on_either_side():
+    def f(x):
+        counts, names = collections.defaultdict(int, {1: 1, 2: 2}), {1: "a", 0: "b"}
+        left, right = counts | names, names | counts   # defaultdict.__ror__ goes first
+        return x + 1, [(type(r).__name__, r.default_factory, list(r.items())) for r in (left, right)]
+
+    check(f, torch.ones(2))
+
+
+def test_a_defaultdict_from_outside_fills_a_missing_key_with_its_factory():
+    """``counts[name] += 1`` on a defaultdict the caller owns: the factory is read
+    (and guarded) like an attribute, the insertion replayed after the graph."""
+    def f(x, counts):
+        counts["calls"] += 1
+        counts["seen"] += int(x.shape[0])
+        return x * 2
+
+    mine, theirs = collections.defaultdict(int), collections.defaultdict(int)
+    cnt = CountingBackend()
+    compiled = framegraph.compile(f, backend=cnt, fullgraph=True)
+    for _ in range(2):
+        assert_same(compiled(torch.ones(3), mine), f(torch.ones(3), theirs))
+    assert mine == theirs == {"calls": 2, "seen": 6}
+    assert cnt.frame_count == 2  # the keys missing, then present: one graph each (guarded)
