@@ -26,7 +26,7 @@ from .constructors import ordered_dict_model as _ordered_dict, scalar as _scalar
 from .sorting import minmax as _minmax, sorted_items
 from .call_shapes import STAND_INS, check_function_shape, fits, real_signature_rejects
 from .builtin_methods import MODELS as BUILTIN_METHOD_MODELS, call_unbound, is_unbound_builtin_method
-from .constant import ConstantVariable, items_of, wrap_constant
+from .constant import ConstantVariable, is_constant_value, items_of, wrap_constant
 from .deques import make_deque
 from .exceptions import TracedException, is_exception_class, make_exception, python_operation, raise_in_trace
 from .fresh import wrap_fresh
@@ -69,6 +69,8 @@ class BuiltinVariable(CallableVariable):
             # what it raises, CPython raises; operator.indexOf(it, x) stops after the match: so do the iterators
             with GiveBackUnread(read), python_operation(_name(self.fn)):
                 value = self.fn(*real_args, **real_kwargs)
+            if not is_constant_value(value) and type(value) not in (list, dict, tuple):
+                unsupported("unsupported_call", f"builtin {_name(self.fn)} made a {type(value).__name__}")
             return wrap_fresh(value)
         unsupported("unsupported_call", f"builtin {_name(self.fn)}")
 
@@ -141,8 +143,9 @@ def _is_pure(fn) -> bool:
     if fn in PURE:  # int.from_bytes, a class method: its __self__ is the class
         return True
     owner = getattr(fn, "__self__", None)
+    if owner in _IMMUTABLE_TYPES and isinstance(fn, types.BuiltinMethodType):
+        return True  # bool.from_bytes, int.__new__(bool, 0): C code of an immutable type, no state
     if owner is not None and not isinstance(owner, type(math)):
-        from .constant import is_constant_value
 
         return is_constant_value(owner)  # a method of an immutable constant
     module = getattr(fn, "__module__", None) or getattr(owner, "__name__", None)
@@ -363,6 +366,31 @@ def _abs(tx, x):
     return unary_op(tx, operator.abs, x)
 
 
+def _hash(tx, obj):
+    """``hash(obj)``: a constant's own; a user class's Python ``__hash__`` inlined, its result
+    checked and reduced as slot_tp_hash does. Identity hashes (object's, a tensor's) are breaks:
+    they differ from call to call."""
+    from .user_defined import UserDefinedObjectVariable, _static
+
+    if obj.is_python_constant():
+        with python_operation("hash()"):
+            return ConstantVariable(hash(obj.as_python_constant()))
+    found, fn = _static(obj.python_type(), "__hash__") if isinstance(obj, UserDefinedObjectVariable) else (False, None)
+    if not isinstance(fn, types.FunctionType):
+        if found and fn is None:  # __hash__ = None, or __eq__ without __hash__
+            raise_in_trace(TypeError, f"unhashable type: '{obj.python_type().__name__}'")
+        unsupported("unsupported_call", f"hash() of {obj}")
+    result = obj._dunder(tx, "__hash__", [])
+    if not (result.is_python_constant() and isinstance(result.as_python_constant(), int)):
+        if result.is_python_constant():
+            raise_in_trace(TypeError, "__hash__ method should return an integer")
+        unsupported("unsupported_value", f"__hash__ of {obj} returned {result}")
+    value = result.as_python_constant()
+    # slot_tp_hash: an int outside Py_hash_t is hashed again; -1 is reserved for errors
+    value = value if -sys.maxsize - 1 <= value <= sys.maxsize else hash(value)
+    return ConstantVariable(-2 if value == -1 else int(value))
+
+
 def _type(tx, obj, *rest):
     from .dynamic_classes import type_builtin  # type(obj), or type(name, bases, ns): a new class
 
@@ -434,7 +462,7 @@ BUILTINS: Dict[Callable, Callable] = {
     collections.OrderedDict: _ordered_dict, collections.defaultdict: _defaultdict,
     float: _scalar(float), bool: _scalar(bool), str: _scalar(str), iter: _iter, next: _next,
     reversed: _reversed, enumerate: _enumerate, zip: _zip, map: _map, filter: _filter,
-    sorted: _sorted, abs: _abs, type: _type, callable: _callable, slice: _slice, range: _range,
+    sorted: _sorted, abs: _abs, hash: _hash, type: _type, callable: _callable, slice: _slice, range: _range,
     super: _super, print: _print, functools.reduce: _functools_reduce, repr: _repr,
     torch.Size: lambda tx, it=None: SizeVariable(it.unpack(tx) if it is not None else []),
     operator.getitem: lambda tx, a, b: a.getitem(tx, b),
@@ -535,6 +563,8 @@ _MUTATING_OPERATORS = frozenset(fn.__name__ for fn in (
     operator.ifloordiv, operator.ilshift, operator.imod, operator.imul, operator.imatmul,
     operator.ior, operator.ipow, operator.irshift, operator.isub, operator.itruediv, operator.ixor,
 ))
+
+_IMMUTABLE_TYPES = frozenset({int, bool, float, complex, str, bytes, tuple, frozenset})
 
 PURE = frozenset({
     builtins.round, builtins.divmod, builtins.pow, builtins.repr, builtins.ord, builtins.chr,

@@ -106,6 +106,10 @@ def instance_attr_source(source, cls, name):
 
 _C_DESCRIPTORS = (types.GetSetDescriptorType, types.MemberDescriptorType)
 
+# dunders set to None that CPython reads as "not supported", each with its own TypeError
+_NONE_MEANS_ABSENT = frozenset({"__hash__", "__iter__", "__contains__", "__reversed__", "__await__",
+                                "__aiter__"})
+
 
 def _guard_not_shadowed(tx, obj, cls, name):
     """The class attribute was found because the instance has no `name` of its own:
@@ -505,6 +509,10 @@ class UserDefinedObjectVariable(VariableTracker):
             return equal if _is_not_implemented(equal) else ConstantVariable(not equal.truth(tx))
         if not found:
             return NotImplemented
+        if attr is None and name not in _NONE_MEANS_ABSENT:  # `__bool__ = None`: the slot calls None
+            from .exceptions import raise_in_trace
+
+            raise_in_trace(TypeError, "'NoneType' object is not callable")
         if not isinstance(attr, types.FunctionType):
             owner = _owner(self.cls, name)
             if owner is object:  # object's default slot: the callers model it (identity ==, ...)

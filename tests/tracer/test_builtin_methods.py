@@ -181,3 +181,18 @@ def test_dataclasses_asdict_of_an_instance_made_in_the_trace():
         return x * Shape(2).rows, dataclasses.asdict(Shape(3, 4))
 
     check(f, torch.ones(2))
+
+
+def test_class_level_c_methods_of_immutable_types_run_on_constants():
+    """``bool.from_bytes``, ``int.__new__(bool, 0)``: C code of an immutable type, answered
+    at trace time with what CPython returns or raises."""
+    def f(x, raw):
+        out = [bool.__new__(bool), bool.__new__(bool, 1), bool.from_bytes(raw, "little"),
+               int.__new__(int, "7"), tuple.__new__(tuple, [1, 2]), str.__new__(str, 5)]
+        try:
+            int.__new__(bool, 0)
+        except TypeError as e:
+            out.append(str(e))
+        return x + 1, out
+
+    check(f, torch.ones(2), b"abcd")

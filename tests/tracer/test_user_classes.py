@@ -363,3 +363,63 @@ def test_comparisons_whose_dunders_both_return_not_implemented():
         return x + int(r1 == r2), r1 != r2, r1 == r1, ordered
 
     check(f, torch.randn(2))
+
+
+def test_a_dunder_set_to_none_blocks_the_operation():
+    """``__bool__ = None`` (the blocking idiom): the slot calls None, CPython's TypeError."""
+    class Blocked:
+        __bool__ = None
+
+    class Sized:
+        def __len__(self):
+            return 10
+        __bool__ = None
+
+    def f(x):
+        errors = []
+        for obj in (Blocked(), Sized()):
+            try:
+                bool(obj)
+            except TypeError as e:
+                errors.append(str(e))
+        return x + 1, errors
+
+    check(f, torch.ones(2))
+
+
+def test_hash_of_a_user_object_runs_its_python_hash():
+    """slot_tp_hash: the result must be an int, one outside Py_hash_t is hashed again, and
+    -1 becomes -2; ``__eq__`` without ``__hash__`` makes the class unhashable."""
+    class Key:
+        def __init__(self, name):
+            self.name = name
+
+        def __hash__(self):
+            return hash(self.name)
+
+    class Big:
+        def __hash__(self):
+            return 2 ** 100
+
+    class MinusOne:
+        def __hash__(self):
+            return -1
+
+    class Wrong:
+        def __hash__(self):
+            return "x"
+
+    class EqOnly:
+        def __eq__(self, other):
+            return True
+
+    def f(x):
+        out = [hash(Key("a")) == hash("a"), hash(Big()), hash(MinusOne())]
+        for obj in (Wrong(), EqOnly()):
+            try:
+                hash(obj)
+            except TypeError as e:
+                out.append(str(e))
+        return x + 1, out
+
+    check(f, torch.ones(2))
