@@ -124,6 +124,8 @@ class VariableTracker:
         kind = self.python_type() if type(self).python_type is not VariableTracker.python_type else None
         if kind in _METHOD_TYPES and callable(getattr(kind, name, None)):
             return BoundMethodVariable(self, name)
+        if kind in _METHOD_TYPES and name in _NONE_SLOTS and getattr(kind, name, 0) is None:
+            return _constant(None)  # slice.__hash__, list.__hash__: set to None by the type
         if kind in _METHOD_TYPES and not kind.__dictoffset__ and not hasattr(kind, name):
             from .call_shapes import STAND_INS
             from .exceptions import python_operation
@@ -264,6 +266,7 @@ class BoundMethodVariable(VariableTracker):
         return f"BoundMethodVariable({self.obj!r}.{self.name})"
 
 
+_NONE_SLOTS = frozenset({"__hash__"})
 _METHOD_TYPES = frozenset({list, tuple, dict, set, frozenset, str, bytes, range, slice,
                            collections.OrderedDict, collections.defaultdict, type(iter([])), enumerate,
                            zip, map, filter})

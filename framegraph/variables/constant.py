@@ -73,6 +73,14 @@ class ConstantVariable(VariableTracker):
             return self.getattr(tx, name).call(tx, args, kwargs)
         return BuiltinVariable(method).call(tx, [self] + list(args), kwargs)
 
+    def call(self, tx, args, kwargs):
+        """``5()``, ``None()`` (``__hash__ = None`` read, then called): CPython's TypeError."""
+        if callable(self.value):
+            return super().call(tx, args, kwargs)
+        from .exceptions import raise_in_trace
+
+        raise_in_trace(TypeError, f"'{type(self.value).__name__}' object is not callable")
+
     def truth(self, tx):
         return bool(self.value)
 

@@ -196,3 +196,16 @@ def test_class_level_c_methods_of_immutable_types_run_on_constants():
         return x + 1, out
 
     check(f, torch.ones(2), b"abcd")
+
+
+def test_a_slot_the_type_set_to_none_and_calling_a_constant_raise_type_error():
+    def f(x, n):
+        out = [[].__hash__ is None]
+        for thunk in (lambda: [].__hash__(), lambda: {}.__hash__(), lambda: n(), lambda: None()):
+            try:
+                thunk()
+            except TypeError as e:
+                out.append(str(e))
+        return x + 1, out
+
+    check(f, torch.ones(2), 3)
