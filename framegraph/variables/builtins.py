@@ -366,6 +366,13 @@ def _abs(tx, x):
     return unary_op(tx, operator.abs, x)
 
 
+def _divmod(tx, a, b):
+    """``divmod(a, b)``: folded on constants, else ``a.__divmod__(b)`` / ``b.__rdivmod__(a)``."""
+    if isinstance(a, TensorVariable) or isinstance(b, TensorVariable):
+        unsupported("unsupported_call", "divmod() of a tensor")
+    return binary_op(tx, divmod, a, b)
+
+
 def _hash(tx, obj):
     """``hash(obj)``: a constant's own; a user class's Python ``__hash__`` inlined, its result
     checked and reduced as slot_tp_hash does. Identity hashes (object's, a tensor's) are breaks:
@@ -462,7 +469,7 @@ BUILTINS: Dict[Callable, Callable] = {
     collections.OrderedDict: _ordered_dict, collections.defaultdict: _defaultdict,
     float: _scalar(float), bool: _scalar(bool), str: _scalar(str), iter: _iter, next: _next,
     reversed: _reversed, enumerate: _enumerate, zip: _zip, map: _map, filter: _filter,
-    sorted: _sorted, abs: _abs, hash: _hash, type: _type, callable: _callable, slice: _slice, range: _range,
+    sorted: _sorted, abs: _abs, hash: _hash, divmod: _divmod, type: _type, callable: _callable, slice: _slice, range: _range,
     super: _super, print: _print, functools.reduce: _functools_reduce, repr: _repr,
     torch.Size: lambda tx, it=None: SizeVariable(it.unpack(tx) if it is not None else []),
     operator.getitem: lambda tx, a, b: a.getitem(tx, b),

@@ -39,7 +39,7 @@ _DUNDER = {
     operator.floordiv: "floordiv", operator.mod: "mod", operator.pow: "pow", operator.matmul: "matmul",
     operator.and_: "and", operator.or_: "or", operator.xor: "xor", operator.lshift: "lshift",
     operator.rshift: "rshift", operator.lt: "lt", operator.le: "le", operator.eq: "eq",
-    operator.ne: "ne", operator.gt: "gt", operator.ge: "ge",
+    operator.ne: "ne", operator.gt: "gt", operator.ge: "ge", divmod: "divmod",
 }
 
 

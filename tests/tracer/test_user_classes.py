@@ -423,3 +423,22 @@ def test_hash_of_a_user_object_runs_its_python_hash():
         return x + 1, out
 
     check(f, torch.ones(2))
+
+
+def test_divmod_calls_the_operands_dunders():
+    class Money:
+        def __divmod__(self, other):
+            return ("divmod", other)
+
+        def __rdivmod__(self, other):
+            return ("rdivmod", other)
+
+    def f(x):
+        out = [divmod(7, 2), divmod(Money(), 3), divmod(3, Money()), divmod(-7.5, 2)]
+        try:
+            divmod(1, 0)
+        except ZeroDivisionError as e:
+            out.append(str(e))
+        return x + 1, out
+
+    check(f, torch.ones(2))
