@@ -13,6 +13,7 @@ from .constant import ConstantVariable, items_of, wrap_constant
 from .dicts import ConstDictVariable, SetVariable
 from .exceptions import python_operation, raise_in_trace
 from .lists import ListVariable, TupleVariable
+from .number_protocol import as_float, as_int, converts_here
 from .tensor import TensorVariable
 
 
@@ -85,6 +86,8 @@ def scalar(kind):
             return ConstantVariable(value.truth(tx))
         if kind is str and not rest and hasattr(value, "str"):  # tp_str of the tracker's type
             return value.str(tx)
+        if kind in (int, float) and not rest and converts_here(value, kind):  # a user class's __int__ ...
+            return ConstantVariable(as_int(tx, value) if kind is int else as_float(tx, value))
         first = _constant_arg(value) if _is_constant_arg(value) else value.as_python_constant()  # str([1])
         real = [first] + [r.as_python_constant() for r in rest]
         with python_operation(f"{kind.__name__}()"):  # int("x") raises ValueError

@@ -442,3 +442,41 @@ def test_divmod_calls_the_operands_dunders():
         return x + 1, out
 
     check(f, torch.ones(2))
+
+
+def test_numeric_conversions_go_through_the_classes_dunders():
+    """int(), float(), hex(): __int__, then __index__; __float__, then __index__; each
+    result checked, with CPython's TypeError for a wrong type or no dunder at all."""
+    class Index:
+        def __index__(self):
+            return 10
+
+    class Number:
+        def __int__(self):
+            return 3
+
+        def __float__(self):
+            return 2.5
+
+    class Wrong:
+        def __int__(self):
+            return "x"
+
+        def __float__(self):
+            return 1
+
+    class Nothing:
+        pass
+
+    def f(x):
+        out = [hex(Index()), oct(Index()), bin(Index()), int(Index()), float(Index()), int(Number()),
+               float(Number())]
+        for thunk in (lambda: int(Wrong()), lambda: float(Wrong()), lambda: int(Nothing()),
+                      lambda: float(Nothing()), lambda: hex(Number())):
+            try:
+                thunk()
+            except TypeError as e:
+                out.append(str(e))
+        return x * out[3], out
+
+    check(f, torch.ones(2))
