@@ -34,7 +34,7 @@ from .generators import GeneratorVariable
 from .identity import MODELS as IDENTITY_MODELS
 from .instances import object_new
 from .itertools_iters import MODELS as ITERTOOLS_MODELS
-from .iterators import EnumerateVariable, FilterVariable, GiveBackUnread, ListIteratorVariable, MapVariable, ZipVariable
+from .iterators import CallableIteratorVariable, EnumerateVariable, FilterVariable, GiveBackUnread, ListIteratorVariable, MapVariable, ZipVariable
 from .lists import ListVariable, SizeVariable, SliceVariable, TupleVariable
 from .mapping_proxy import make_mapping_proxy
 from .number_protocol import index_builtin
@@ -266,8 +266,15 @@ def _len(tx, obj):
     return ConstantVariable(obj.length(tx))
 
 
-def _iter(tx, obj):
-    return obj.iter(tx)
+def _iter(tx, obj, *sentinel):
+    """``iter(obj)``; ``iter(callable, sentinel)`` calls it until it returns the sentinel."""
+    if not sentinel:
+        return obj.iter(tx)
+    if len(sentinel) > 1:
+        raise_in_trace(TypeError, f"iter expected at most 2 arguments, got {1 + len(sentinel)}")
+    if not _callable(tx, obj).as_python_constant():
+        raise_in_trace(TypeError, "iter(v, w): v must be callable")
+    return CallableIteratorVariable(obj, sentinel[0])
 
 
 def _next(tx, it, default=None):

@@ -295,6 +295,75 @@ class GiveBackUnread:
         return False
 
 
+class _SEQUENCE_SAMPLE:
+    def __getitem__(self, index):
+        raise IndexError(index)
+
+
+class SequenceIteratorVariable(IteratorVariable):
+    """``iter(obj)`` of a user sequence (``__getitem__``, no ``__iter__``), as CPython's
+    ``iterator`` (Objects/iterobject.c): ``obj[0]``, ``obj[1]``, ... one per ``next()``,
+    until ``__getitem__`` raises IndexError or StopIteration; exhausted, it forgets the
+    sequence and stays exhausted even if the sequence grows."""
+
+    py_type = type(iter(_SEQUENCE_SAMPLE()))
+
+    def __init__(self, seq, **kwargs):
+        super().__init__(**kwargs)
+        self.seq, self.index = seq, 0  # seq None: exhausted
+
+    def next(self, tx):
+        if self.seq is None:
+            return None
+        from .exceptions import TracedException
+
+        try:
+            item = self.seq.getitem(tx, ConstantVariable(self.index))
+        except TracedException as error:
+            if not issubclass(error.value.cls, (IndexError, StopIteration)):
+                raise
+            self.seq = None
+            return None
+        self.index += 1
+        return item
+
+    def __repr__(self):
+        return f"SequenceIteratorVariable({self.index})"
+
+
+class CallableIteratorVariable(IteratorVariable):
+    """``iter(fn, sentinel)`` (``callable_iterator``, Objects/iterobject.c): each ``next()``
+    calls ``fn()``; a result equal to the sentinel (``sentinel == result``, the sentinel
+    asked first) or a StopIteration from the call ends it, and it forgets both."""
+
+    py_type = type(iter(int, 1))
+
+    def __init__(self, fn, sentinel, **kwargs):
+        super().__init__(**kwargs)
+        self.fn, self.sentinel = fn, sentinel  # fn None: exhausted
+
+    def next(self, tx):
+        if self.fn is None:
+            return None
+        from .exceptions import TracedException
+        from .ops import compare
+
+        try:
+            result = self.fn.call(tx, [], {})
+        except TracedException as error:
+            if not issubclass(error.value.cls, StopIteration):
+                raise
+            self.fn = self.sentinel = None
+            return None
+        if compare(tx, "==", self.sentinel, result).truth(tx):
+            self.fn = self.sentinel = None
+            return None
+        return result
+
+    def __repr__(self):
+        return f"CallableIteratorVariable({self.fn})"
+
+
 class SequenceReversedVariable(IteratorVariable):
     """``reversed(obj)`` of a user sequence (``__len__`` and ``__getitem__``, no
     ``__reversed__``), as CPython's reversed object (Objects/enumobject.c):

@@ -417,6 +417,17 @@ class UserDefinedObjectVariable(VariableTracker):
         found, fn = _static(self.cls, "__contains__")
         if found and isinstance(fn, types.FunctionType):
             return bind_class_attribute(tx, self, fn, None).call(tx, [item], {}).truth(tx)
+        if found and fn is None:
+            from .exceptions import raise_in_trace
+
+            raise_in_trace(TypeError, f"'{self.cls.__name__}' object is not a container")
+        if _static(self.cls, "__iter__") == (True, None):
+            from .exceptions import raise_in_trace
+
+            raise_in_trace(TypeError, f"argument of type '{self.cls.__name__}' is not iterable")
+        iterator = self.iter(tx)  # _PySequence_IterSearch: up to the first match, no further
+        if hasattr(iterator, "next"):
+            return iterator.contains(tx, item)
         return super().contains(tx, item)
 
     def hasattr(self, tx, name):
@@ -573,8 +584,20 @@ class UserDefinedObjectVariable(VariableTracker):
         return _items_of(tx, self._iterator(tx))
 
     def _iterator(self, tx):
+        """``PyObject_GetIter``: the class's ``__iter__``; without one, a class with
+        ``__getitem__`` is a sequence, iterated by index (``iterator`` of iterobject.c)."""
+        from .exceptions import raise_in_trace
+
+        found, fn = _static(self.cls, "__iter__")
+        if found and fn is None:  # `__iter__ = None`: explicitly not iterable
+            raise_in_trace(TypeError, f"'{self.cls.__name__}' object is not iterable")
         result = self._dunder(tx, "__iter__", [])
         if result is NotImplemented:
+            found, fn = _static(self.cls, "__getitem__")
+            if found and isinstance(fn, types.FunctionType):
+                from .iterators import SequenceIteratorVariable
+
+                return SequenceIteratorVariable(self)
             unsupported("operator_error", f"{self.cls.__name__} is not iterable")
         return result
 

@@ -209,3 +209,29 @@ def test_a_slot_the_type_set_to_none_and_calling_a_constant_raise_type_error():
         return x + 1, out
 
     check(f, torch.ones(2), 3)
+
+
+def test_iter_with_a_sentinel_calls_until_the_sentinel_or_stop_iteration():
+    def f(x):
+        count = [0]
+
+        def tick():
+            count[0] += 1
+            return count[0]
+
+        chunks = [1, 2, 3]
+
+        def pop():
+            if not chunks:
+                raise StopIteration
+            return chunks.pop()
+
+        ticks = iter(tick, 4)
+        out = [list(ticks), next(ticks, "done"), count[0], list(iter(pop, None))]
+        try:
+            iter(5, 1)
+        except TypeError as e:
+            out.append(str(e))
+        return x + count[0], out
+
+    check(f, torch.ones(2))

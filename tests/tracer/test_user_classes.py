@@ -480,3 +480,37 @@ def test_numeric_conversions_go_through_the_classes_dunders():
         return x * out[3], out
 
     check(f, torch.ones(2))
+
+
+def test_a_class_with_only_getitem_is_iterated_by_index():
+    """The old sequence protocol: ``obj[0]``, ``obj[1]``, ... until IndexError (or
+    StopIteration), one call per item, lazily: ``in`` stops at the first match."""
+    class Rows:
+        def __init__(self, n):
+            self.n, self.reads = n, 0
+
+        def __getitem__(self, i):
+            self.reads += 1
+            if i >= self.n:
+                raise IndexError(i)
+            return i * 2
+
+    class Blocked:
+        def __getitem__(self, i):
+            return i
+        __iter__ = None
+
+    def f(x):
+        rows = Rows(4)
+        out = [list(rows), 4 in rows, rows.reads, max(Rows(3)), [r for r in Rows(3)]]
+        it = iter(Rows(1))
+        out += [next(it), next(it, "end"), type(it).__name__]
+        for thunk in (lambda: iter(Blocked()), lambda: 1 in Blocked()):
+            try:
+                thunk()
+            except TypeError as e:
+                out.append(str(e))
+        first, second = Rows(2)
+        return x + first + second, out
+
+    check(f, torch.ones(2))
