@@ -355,6 +355,8 @@ class CallableIteratorVariable(IteratorVariable):
                 raise
             self.fn = self.sentinel = None
             return None
+        if self.fn is None:  # the call exhausted this iterator itself (gh-101892): nothing more
+            return None
         if compare(tx, "==", self.sentinel, result).truth(tx):
             self.fn = self.sentinel = None
             return None

@@ -10,7 +10,7 @@ from framegraph.config import config
 from framegraph.errors import CATALOGUE, InternalError, Unsupported
 from framegraph.tracer import registry, translator
 from framegraph.tracer.registry import HANDLERS, UNSUPPORTED, handler
-from helpers import CountingBackend
+from helpers import CountingBackend, check
 
 
 def test_every_opcode_has_a_handler_or_a_catalogued_refusal():
@@ -129,3 +129,31 @@ def test_is_compiling_is_true_while_tracing_only():
     torch.testing.assert_close(out, torch.ones(2))
     assert cnt.frame_count == 1
     torch.testing.assert_close(f(torch.zeros(2)), -torch.ones(2))
+
+
+def test_unpacking_the_wrong_number_of_values_is_cpythons_value_error():
+    def two(v):
+        a, b = v
+
+    def four(v):
+        a, b, c, d = v
+
+    def starred(v):
+        a, *b, c = v
+
+    def f(x, values):
+        out = []
+        for unpack, arg in ((two, values), (four, values), (starred, values[:1])):
+            try:
+                unpack(arg)
+            except ValueError as e:
+                out.append(str(e))
+        a = list(range(5))
+        for where in (slice(0, 3), slice(0, 3, 2)):
+            try:
+                a[where] = 1
+            except TypeError as e:
+                out.append(str(e))
+        return x + 1, out
+
+    check(f, torch.ones(2), [1, 2, 3])

@@ -10,6 +10,7 @@ from ... import pyver
 from ...errors import unsupported
 from ...variables.constant import ConstantVariable
 from ...variables.dicts import ConstDictVariable, SetVariable
+from ...variables.exceptions import raise_in_trace
 from ...variables.lists import ListVariable, SliceVariable, TupleVariable
 from ..registry import family_member, handler, unsupported_opcode
 
@@ -202,9 +203,10 @@ def LIST_TO_TUPLE(tx, inst):
 def UNPACK_SEQUENCE(tx, inst):
     # https://docs.python.org/3.11/library/dis.html#opcode-UNPACK_SEQUENCE
     # (seq -- item_n ... item_1)
-    items = tx.pop().unpack(tx)
+    seq = tx.pop()
+    items = seq.unpack(tx)
     if len(items) != inst.arg:
-        unsupported("operator_error", f"cannot unpack {len(items)} values into {inst.arg}")
+        _wrong_count(seq, len(items), inst.arg)
     for item in reversed(items):
         tx.push(item)
 
@@ -214,12 +216,32 @@ def UNPACK_EX(tx, inst):
     # https://docs.python.org/3.11/library/dis.html#opcode-UNPACK_EX
     # (seq -- after_n ... list_of_rest before_1...)   low byte: before, high byte: after
     before, after = inst.arg & 0xFF, inst.arg >> 8
-    items = tx.pop().unpack(tx)
+    seq = tx.pop()
+    items = seq.unpack(tx)
     if len(items) < before + after:
-        unsupported("operator_error", f"not enough values to unpack ({len(items)})")
+        _wrong_count(seq, len(items), before, after)
     rest = ListVariable(items[before:len(items) - after])
     for item in reversed(items[:before] + [rest] + items[len(items) - after:]):
         tx.push(item)
+
+
+def _wrong_count(seq, got, before, after=None):
+    """The ValueError of unpacking ``got`` values into ``before`` targets (and a starred
+    one and ``after`` more), worded by this CPython: the same unpack of placeholders.
+    Only for a list or tuple: of any other iterable CPython stops reading one item past the
+    targets, and the trace took them all."""
+    if type(seq) not in (ListVariable, TupleVariable):
+        unsupported("operator_error", f"cannot unpack {got} values into {before}")
+    targets = [f"_{i}" for i in range(before)]
+    if after is not None:
+        targets += ["*_rest"] + [f"_{before + i}" for i in range(after)]
+    namespace = {}
+    exec(f"def unpack(values):\n    {', '.join(targets)}, = values\n", namespace)  # noqa: S102 - our own text
+    try:
+        namespace["unpack"]((None,) * got)
+    except ValueError as error:
+        raise_in_trace(ValueError, str(error))
+    raise AssertionError(f"unpacking {got} values into {targets} did not fail")
 
 
 @handler("STORE_SUBSCR")
