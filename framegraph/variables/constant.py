@@ -125,6 +125,9 @@ def items_of(tx, var):
 
         with python_operation("iter()"):
             iter(var.value)
+    check = getattr(var, "check_iterable", None)  # a user object: the builtin's words, not unpack's
+    if check is not None:
+        check()
     return var.unpack(tx)
 
 

@@ -347,6 +347,12 @@ def iterator_of(tx, result):
 
     if isinstance(result, IteratorVariable):
         return result
+    if isinstance(result, UserDefinedObjectVariable) and _static(result.cls, "__next__")[0]:
+        return result  # advanced by its own __next__, one item per next(), and still itself
+    if isinstance(result, UserDefinedObjectVariable):  # PyObject_GetIter checks tp_iternext
+        from .exceptions import raise_in_trace
+
+        raise_in_trace(TypeError, f"iter() returned non-iterator of type '{result.cls.__name__}'")
     return ListIteratorVariable(_items_of(tx, result))
 
 
@@ -425,6 +431,7 @@ class UserDefinedObjectVariable(VariableTracker):
             from .exceptions import raise_in_trace
 
             raise_in_trace(TypeError, f"argument of type '{self.cls.__name__}' is not iterable")
+        self.check_iterable(f"argument of type '{self.cls.__name__}' is not iterable")
         iterator = self.iter(tx)  # _PySequence_IterSearch: up to the first match, no further
         if hasattr(iterator, "next"):
             return iterator.contains(tx, item)
@@ -578,10 +585,20 @@ class UserDefinedObjectVariable(VariableTracker):
 
     def iter(self, tx):
         """``iter(obj)``: the class's ``__iter__`` runs now (``iterator_of``)."""
+        self.check_iterable()
         return iterator_of(tx, self._iterator(tx))
 
     def unpack(self, tx):
+        self.check_iterable(f"cannot unpack non-iterable {self.cls.__name__} object")  # UNPACK_SEQUENCE's words
         return _items_of(tx, self._iterator(tx))
+
+    def check_iterable(self, message=None):
+        """CPython's TypeError when the class has neither ``__iter__`` nor ``__getitem__``
+        (nor a slot for them: a C base's would show as an attribute)."""
+        if not hasattr(self.cls, "__iter__") and not hasattr(self.cls, "__getitem__"):
+            from .exceptions import raise_in_trace
+
+            raise_in_trace(TypeError, message or f"'{self.cls.__name__}' object is not iterable")
 
     def _iterator(self, tx):
         """``PyObject_GetIter``: the class's ``__iter__``; without one, a class with
@@ -601,6 +618,27 @@ class UserDefinedObjectVariable(VariableTracker):
             unsupported("operator_error", f"{self.cls.__name__} is not iterable")
         return result
 
+    def next(self, tx):
+        """``next(obj)`` (tp_iternext): the class's ``__next__``; its StopIteration is the end
+        (None), and the next call asks ``__next__`` again, as CPython does."""
+        from .exceptions import TracedException, raise_in_trace
+
+        try:
+            item = self._dunder(tx, "__next__", [])
+        except TracedException as error:
+            if issubclass(error.value.cls, StopIteration):
+                return None
+            raise
+        if item is NotImplemented:
+            raise_in_trace(TypeError, f"'{self.cls.__name__}' object is not an iterator")
+        return item
+
+    def raise_stop(self):
+        """``next(obj)`` without a default past the end: a bare StopIteration."""
+        from .exceptions import ExceptionVariable, TracedException
+
+        raise TracedException(ExceptionVariable(StopIteration, []))
+
     def _drain(self, tx, limit=10000):
         """``list(it)`` for an iterator object of a user class: ``__next__`` until StopIteration."""
         from .exceptions import TracedException
@@ -614,7 +652,9 @@ class UserDefinedObjectVariable(VariableTracker):
                     return items
                 raise
             if item is NotImplemented:
-                unsupported("operator_error", f"iter() returned non-iterator of type '{self.cls.__name__}'")
+                from .exceptions import raise_in_trace
+
+                raise_in_trace(TypeError, f"iter() returned non-iterator of type '{self.cls.__name__}'")
             items.append(item)
         unsupported("unsupported_value", f"more than {limit} items from a {self.cls.__name__} iterator")
 

@@ -514,3 +514,48 @@ def test_a_class_with_only_getitem_is_iterated_by_index():
         return x + first + second, out
 
     check(f, torch.ones(2))
+
+
+def test_an_iterator_object_is_advanced_lazily_and_stays_itself():
+    """A class with ``__iter__``/``__next__``: a loop that breaks early has called
+    ``__next__`` only as often as CPython did (it was read to its end before: a wrong
+    count), ``iter(it) is it``, and ``next()`` after the end asks ``__next__`` again."""
+    class Countdown:
+        def __init__(self):
+            self.i, self.calls = 0, 0
+
+        def __iter__(self):
+            return self
+
+        def __next__(self):
+            self.calls += 1
+            self.i += 1
+            if self.i > 5:
+                raise StopIteration
+            return self.i
+
+    class NoNext:
+        def __iter__(self):
+            return self
+
+    class Plain:
+        pass
+
+    def f(x):
+        it = Countdown()
+        for value in it:
+            if value == 2:
+                break
+        out = [it.calls, iter(it) is it, next(it), list(it), next(it, "end"), it.calls]
+
+        def unpack():
+            a, b = Plain()
+
+        for thunk in (lambda: iter(NoNext()), lambda: list(Plain()), unpack, lambda: 1 in Plain()):
+            try:
+                thunk()
+            except TypeError as e:
+                out.append(str(e))
+        return x + it.calls, out
+
+    check(f, torch.ones(2))
