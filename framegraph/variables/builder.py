@@ -321,6 +321,8 @@ def _wrap_pymodule(tx, value, source):
 
 def _wrap_class(tx, value, source):
     guard_identity(tx, value, source)
+    if type(value).__hash__ is None:  # a metaclass with __eq__ and no __hash__: in no table below
+        return UserDefinedClassVariable(value, source=source)
     if value in PURE_CALLS:
         return PureCallVariable(value, source=source)
     if value in NULL_CONTEXTS:

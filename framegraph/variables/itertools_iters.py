@@ -17,6 +17,7 @@ import operator
 from ..errors import unsupported
 from .base import VariableTracker
 from .constant import ConstantVariable
+from .exceptions import python_operation
 from .iterators import IteratorVariable, ListIteratorVariable
 from .lists import TupleVariable
 
@@ -404,12 +405,18 @@ class PairwiseVariable(IteratorVariable):
             cg.call(1)
 
 
+_MAX_PICKS = 10000
+
+
 def _pooled(fn):
     """combinations, permutations...: the input is copied to a pool at creation, as CPython does."""
     def model(tx, iterable, *args):
         pool = iterable.unpack(tx)
         params = [a.as_python_constant() for a in args]
-        picks = fn(range(len(pool)), *params)
+        with python_operation(fn.__name__):  # "r must be non-negative": after the pool, as in C
+            picks = list(itertools.islice(fn(range(len(pool)), *params), _MAX_PICKS + 1))
+        if len(picks) > _MAX_PICKS:  # CPython makes them one at a time; the trace would hold them all
+            unsupported("unsupported_value", f"{fn.__name__} of {len(pool)} items: more than {_MAX_PICKS}")
         return ListIteratorVariable([TupleVariable([pool[i] for i in pick]) for pick in picks], kind=fn)
     return model
 

@@ -696,3 +696,25 @@ def test_python_descriptor_read_through_the_class_is_inlined():
     finally:
         Sizes.__dict__["width"].value = 3
     assert cnt.frame_count == 2
+
+
+def test_classes_of_a_metaclass_that_makes_them_unhashable():
+    """A metaclass with ``__eq__`` and no ``__hash__``: its classes cannot be dict keys, so
+    no lookup table may hash them (an internal TypeError before)."""
+    class Sortable(type):
+        def __lt__(cls, other):
+            return cls.__name__ < other.__name__
+
+        def __eq__(cls, other):
+            return cls.__name__ == other.__name__
+
+    class B(metaclass=Sortable):
+        pass
+
+    class A(metaclass=Sortable):
+        pass
+
+    def f(x, a, b):
+        return x + 1, a < b, a == b
+
+    check(f, torch.ones(2), A, B)

@@ -136,3 +136,16 @@ def test_a_chain_live_at_a_graph_break_resumes_in_the_middle():
     got = framegraph.compile(f, backend=cnt)(torch.ones(2), [1, 2], [3])
     assert_same(got, f(torch.ones(2), [1, 2], [3]))
     assert cnt.frame_count == 1
+
+
+def test_combinatoric_iterators_refuse_a_negative_r_after_reading_the_pool():
+    def f(x):
+        out = [list(itertools.combinations("abc", 2))]
+        for make in (itertools.combinations, itertools.permutations, itertools.combinations_with_replacement):
+            try:
+                make("abc", -1)
+            except ValueError as e:
+                out.append(str(e))
+        return x + 1, out
+
+    check(f, torch.ones(2))
