@@ -63,7 +63,9 @@ def _immutable_const(v):
     return v.is_python_constant() and not isinstance(v, ListVariable) and not has_symbols(v)
 
 
-def binary_op(tx, fn, a: VariableTracker, b: VariableTracker) -> VariableTracker:
+def binary_op(tx, fn, a: VariableTracker, b: VariableTracker, written=None) -> VariableTracker:
+    """``fn(a, b)`` for an operator ``fn`` (``written``: the in-place one the code used,
+    when ``a += b`` is being answered as ``a + b``)."""
     if _is_tensor(a) or _is_tensor(b) or sym_operands(a, b):  # sizes stay symbolic (symint.py)
         if not _is_tensor(a):  # `n += t` with n not a tensor: int.__iadd__ does not exist, add
             fn = _NOT_INPLACE.get(fn, fn)
@@ -86,10 +88,30 @@ def binary_op(tx, fn, a: VariableTracker, b: VariableTracker) -> VariableTracker
             if not _is_not_implemented(result):
                 return result
     if fn in _NOT_INPLACE:
-        return binary_op(tx, _NOT_INPLACE[fn], a, b)
+        return binary_op(tx, _NOT_INPLACE[fn], a, b, written=fn)
     if tried and fn in _FALLBACK_COMPARE:
         return _FALLBACK_COMPARE[fn](tx, a, b)
+    _raise_if_refused(written or fn, a, b)
     unsupported("unsupported_value", f"{getattr(fn, '__name__', fn)}({a}, {b})")
+
+
+def _raise_if_refused(fn, a, b):
+    """``set() | 19``: where the operand types alone decide, run the operator on real
+    stand-ins of those types; its TypeError ("unsupported operand type(s) for |: 'set'
+    and 'int'") is CPython's, raised in the trace."""
+    from .builtins import BuiltinVariable, _real_stand_in
+
+    stand_ins = [v.fn if type(v) is BuiltinVariable else _real_stand_in(v) for v in (a, b)]
+    if any(s is None for s in stand_ins) or fn is operator.mod and isinstance(stand_ins[0], (str, bytes)):
+        return  # unknown types, or %-formatting, whose errors depend on the values
+    try:
+        fn(*stand_ins)
+    except TypeError as error:
+        from .exceptions import raise_in_trace
+
+        raise_in_trace(TypeError, str(error))
+    except Exception:  # noqa: BLE001 - an empty stand-in's own error (ZeroDivisionError...): not the answer
+        return
 
 
 def _is_not_implemented(result):
