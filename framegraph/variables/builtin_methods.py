@@ -46,6 +46,16 @@ def is_unbound_builtin_method(fn) -> bool:
     return type(fn) in DESCRIPTOR_TYPES and isinstance(getattr(fn, "__objclass__", None), type)
 
 
+def joined_items(tx, iterable):
+    """The argument of ``str.join`` as it reads it: PySequence_Fast takes every item first
+    (``"".join(chain(a, b))``, ``"-".join(map(str, xs))``)."""
+    from .builtins import _is_constant_arg
+    from .constant import items_of
+    from .lists import ListVariable
+
+    return iterable if _is_constant_arg(iterable) else ListVariable(items_of(tx, iterable))
+
+
 def call_unbound(tx, fn, args, kwargs):
     """``T.name(obj, *args, **kwargs)`` for a builtin type ``T``, as CPython runs it."""
     from .builtins import _constant_arg, _is_constant_arg
@@ -69,6 +79,8 @@ def call_unbound(tx, fn, args, kwargs):
         return obj.builtin_method(tx, name, rest, kwargs)
     if owner is object:  # object.__setattr__ is supers.ObjectSlotVariable; the rest is not modelled
         unsupported("unsupported_call", f"object.{name}")
+    if name == "join" and owner in (str, bytes) and len(rest) == 1 and not kwargs:
+        args = [obj, joined_items(tx, rest[0])]
     values = list(args) + list(kwargs.values())
     if issubclass(owner, _IMMUTABLE) and all(_is_constant_arg(v) for v in values):
         with python_operation(f"{owner.__name__}.{name}"):

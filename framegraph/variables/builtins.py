@@ -13,6 +13,7 @@ import functools
 import itertools
 import math
 import operator
+import struct
 import sys
 import types
 from typing import Callable, Dict
@@ -25,7 +26,7 @@ from .constructors import collection as _collection, defaultdict_model as _defau
 from .constructors import ordered_dict_model as _ordered_dict, scalar as _scalar
 from .sorting import minmax as _minmax, sorted_items
 from .call_shapes import STAND_INS, check_function_shape, fits, real_signature_rejects
-from .builtin_methods import MODELS as BUILTIN_METHOD_MODELS, call_unbound, is_unbound_builtin_method
+from .builtin_methods import MODELS as BUILTIN_METHOD_MODELS, call_unbound, is_unbound_builtin_method, joined_items
 from .constant import ConstantVariable, is_constant_value, items_of, wrap_constant
 from .deques import make_deque
 from .exceptions import TracedException, is_exception_class, make_exception, python_operation, raise_in_trace
@@ -62,6 +63,9 @@ class BuiltinVariable(CallableVariable):
             return call_unbound(tx, self.fn, args, kwargs)
         if _is_pure(self.fn):  # a generator argument is consumed whole by the builtin, as in eager
             args = [ListIteratorVariable(a.unpack(tx)) if isinstance(a, GeneratorVariable) else a for a in args]
+            if getattr(self.fn, "__name__", None) == "join" and type(getattr(self.fn, "__self__", None)) in (
+                    str, bytes) and len(args) == 1 and not kwargs:
+                args = [joined_items(tx, args[0])]
         values = list(args) + list(kwargs.values())
         if _is_pure(self.fn) and all(_is_constant_arg(a) for a in values):
             read = []
@@ -586,4 +590,5 @@ PURE = frozenset({
     builtins.round, builtins.divmod, builtins.pow, builtins.repr, builtins.ord, builtins.chr,
     builtins.hash, builtins.format, builtins.bin, builtins.hex, builtins.oct, builtins.complex,
     builtins.bytes, torch.device, int.from_bytes, float.fromhex, bytes.fromhex, str.maketrans,
+    struct.pack, struct.unpack, struct.calcsize,  # bytes and tuples from constants, no state
 })

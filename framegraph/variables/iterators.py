@@ -139,6 +139,14 @@ class IteratorVariable(VariableTracker):
                 return True
         return False
 
+    def getattr(self, tx, name):
+        """``it.__next__`` (a method-wrapper, called later, as ``check_iterandlist`` does)."""
+        if name in ("__next__", "__iter__"):
+            from .base import BoundMethodVariable
+
+            return BoundMethodVariable(self, name)
+        return super().getattr(tx, name)
+
     def call_method(self, tx, name, args, kwargs):
         if name == "__next__" and not args:
             item = self.next(tx)

@@ -7,7 +7,9 @@ graph and returns what eager returns.
 """
 import collections
 import functools
+import itertools
 import operator
+import struct
 import sys
 
 import pytest
@@ -235,3 +237,34 @@ def test_iter_with_a_sentinel_calls_until_the_sentinel_or_stop_iteration():
         return x + count[0], out
 
     check(f, torch.ones(2))
+
+
+def test_join_reads_any_iterable_whole():
+    def f(x, n):
+        return x + 1, ["".join(itertools.chain("AB", "CD")), "-".join(map(str, [1, n])),
+                       ",".join(s for s in ("a", "b"))]
+
+    check(f, torch.ones(2), 3)
+
+
+def test_struct_packs_constants_and_iterator_methods_are_bound_values():
+    """``struct.pack``/``unpack`` (math's ulp helpers), ``it.__next__`` kept and called
+    later, and a builtin class that is not iterable."""
+    def f(x, d):
+        it = iter([1, 2])
+        step = it.__next__
+        out = [step(), step()]
+        try:
+            step()
+        except StopIteration:
+            out.append("stop")
+        out.append(iter(d.keys()).__next__())
+        packed = struct.pack("<d", 1.5)
+        out += [packed, struct.unpack("<q", packed)[0], struct.calcsize("<qi")]
+        try:
+            list(list)
+        except TypeError as e:
+            out.append(str(e))
+        return x + 1, out
+
+    check(f, torch.ones(2), collections.OrderedDict(a=1))
