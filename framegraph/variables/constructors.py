@@ -73,9 +73,17 @@ def dict_model(tx, /, *args, **kwargs):
 
 def scalar(kind):
     """``int(x)``, ``float(x)``, ``bool(x)``, ``str(x)``."""
-    def model(tx, value=None, *rest):
+    def model(tx, value=None, *rest, **kwargs):
         from .builtins import _constant_arg, _is_constant_arg
 
+        if kwargs:  # int("ff", base=16), int(x=1): the real constructor parses them, on constants
+            args = ([value] if value is not None else []) + list(rest)
+            if not all(v.is_python_constant() for v in args + list(kwargs.values())):
+                unsupported("unsupported_call", f"{kind.__name__}() with keywords of values not constant")
+            with python_operation(f"{kind.__name__}()"):
+                result = kind(*[a.as_python_constant() for a in args],
+                              **{k: v.as_python_constant() for k, v in kwargs.items()})
+            return wrap_constant(result)
         if value is None:
             return ConstantVariable(kind())
         if isinstance(value, TensorVariable):

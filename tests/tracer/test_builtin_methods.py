@@ -268,3 +268,16 @@ def test_struct_packs_constants_and_iterator_methods_are_bound_values():
         return x + 1, out
 
     check(f, torch.ones(2), collections.OrderedDict(a=1))
+
+
+def test_int_and_str_keywords_are_parsed_by_the_real_constructor():
+    def f(x):
+        out = [int("ff", base=16), str(object=5)]
+        for thunk in (lambda: int(x=1.2), lambda: int(base=2), lambda: int("1", base=99)):
+            try:
+                thunk()
+            except (TypeError, ValueError) as e:
+                out.append(str(e))
+        return x * out[0], out
+
+    check(f, torch.ones(2))
