@@ -40,7 +40,7 @@ from .lists import ListVariable, SizeVariable, SliceVariable, TupleVariable
 from .mapping_proxy import make_mapping_proxy
 from .number_protocol import index_builtin
 from .operator_getters import MODELS as OPERATOR_GETTER_MODELS
-from .ops import COMPARE_OPS, binary_op, compare, contains_op, is_op, unary_op
+from .ops import COMPARE_OPS, _identical, binary_op, compare, contains_op, is_op, unary_op
 from .reprs import user_repr
 from .tensor import TensorVariable
 
@@ -385,6 +385,24 @@ def _divmod(tx, a, b):
     return binary_op(tx, divmod, a, b)
 
 
+def _count_of(tx, seq, value):
+    """``operator.countOf(seq, value)``: every item, counted when identical or equal."""
+    iterator, count = seq.iter(tx), 0
+    while (item := iterator.next(tx)) is not None:
+        count += _identical(item, value) or compare(tx, "==", item, value).truth(tx)
+    return ConstantVariable(count)
+
+
+def _index_of(tx, seq, value):
+    """``operator.indexOf(seq, value)``: items up to the first identical or equal one."""
+    iterator, index = seq.iter(tx), 0
+    while (item := iterator.next(tx)) is not None:
+        if _identical(item, value) or compare(tx, "==", item, value).truth(tx):
+            return ConstantVariable(index)
+        index += 1
+    raise_in_trace(ValueError, "sequence.index(x): x not in sequence")
+
+
 def _hash(tx, obj):
     """``hash(obj)``: a constant's own; a user class's Python ``__hash__`` inlined, its result
     checked and reduced as slot_tp_hash does. Identity hashes (object's, a tensor's) are breaks:
@@ -485,7 +503,7 @@ BUILTINS: Dict[Callable, Callable] = {
     slice: _slice, range: _range, hex: index_builtin(hex), oct: index_builtin(oct), bin: index_builtin(bin),
     super: _super, print: _print, functools.reduce: _functools_reduce, repr: _repr,
     torch.Size: lambda tx, it=None: SizeVariable(it.unpack(tx) if it is not None else []),
-    operator.getitem: lambda tx, a, b: a.getitem(tx, b),
+    operator.getitem: lambda tx, a, b: a.getitem(tx, b), operator.countOf: _count_of, operator.indexOf: _index_of,
     operator.setitem: lambda tx, a, b, c: a.setitem(tx, b, c) or ConstantVariable(None),
     operator.delitem: lambda tx, a, b: a.delitem(tx, b) or ConstantVariable(None),
     operator.contains: lambda tx, a, b: ConstantVariable(contains_op(tx, b, a)),

@@ -281,3 +281,25 @@ def test_int_and_str_keywords_are_parsed_by_the_real_constructor():
         return x * out[0], out
 
     check(f, torch.ones(2))
+
+
+def test_operator_count_of_and_index_of_compare_by_identity_then_equality():
+    """indexOf stops at the first match: a generator after it is not read further."""
+    def f(x, n):
+        nan = float("nan")
+        seen = []
+
+        def gen():
+            for i in (1, 2, n, 2):
+                seen.append(i)
+                yield i
+
+        out = [operator.countOf([1, 2, n, 2], 2), operator.countOf([nan, nan], nan),
+               operator.indexOf(gen(), 2), list(seen)]
+        try:
+            operator.indexOf([1], 5)
+        except ValueError as e:
+            out.append(str(e))
+        return x + 1, out
+
+    check(f, torch.ones(2), 2)
