@@ -200,6 +200,37 @@ class ConstDictVariable(VariableTracker):
             return
         super().setattr(tx, name, value)
 
+    def repr(self, tx):
+        """``repr(d)``: the real type's tp_repr run on stand-ins whose reprs are the items'
+        traced reprs, so that its format is this CPython's (OrderedDict's changed in 3.12);
+        a dict that contains itself shows ``{...}`` (``...`` in an OrderedDict)."""
+        from .reprs import container_repr, repr_stand_in, user_repr
+
+        if self.py_type not in (dict, collections.OrderedDict, collections.defaultdict):
+            traced = user_repr(tx, self)  # a subclass's Python __repr__
+            if traced is None:
+                unsupported("unsupported_value", f"repr() of a {self.py_type.__name__}")
+            return traced
+
+        def parts(item_repr):
+            pairs = [(repr_stand_in(item_repr(k)), repr_stand_in(item_repr(v))) for k, v in self.items.values()]
+            if self.py_type is collections.defaultdict:
+                factory = self.default_factory
+                if factory is None:
+                    unsupported("unsupported_value", "repr() of a defaultdict whose factory is not known")
+                factory = None if _is_none(factory) else repr_stand_in(item_repr(factory))
+                return [repr(collections.defaultdict(factory, pairs))]
+            return [repr(self.py_type(pairs))]
+
+        fill = "..." if self.py_type is collections.OrderedDict else "{...}"
+        return container_repr(tx, self, parts, fill, lambda text: text)
+
+    def str(self, tx):
+        """``str(d)``: object's tp_str, which is the repr (a subclass may define its own)."""
+        if self.py_type not in (dict, collections.OrderedDict, collections.defaultdict):
+            unsupported("unsupported_value", f"str() of a {self.py_type.__name__}")
+        return self.repr(tx)
+
     def binop(self, tx, fn, other, reflected):
         """``d | e`` (a new dict: ``d``'s items updated by ``e``'s) and ``d |= e`` (in place),
         between dicts of one type (an OrderedDict or defaultdict has its own ``__or__``)."""
@@ -444,6 +475,14 @@ class DictViewVariable(VariableTracker):
 
     def truth(self, tx):
         return bool(self.dict_var.items)
+
+    def repr(self, tx):
+        """``dict_keys(['a'])``: the view's type name around the repr of its items as a list."""
+        from .reprs import container_repr
+
+        name = _VIEW_TYPES[self.kind].__name__
+        return container_repr(tx, self, lambda item_repr: [item_repr(v) for v in self.unpack(tx)], "...",
+                              lambda inner: f"{name}([{inner}])")
 
     def contains(self, tx, item):
         if self.kind == "keys":

@@ -98,3 +98,38 @@ def user_repr(tx, obj):
     if not isinstance(text, str):
         raise_in_trace(TypeError, f"__repr__ returned non-string (type {type(text).__name__})")
     return result
+
+
+def container_repr(tx, var, parts, fill, wrap):
+    """``repr()`` of a builtin container tracker, as its tp_repr builds it: ``wrap`` of the
+    items' reprs joined (``parts(item_repr)`` lists them), each item's repr traced; one
+    already being repr'd in this trace is ``fill`` (Py_ReprEnter: ``{...}``, ``[...]``)."""
+    from .builtins import _repr
+
+    running = vars(tx.output).setdefault("container_reprs", [])
+    if any(v is var for v in running):
+        return ConstantVariable(fill)
+    running.append(var)
+    try:
+        texts = parts(lambda item: _repr(tx, item).as_python_constant())
+    finally:
+        running.pop()
+    return ConstantVariable(wrap(", ".join(texts)))
+
+
+class _ReprStandIn:
+    """A real object whose repr is a given text (and callable: a defaultdict's factory)."""
+
+    def __init__(self, text):
+        self.text = text
+
+    def __repr__(self):
+        return self.text
+
+    def __call__(self):
+        raise AssertionError("a repr stand-in is never called")
+
+
+def repr_stand_in(text):
+    """A real object that ``repr()`` shows as ``text``, distinct from every other (a dict key)."""
+    return _ReprStandIn(text)

@@ -324,3 +324,20 @@ def test_a_defaultdict_from_outside_fills_a_missing_key_with_its_factory():
         assert_same(compiled(torch.ones(3), mine), f(torch.ones(3), theirs))
     assert mine == theirs == {"calls": 2, "seen": 6}
     assert cnt.frame_count == 2  # the keys missing, then present: one graph each (guarded)
+
+
+def test_repr_of_dicts_and_their_views_is_cpythons():
+    """The real type's repr on stand-ins of the items' reprs: this CPython's format
+    (OrderedDict's changed in 3.12), a user __repr__ traced, ``{...}`` for itself."""
+    class Point:
+        def __repr__(self):
+            return "Point()"
+
+    def f(x):
+        d = dict(a=1)
+        nested = {1: Point(), "k": [1, "s"]}
+        nested["self"] = nested
+        return x + 1, [repr(d.keys()), repr(d.values()), repr(d.items()), repr({}), repr(nested), str(d),
+                       repr(collections.OrderedDict(a=1)), repr(collections.defaultdict(list, b=2))]
+
+    check(f, torch.ones(2))
