@@ -56,6 +56,24 @@ def joined_items(tx, iterable):
     return iterable if _is_constant_arg(iterable) else ListVariable(items_of(tx, iterable))
 
 
+def _refused_slot(fn, obj, other):
+    """``dict.__or__(d, [])``: a binary slot given an operand it does not take. Run on real
+    stand-ins of the two types, it answers NotImplemented (dict_or) or raises (list_concat's
+    TypeError) as it would on the values; an operand without a stand-in is not modelled."""
+    from .builtins import _real_stand_in
+
+    stand_ins = [_real_stand_in(obj), _real_stand_in(other)]
+    if stand_ins[0] is None or stand_ins[1] is None and not isinstance(other, ConstantVariable):
+        unsupported("unsupported_call", f"{fn.__objclass__.__name__}.{fn.__name__} with a "
+                                        f"{other.python_type().__name__}")
+    with python_operation(f"{fn.__objclass__.__name__}.{fn.__name__}"):
+        result = fn(*stand_ins)
+    if result is not NotImplemented:
+        unsupported("unsupported_call", f"{fn.__objclass__.__name__}.{fn.__name__} with a "
+                                        f"{other.python_type().__name__}")
+    return ConstantVariable(NotImplemented)
+
+
 def call_unbound(tx, fn, args, kwargs):
     """``T.name(obj, *args, **kwargs)`` for a builtin type ``T``, as CPython runs it."""
     from .builtins import _constant_arg, _is_constant_arg
@@ -95,8 +113,8 @@ def call_unbound(tx, fn, args, kwargs):
             unsupported("operator_error", f"{owner.__name__}.{name} takes exactly one argument")
         other = rest[0]
         fits = other.python_type() is int if name in _REPEAT_SLOTS else issubclass(other.python_type(), owner)
-        if not fits:  # the C function would return NotImplemented (or raise): not modelled
-            unsupported("unsupported_call", f"{owner.__name__}.{name} with a {other.python_type().__name__}")
+        if not fits:  # the C function returns NotImplemented, or raises: its types decide, as on stand-ins
+            return _refused_slot(fn, obj, other)
         symbol = _SYMBOLS.get(slot)
         return compare(tx, symbol, obj, other) if symbol else binary_op(tx, slot, obj, other)
     return obj.call_method(tx, name, rest, kwargs)

@@ -95,14 +95,23 @@ def binary_op(tx, fn, a: VariableTracker, b: VariableTracker, written=None) -> V
     unsupported("unsupported_value", f"{getattr(fn, '__name__', fn)}({a}, {b})")
 
 
+_UNKNOWN = object()
+
+
 def _raise_if_refused(fn, a, b):
     """``set() | 19``: where the operand types alone decide, run the operator on real
     stand-ins of those types; its TypeError ("unsupported operand type(s) for |: 'set'
     and 'int'") is CPython's, raised in the trace."""
     from .builtins import BuiltinVariable, _real_stand_in
 
-    stand_ins = [v.fn if type(v) is BuiltinVariable else _real_stand_in(v) for v in (a, b)]
-    if any(s is None for s in stand_ins) or fn is operator.mod and isinstance(stand_ins[0], (str, bytes)):
+    def stand_in(v):
+        if type(v) is ConstantVariable:
+            return v.value  # None too
+        real = v.fn if type(v) is BuiltinVariable else _real_stand_in(v)
+        return _UNKNOWN if real is None else real
+
+    stand_ins = [stand_in(v) for v in (a, b)]
+    if any(s is _UNKNOWN for s in stand_ins) or fn is operator.mod and isinstance(stand_ins[0], (str, bytes)):
         return  # unknown types, or %-formatting, whose errors depend on the values
     try:
         fn(*stand_ins)

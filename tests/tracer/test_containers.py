@@ -341,3 +341,22 @@ def test_repr_of_dicts_and_their_views_is_cpythons():
                        repr(collections.OrderedDict(a=1)), repr(collections.defaultdict(list, b=2))]
 
     check(f, torch.ones(2))
+
+
+def test_dict_union_with_what_it_does_not_take():
+    """``d | None``: TypeError in the trace; ``dict.__or__(d, [])`` returns NotImplemented."""
+    def f(x):
+        d, out = {0: 0, 1: 1}, []
+        for other in ([(1, 1)], None):
+            try:
+                d | other
+            except TypeError as e:
+                out.append(str(e))
+        try:
+            collections.defaultdict(int, {1: 2}) | None
+        except TypeError as e:
+            out.append(str(e))
+        out.append(dict.__or__(d, [(1, 1)]) is NotImplemented)
+        return x + 1, out
+
+    check(f, torch.ones(2))
