@@ -152,19 +152,26 @@ class ConstDictVariable(VariableTracker):
             return self.items[hash_key(key)][1]
         except KeyError:
             if self.py_type is collections.defaultdict:
-                if self.default_factory is None or self.source is not None and not key.is_python_constant():
-                    # its factory not known; or an object key into a defaultdict from outside:
-                    # optimizer.state's first step creates the state, left to CPython (run once)
+                if self.source is not None and not key.is_python_constant():
+                    # an object key into a defaultdict from outside: optimizer.state's first
+                    # step creates the state, left to CPython (it runs once)
                     unsupported("missing_dict_key", f"{key} in a defaultdict")
-                if _is_none(self.default_factory):  # defdict_missing: dict's KeyError
-                    _key_error(key)
-                value = self.default_factory.call(tx, [], {})  # __missing__: insert factory()
-                self.setitem(tx, key, value)
-                return value
+                return self.missing(tx, key)
             missing = getattr(self, "missing_key", None)  # a subclass's __missing__ (Counter's)
             if missing is not None:
                 return missing(tx, key)
             _key_error(key)
+
+    def missing(self, tx, key):
+        """A defaultdict's ``__missing__(key)`` (defdict_missing): ``factory()`` stored under
+        the key and returned; without a factory, dict's KeyError."""
+        if self.default_factory is None:  # its factory not known to the trace
+            unsupported("missing_dict_key", f"{key} in a defaultdict")
+        if _is_none(self.default_factory):
+            _key_error(key)
+        value = self.default_factory.call(tx, [], {})
+        self.setitem(tx, key, value)
+        return value
 
     def setitem(self, tx, key, value):
         pair = self.items.get(hash_key(key))
@@ -250,6 +257,8 @@ class ConstDictVariable(VariableTracker):
         return merged
 
     def call_method(self, tx, name, args, kwargs):
+        if name == "__missing__" and self.py_type is collections.defaultdict and len(args) == 1 and not kwargs:
+            return self.missing(tx, args[0])  # called directly: stores the value as a lookup does
         method = _DICT_METHODS.get(name)
         check_method_shape(self.py_type, name, args, kwargs)  # `d.get()`: CPython's TypeError
         if method is None or not fits(method, 2, args, kwargs):
@@ -429,7 +438,8 @@ _DICT_METHODS = {
     "update": _update,
     "setdefault": _setdefault,
     "clear": lambda d, tx: _clear(d),
-    "copy": lambda d, tx: ConstDictVariable(list(d.items.values()), py_type=d.py_type),
+    "copy": lambda d, tx: ConstDictVariable(list(d.items.values()), py_type=d.py_type,
+                                            default_factory=d.default_factory),  # defdict_copy keeps it
     "__getitem__": lambda d, tx, k: d.getitem(tx, k),
     "__setitem__": lambda d, tx, k, v: d.setitem(tx, k, v),
     "__delitem__": lambda d, tx, k: d.delitem(tx, k),

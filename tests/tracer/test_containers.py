@@ -360,3 +360,20 @@ def test_dict_union_with_what_it_does_not_take():
         return x + 1, out
 
     check(f, torch.ones(2))
+
+
+def test_defaultdict_missing_called_directly_and_copy_keeps_the_factory():
+    def f(x):
+        d = collections.defaultdict()
+        out = []
+        try:
+            d.__missing__(42)
+        except KeyError as e:
+            out.append(e.args)
+        d.default_factory = list
+        out += [d.__missing__(42), dict(d)]
+        copied = d.copy()
+        out += [type(copied).__name__, copied.default_factory is list]
+        return x + 1, out
+
+    check(f, torch.ones(2))
