@@ -122,6 +122,12 @@ class VariableTracker:
     def getattr(self, tx, name: str) -> "VariableTracker":
         """Default: methods of builtin containers bind to ``call_method``."""
         kind = self.python_type() if type(self).python_type is not VariableTracker.python_type else None
+        if kind is not None and kind not in _METHOD_TYPES and isinstance(kind, type):
+            # a subclass of a builtin container (`class Tags(set): pass`): the base's method,
+            # where the subclass does not override it
+            base = next((k for k in kind.__mro__ if k in _METHOD_TYPES), None)
+            if base is not None and getattr(kind, name, None) is getattr(base, name, None):
+                kind = base
         if kind in _METHOD_TYPES and callable(getattr(kind, name, None)):
             return BoundMethodVariable(self, name)
         if kind in _METHOD_TYPES and name in _NONE_SLOTS and getattr(kind, name, 0) is None:

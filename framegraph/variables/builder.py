@@ -180,13 +180,27 @@ def _wrap_sequence(tx, value, source):
         return NamedTupleVariable(items, type(value), source=source)
     var = (TupleVariable if isinstance(value, tuple) else ListVariable)(items, source=source)
     if type(value) is not base:  # `class Sub(list): pass`: list's behaviour, and type() is Sub
-        own = [name for klass in type(value).__mro__[:type(value).__mro__.index(base)]
-               for name, attr in vars(klass).items() if callable(attr) or isinstance(attr, property)]
-        if own:
-            unsupported("unsupported_value", f"a {type(value).__name__}, a {base.__name__} subclass "
-                                             f"with methods of its own ({', '.join(own[:3])})")
+        _refuse_own_methods(type(value), base)
         var.py_type = type(value)
     return var
+
+
+def _refuse_own_methods(cls, base):
+    """A subclass of the builtin ``base`` is modelled as ``base`` only if it adds no
+    methods or properties (and no instance attributes: it has no ``__dict__`` entries)."""
+    own = [name for klass in cls.__mro__[:cls.__mro__.index(base)]
+           for name, attr in vars(klass).items() if callable(attr) or isinstance(attr, property)]
+    if own:
+        unsupported("unsupported_value", f"a {cls.__name__}, a {base.__name__} subclass "
+                                         f"with methods of its own ({', '.join(own[:3])})")
+
+
+def _wrap_set_subclass(tx, value, source):
+    """``class Tags(set): pass`` from outside: a set (or frozenset) whose type is the subclass."""
+    _refuse_own_methods(type(value), frozenset if isinstance(value, frozenset) else set)
+    if getattr(value, "__dict__", None):
+        unsupported("unsupported_value", f"a {type(value).__name__} with attributes of its own")
+    return _wrap_set(tx, value, source)
 
 
 def _wrap_dict(tx, value, source):
@@ -412,6 +426,7 @@ BY_BASE = (
     (tuple, _wrap_sequence),
     (list, _wrap_sequence),
     (dict, _wrap_dict),
+    ((set, frozenset), _wrap_set_subclass),
     ((torch._ops.OpOverload, torch._ops.OpOverloadPacket), _wrap_function),
     # the base class of typing's special forms, aliases and TypeVars (private, but
     # present from 3.7 to 3.13); an object with no such base is wrapped as usual

@@ -116,7 +116,7 @@ def _operand(tx, var):
 class SetVariable(VariableTracker):
     @property
     def replay_kind(self):
-        return "set" if self.py_type is set else None  # a frozenset never mutates
+        return "set" if issubclass(self.py_type, set) else None  # a frozenset never mutates
 
     def __init__(self, items=(), *, py_type=set, members=None, **kwargs):
         super().__init__(**kwargs)
@@ -189,7 +189,7 @@ class SetVariable(VariableTracker):
     def binop(self, tx, fn, other, reflected):
         if not isinstance(other, SetVariable):
             return NotImplemented
-        if fn in _IN_PLACE and (reflected or self.py_type is not set):
+        if fn in _IN_PLACE and (reflected or not issubclass(self.py_type, set)):
             fn = _PLAIN[fn]  # a frozenset's `|=` makes a new one
         a, b = (other, self) if reflected else (self, other)
         if fn in _IN_PLACE:  # `s |= t`: aliases see it

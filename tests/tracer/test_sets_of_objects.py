@@ -33,3 +33,27 @@ def test_changing_the_set_recompiles():
     edges.add((5, 6))
     assert_same(compiled(torch.ones(2)), count(torch.ones(2)))
     assert cnt.frame_count == 2
+
+
+def test_set_and_frozenset_subclasses_from_outside_behave_as_their_base():
+    """``class Tags(set): pass``: the base's methods and operators, results of the base type
+    (set_or makes a plain set), in-place changes to the caller's own object."""
+    class Tags(set):
+        pass
+
+    class Frozen(frozenset):
+        pass
+
+    def f(x, tags, frozen):
+        out = [len(tags), 1 in tags, sorted(tags | {9}), type(tags | {9}).__name__,
+               type(tags.copy()).__name__, tags == {1, 2}, sorted(frozen & {1}), type(frozen).__name__]
+        tags.add(5)
+        tags |= {6}
+        tags.discard(1)
+        return x + 1, out + [sorted(tags)]
+
+    mine, theirs = Tags([1, 2]), Tags([1, 2])
+    cnt = CountingBackend()
+    result = framegraph.compile(f, backend=cnt, fullgraph=True)(torch.ones(2), mine, Frozen([1, 3]))
+    assert_same(result, f(torch.ones(2), theirs, Frozen([1, 3])))
+    assert type(mine) is Tags and mine == theirs == {2, 5, 6} and cnt.frame_count == 1
