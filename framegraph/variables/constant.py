@@ -127,8 +127,8 @@ def items_of(tx, var):
             iter(var.value)
     from .builtins import BuiltinVariable
 
-    if type(var) is BuiltinVariable and isinstance(var.fn, type) and not hasattr(type(var.fn), "__iter__"):
-        from .exceptions import raise_in_trace  # list(list): a builtin class is not iterable
+    if type(var) is BuiltinVariable and not hasattr(type(var.fn), "__iter__"):
+        from .exceptions import raise_in_trace  # list(list), set().update(len): not iterable
 
         raise_in_trace(TypeError, f"'{type(var.fn).__name__}' object is not iterable")
     check = getattr(var, "check_iterable", None)  # a user object: the builtin's words, not unpack's

@@ -57,3 +57,20 @@ def test_set_and_frozenset_subclasses_from_outside_behave_as_their_base():
     result = framegraph.compile(f, backend=cnt, fullgraph=True)(torch.ones(2), mine, Frozen([1, 3]))
     assert_same(result, f(torch.ones(2), theirs, Frozen([1, 3])))
     assert type(mine) is Tags and mine == theirs == {2, 5, 6} and cnt.frame_count == 1
+
+
+def test_unhashable_and_unsupported_operands_name_the_real_types():
+    class Tags(set):
+        pass
+
+    def f(x, tags):
+        out = []
+        for thunk in (lambda: hash({1}), lambda: hash([1]), lambda: hash(tags), lambda: tags & "abc",
+                      lambda: {1}.update(operator.add), lambda: set(len)):
+            try:
+                thunk()
+            except TypeError as e:
+                out.append(str(e))
+        return x + 1, out
+
+    assert_same_as_eager(f, torch.ones(2), Tags([1]), graphs=1)
