@@ -485,7 +485,16 @@ def _remove(lst, tx, v):
     del lst.items[found]
 
 
+def _init(lst, tx, iterable=None):
+    """``l.__init__(iterable)`` (list___init__): cleared first, then extended (``l.__init__(l)``
+    leaves it empty)."""
+    lst.items.clear()
+    if iterable is not None:
+        lst.items.extend(items_of(tx, iterable))
+
+
 _LIST_METHODS = {
+    "__init__": _init,
     "append": lambda lst, tx, v: lst.items.append(v),
     "extend": lambda lst, tx, v: lst.items.extend(items_of(tx, v)),
     "insert": _insert,

@@ -186,6 +186,16 @@ class SetVariable(VariableTracker):
     def truth(self, tx):
         return bool(self.members)
 
+    def _init(self, tx, args):
+        """``s.__init__(iterable)`` (set_init): cleared first, then updated, so that
+        ``s.__init__(s)`` empties it and a bad argument leaves it empty."""
+        if len(args) > 1:
+            raise_in_trace(TypeError, f"{self.py_type.__name__} expected at most 1 argument, got {len(args)}")
+        self.call_method(tx, "clear", [], {})
+        if args:
+            self.call_method(tx, "update", list(args), {})
+        return ConstantVariable(None)
+
     def binop(self, tx, fn, other, reflected):
         if not isinstance(other, SetVariable):
             return NotImplemented
@@ -208,6 +218,8 @@ class SetVariable(VariableTracker):
             return ConstantVariable(self.contains(tx, args[0]))
         if name == "__len__" and not args:
             return ConstantVariable(len(self.members))
+        if name == "__init__" and issubclass(self.py_type, set) and not kwargs:
+            return self._init(tx, args)
         mutates = _METHODS.get(name)
         if mutates is None or kwargs or (mutates and issubclass(self.py_type, frozenset)):
             unsupported("unsupported_call", f"{self.py_type.__name__}.{name}")

@@ -377,3 +377,26 @@ def test_defaultdict_missing_called_directly_and_copy_keeps_the_factory():
         return x + 1, out
 
     check(f, torch.ones(2))
+
+
+def test_init_called_again_clears_first_then_refills():
+    def f(x):
+        s = set()
+        s.__init__("abc")
+        out = [sorted(s)]
+        s.__init__(s)                 # cleared, then updated from itself: empty
+        out.append(sorted(s))
+        s.__init__("xy")
+        for thunk in (lambda: s.__init__(s, 2), lambda: s.__init__(1)):
+            try:
+                thunk()
+            except TypeError as e:
+                out.append(str(e))
+        out.append(sorted(s))         # the bad argument left it empty
+        items = [1, 2]
+        items.__init__((3, 4))
+        out.append(list(items))
+        items.__init__(items)
+        return x + 1, out + [items]
+
+    check(f, torch.ones(2))
