@@ -74,9 +74,11 @@ class ExceptionVariable(VariableTracker):
         if name == "__cause__":
             return self.cause if self.cause is not None else ConstantVariable(None)
         if name == "__context__":
-            if self.context is UNKNOWN_CONTEXT:
-                unsupported("exception", "__context__ of an exception raised while the caller of the "
-                            "compiled frame may be handling one")
+            if self.context is UNKNOWN_CONTEXT:  # the caller's handled exception: guarded to be none
+                if not caller_handles_nothing(tx):
+                    unsupported("exception", "__context__ of an exception raised while the caller of the "
+                                "compiled frame is handling one")
+                return ConstantVariable(None)
             return self.context if self.context is not None else ConstantVariable(None)
         if name == "__suppress_context__":
             return ConstantVariable(self.suppress_context)
@@ -379,6 +381,15 @@ def handled_exception(tx):
     return None
 
 
+def caller_handles_nothing(tx) -> bool:
+    """Whether no exception is being handled by the callers of the compiled frame, as now
+    (the trace runs in their thread state), guarded for later calls (NO_HANDLED_EXCEPTION)."""
+    if sys.exc_info()[1] is not None:
+        return False
+    tx.output.add_guard("NO_HANDLED_EXCEPTION", None)
+    return True
+
+
 def _exc_info(tx):
     """``sys.exc_info()``: the exception the trace handles, with its class and traceback;
     with none handled in the trace, the caller's, guarded to be none."""
@@ -386,9 +397,8 @@ def _exc_info(tx):
 
     handled = handled_exception(tx)
     if handled is None:
-        if sys.exc_info()[1] is not None:  # the trace runs in the caller's thread state
+        if not caller_handles_nothing(tx):
             unsupported("exception", "sys.exc_info() in a frame called while an exception is handled")
-        tx.output.add_guard("NO_HANDLED_EXCEPTION", None)
         return TupleVariable([ConstantVariable(None)] * 3)
     if not isinstance(handled, ExceptionVariable):
         unsupported("unsupported_call", f"sys.exc_info() while {handled} is handled")

@@ -17,8 +17,8 @@ from ...variables.builder import wrap_value
 from ...variables.builtins import BuiltinVariable
 from ...variables.constant import ConstantVariable
 from ...variables.ctx_managers import enter_context
-from ...variables.exceptions import (ExceptionVariable, TracedException, is_exception_class, make_exception,
-                                      raise_in_trace, traceback_of)
+from ...variables.exceptions import (ExceptionVariable, TracedException, caller_handles_nothing,
+                                      is_exception_class, make_exception, raise_in_trace, traceback_of)
 from ..exceptions import handled_exception
 from ..registry import handler, unsupported_opcode
 
@@ -39,8 +39,10 @@ def RAISE_VARARGS(tx, inst):
     values = tx.popn(inst.arg)
     if not values:
         handled = handled_exception(tx)
-        if handled is None:
-            unsupported("exception", "bare raise with no exception handled in the trace")
+        if handled is None:  # with none handled by the callers either: do_raise's RuntimeError
+            if not caller_handles_nothing(tx):
+                unsupported("exception", "bare raise of the exception the caller handles")
+            raise_in_trace(RuntimeError, "No active exception to reraise")
         raise TracedException(handled, reraise=True)
     exc = _instance(tx, values[0])
     if len(values) == 2:  # do_raise: the cause is an instance, a class (called) or None
