@@ -98,6 +98,36 @@ def object_new(tx, cls_var=None, *args, **kwargs):
 _DISALLOW_INSTANTIATION = 1 << 7  # Py_TPFLAGS_DISALLOW_INSTANTIATION
 
 
+def _plain_immutable_subclass(tx, cls, args, kwargs):
+    """``class Key(tuple): pass``, ``class Tags(frozenset): pass``, made in the trace: the
+    base's tracker, of type ``cls`` (tuple_new / frozenset_new, then object's __init__);
+    None for any other class."""
+    from .builtins import _adds_methods
+    from .call_shapes import builtin_base
+    from .constant import items_of
+    from .exceptions import raise_in_trace
+
+    base = builtin_base(cls)
+    if base not in (tuple, frozenset) or type(cls) is not type or cls.__new__ is not base.__new__ \
+            or cls.__init__ is not object.__init__ or _adds_methods(cls, base):
+        return None
+    if kwargs:
+        raise_in_trace(TypeError, f"{base.__name__}() takes no keyword arguments")
+    if len(args) > 1:
+        raise_in_trace(TypeError, f"{base.__name__ if base is tuple else cls.__name__} expected at most "
+                                  f"1 argument, got {len(args)}")
+    items = items_of(tx, args[0]) if args else []
+    if base is tuple:
+        from .lists import TupleVariable
+
+        made = TupleVariable(items)
+        made.py_type = cls
+        return made
+    from .dicts import SetVariable
+
+    return SetVariable(items, py_type=cls)
+
+
 def type_call(tx, cls_var, args, kwargs):
     """``type.__call__(cls, *args, **kwargs)`` (type_call) for a class whose metaclass
     leaves it to ``type``: the modelled builtins and containers, a namedtuple, an
@@ -138,6 +168,9 @@ def type_call(tx, cls_var, args, kwargs):
         return python_new_call(tx, cls_var, args, kwargs)
     if is_rng_class(cls):  # _random.Random.__new__ seeds it from outside the trace
         rng_break(f"creating a {cls.__name__}")
+    plain = _plain_immutable_subclass(tx, cls, args, kwargs)
+    if plain is not None:
+        return plain
     if cls.__new__ is not object.__new__:
         unsupported("unsupported_call", f"creating a {cls.__name__} (a __new__ of a builtin base)")
     if cls.__flags__ & _DISALLOW_INSTANTIATION:  # a C type whose tp_new is NULL: type_call refuses

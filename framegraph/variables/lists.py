@@ -189,6 +189,9 @@ class BaseListVariable(VariableTracker):
     def reconstruct(self, cg):
         if self.source is not None:
             return super().reconstruct(cg)
+        if self.py_type not in (tuple, list):  # a plain subclass made in the trace: T((items...))
+            cg.call_const(self.py_type, [TupleVariable(self.items)])
+            return
         for item in self.items:
             cg(item)
         cg.build(self.py_type, len(self.items))

@@ -252,11 +252,11 @@ class SetVariable(VariableTracker):
         frozenset constant, whose table set_merge copies; else a break."""
         if self.source is not None:
             return super().reconstruct(cg)
-        frozen = self.py_type is frozenset
+        frozen = self.py_type is not set  # frozenset(...), or a subclass's: (NULL, type, set) CALL 1
         table = self._table_to_copy()
-        if frozen:  # frozenset(...): (NULL, frozenset, set) CALL 1
+        if frozen:
             cg.emit(create_instruction("PUSH_NULL"))
-            cg.load_const(frozenset)
+            cg.load_const(self.py_type)
         if table is None:
             for m in self.members:
                 cg(self.var_of(m))
@@ -275,7 +275,7 @@ class SetVariable(VariableTracker):
             unsupported("graph_output", "a set made from one whose real table the trace does not know")
         if any(type(m) is _Member for m in self.members):
             return None  # objects made anew after the graph hash by new identities anyway
-        wrap = frozenset if self.py_type is frozenset else (lambda t: t)
+        wrap = self.py_type if self.py_type is not set else (lambda t: t)
         added = set()
         for m in self.members:  # what BUILD_SET does: one add per item
             added.add(m)

@@ -400,3 +400,30 @@ def test_init_called_again_clears_first_then_refills():
         return x + 1, out + [items]
 
     check(f, torch.ones(2))
+
+
+def test_plain_tuple_and_frozenset_subclasses_made_in_the_trace():
+    """``class Key(tuple): pass``: the base's behaviour, its own type, operators that make the
+    base type, CPython's TypeErrors, and rebuilt as the subclass after the graph."""
+    class Key(tuple):
+        pass
+
+    class Tags(frozenset):
+        pass
+
+    def f(x):
+        key, tags = Key([1, 2]), Tags("ab")
+        out = [type(key).__name__, key == (1, 2), type(key + (3,)).__name__, len(tags), type(tags).__name__,
+               sorted(tags | {"c"}), type(tags | {"c"}).__name__, key[0]]
+        for thunk in (lambda: Key(a=1), lambda: Tags(1, 2), lambda: Key(1, 2)):
+            try:
+                thunk()
+            except TypeError as e:
+                out.append(str(e))
+        return x + 1, out, key, tags
+
+    cnt = CountingBackend()
+    result = framegraph.compile(f, backend=cnt, fullgraph=True)(torch.ones(2))
+    expected = f(torch.ones(2))
+    assert_same(result[:2], expected[:2])
+    assert [type(v) for v in result[2:]] == [Key, Tags] and result[2:] == expected[2:] and cnt.frame_count == 1
