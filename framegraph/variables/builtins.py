@@ -548,7 +548,7 @@ def _product(tx, *iterables, repeat=ConstantVariable(1)):
 
 
 BUILTINS[itertools.product] = _product
-BUILTINS[delattr] = lambda tx, obj, name: _delattr(tx, obj, name.as_python_constant())
+BUILTINS[delattr] = lambda tx, obj, name: delete_attribute(tx, obj, name.as_python_constant())
 
 
 def _vars(tx, *args):
@@ -596,10 +596,13 @@ def _intern(tx, s):
 BUILTINS[sys.intern] = _intern
 
 
-def _delattr(tx, obj, name):
-    """``delattr`` on an object made in the trace (its attributes are trackers), or a class."""
-    if hasattr(obj, "delattr"):  # a class: type.__delattr__ or its metaclass's
-        return obj.delattr(tx, name.as_python_constant()) or ConstantVariable(None)
+def delete_attribute(tx, obj, name):
+    """``del obj.name`` / ``delattr(obj, name)``: the tracker's own tp_setattro(NULL) model
+    (a class, a function, a user object: descriptors, ``__delattr__``), else an attribute
+    of an object made in the trace (its attributes are trackers)."""
+    if hasattr(obj, "delattr"):
+        obj.delattr(tx, name)
+        return ConstantVariable(None)
     attrs = getattr(obj, "attrs", None)
     if attrs is None or not obj.mutable or name not in attrs:
         unsupported("side_effect", f"delattr({obj}, {name!r})")

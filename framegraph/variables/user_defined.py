@@ -369,6 +369,22 @@ def _runs_code_on_get(attr) -> bool:
     return isinstance(getter, types.FunctionType)
 
 
+def _property_refusal(prop, cls, deleting):
+    """The AttributeError of a property without a setter (deleter), worded by this CPython:
+    the real property refusing a bare instance (``object.__new__``: no user code runs)."""
+    from .exceptions import raise_in_trace
+
+    try:
+        bare = object.__new__(cls)
+    except TypeError:
+        unsupported("operator_error", f"property of {cls.__name__} without a {'deleter' if deleting else 'setter'}")
+    try:
+        prop.__delete__(bare) if deleting else prop.__set__(bare, None)
+    except AttributeError as error:
+        raise_in_trace(AttributeError, str(error))
+    unsupported("operator_error", f"property of {cls.__name__} accepted what it should refuse")
+
+
 def _owner(cls, name):
     """The first class of ``cls``'s MRO whose ``__dict__`` defines ``name``."""
     return next((klass for klass in cls.__mro__ if name in klass.__dict__), object)
@@ -489,7 +505,7 @@ class UserDefinedObjectVariable(VariableTracker):
         found, attr = class_attr(tx, self.cls, name)
         if found and isinstance(attr, property):
             if attr.fset is None:
-                unsupported("operator_error", f"can't set attribute {name!r}")
+                _property_refusal(attr, self.cls, deleting=False)
             from .functions import UserFunctionVariable
 
             UserFunctionVariable(attr.fset).call(tx, [self, value], {})
@@ -510,6 +526,35 @@ class UserDefinedObjectVariable(VariableTracker):
 
             raise_in_trace(AttributeError, _no_slot_message(self.cls.__name__, name))
         self.attrs[name] = value
+
+    def delattr(self, tx, name):
+        """``del obj.name`` (PyObject_GenericSetAttr with NULL): a property's deleter, the
+        class's Python ``__delattr__``, else the instance's own attribute."""
+        from .exceptions import raise_in_trace
+
+        self.check_mutable(f"del .{name}", tx)
+        found, attr = class_attr(tx, self.cls, name)
+        if found and isinstance(attr, property):
+            if attr.fdel is None:
+                _property_refusal(attr, self.cls, deleting=True)
+            from .functions import UserFunctionVariable
+
+            UserFunctionVariable(attr.fdel).call(tx, [self], {})
+            return
+        if found and hasattr(type(attr), "__delete__"):  # another data descriptor's __delete__ decides
+            unsupported("unsupported_attribute", f"deleting {self.cls.__name__}.{name} ({type(attr).__name__})")
+        user_delattr = _static(self.cls, "__delattr__")[1]
+        if user_delattr is not object.__delattr__:
+            if not isinstance(user_delattr, types.FunctionType):
+                unsupported("unsupported_attribute", f"{self.cls.__name__} overrides __delattr__")
+            bind_class_attribute(tx, self, user_delattr, None).call(tx, [ConstantVariable(name)], {})
+            return
+        if name in self.attrs and self.source is None:
+            del self.attrs[name]
+            return
+        if self.source is not None or self.value is not None:  # the real object's own: not replayed
+            unsupported("side_effect", f"del {self}.{name}")
+        raise_in_trace(AttributeError, f"'{self.cls.__name__}' object has no attribute '{name}'")
 
     def object_setattr(self, tx, name, value):
         """``object.__setattr__(self, name, value)`` (from an overriding ``__setattr__``)."""

@@ -559,3 +559,52 @@ def test_an_iterator_object_is_advanced_lazily_and_stays_itself():
         return x + it.calls, out
 
     check(f, torch.ones(2))
+
+
+def test_deleting_an_attribute_runs_the_propertys_deleter_or_delattr():
+    class Spam:
+        def __init__(self):
+            self._spam = 5
+
+        @property
+        def spam(self):
+            return self._spam
+
+        @spam.setter
+        def spam(self, value):
+            self._spam = value
+
+        @spam.deleter
+        def spam(self):
+            del self._spam
+
+    class ReadOnly:
+        @property
+        def x(self):
+            return 1
+
+    class Logged:
+        def __init__(self):
+            self.log = []
+
+        def __delattr__(self, name):
+            self.log.append(name)
+
+    def f(x):
+        s = Spam()
+        s.spam = 10
+        del s.spam
+        out = [hasattr(s, "spam"), hasattr(s, "_spam")]
+        s.spam = 20
+        out.append(s.spam)
+        delattr(s, "spam")
+        for thunk in (lambda: delattr(ReadOnly(), "x"), lambda: delattr(Spam(), "nope")):
+            try:
+                thunk()
+            except AttributeError as e:
+                out.append(str(e))
+        logged = Logged()
+        del logged.anything
+        return x + 1, out + [logged.log]
+
+    check(f, torch.ones(2))

@@ -6,8 +6,8 @@ callable), so CALL never needs to know whether the method was bound by the
 tracker or by the tracer.
 """
 from ... import pyver
-from ...errors import unsupported
 from ...variables.base import NULL
+from ...variables.builtins import delete_attribute
 from ..registry import handler
 
 
@@ -52,12 +52,4 @@ def STORE_ATTR(tx, inst):
 def DELETE_ATTR(tx, inst):
     # https://docs.python.org/3.11/library/dis.html#opcode-DELETE_ATTR
     # (obj -- )
-    obj = tx.pop()
-    if hasattr(obj, "delattr"):  # its own tp_setattro(NULL) model: a class (type.__delattr__ or its
-        # metaclass's), a function
-        obj.delattr(tx, inst.argval)
-        return
-    attrs = getattr(obj, "attrs", None)
-    if attrs is None or not obj.mutable or inst.argval not in attrs:
-        unsupported("side_effect", f"del {obj}.{inst.argval}")
-    del attrs[inst.argval]
+    delete_attribute(tx, tx.pop(), inst.argval)
