@@ -270,6 +270,18 @@ def _len(tx, obj):
     return ConstantVariable(obj.length(tx))
 
 
+def _refusal(fn, *args) -> str:
+    """The TypeError message ``fn(*args)`` raises in this CPython (wordings change between versions)."""
+    try:
+        fn(*args)
+    except TypeError as error:
+        return str(error)
+    raise AssertionError(f"{fn.__name__}{args} did not raise")
+
+
+_ITER_NOT_CALLABLE = _refusal(iter, None, None)  # "iter(v, w): v must be callable" (3.11)
+
+
 def _iter(tx, obj, *sentinel):
     """``iter(obj)``; ``iter(callable, sentinel)`` calls it until it returns the sentinel."""
     if not sentinel:
@@ -277,7 +289,7 @@ def _iter(tx, obj, *sentinel):
     if len(sentinel) > 1:
         raise_in_trace(TypeError, f"iter expected at most 2 arguments, got {1 + len(sentinel)}")
     if not _callable(tx, obj).as_python_constant():
-        raise_in_trace(TypeError, "iter(v, w): v must be callable")
+        raise_in_trace(TypeError, _ITER_NOT_CALLABLE)
     return CallableIteratorVariable(obj, sentinel[0])
 
 
