@@ -44,7 +44,7 @@ __all__ = [
     "CODE_FIELDS", "name_arg", "name_index", "compare_arg", "compare_op",
     "attr_is_method", "VERSION_NAME", "OPNAMES", "LOAD_METHOD_FORM",
     "FOR_ITER_EXIT", "SEND_KEEPS_RECEIVER", "ARG_LOCAL_PAIR", "OPNAME_ALIASES", "NULL_ABOVE_CALLABLE",
-    "compare_to_bool", "CALL_KW_OPNAME", "ODICT_CLEAR_BUMPS_STATE",
+    "compare_to_bool", "CALL_KW_OPNAME", "ODICT_CLEAR_BUMPS_STATE", "super_check_message",
 ]
 
 VERSION_NAME = "3.12"
@@ -52,6 +52,13 @@ VERSION_NAME = "3.12"
 # OrderedDict.clear() counts as a mutation for its iterators (od_state): from 3.13 on
 # ("OrderedDict mutated during iteration"; 3.11 and 3.12 say "changed size")
 ODICT_CLEAR_BUMPS_STATE = False
+
+
+def super_check_message(obj_is_class: bool, name: str, klass: type) -> str:
+    """supercheck's TypeError (3.13 names the object's type and ``klass``)."""
+    return "super(type, obj): obj must be an instance or subtype of type"
+
+
 HAVE_ARGUMENT = opcode.HAVE_ARGUMENT
 # Opcode numbers whose argument byte means something.
 HAS_ARG = frozenset(range(HAVE_ARGUMENT, 256))

@@ -46,7 +46,7 @@ __all__ = [
     "CODE_FIELDS", "name_arg", "name_index", "compare_arg", "compare_op",
     "attr_is_method", "VERSION_NAME", "OPNAMES", "LOAD_METHOD_FORM",
     "FOR_ITER_EXIT", "SEND_KEEPS_RECEIVER", "ARG_LOCAL_PAIR", "OPNAME_ALIASES", "NULL_ABOVE_CALLABLE",
-    "compare_to_bool", "CALL_KW_OPNAME", "ODICT_CLEAR_BUMPS_STATE",
+    "compare_to_bool", "CALL_KW_OPNAME", "ODICT_CLEAR_BUMPS_STATE", "super_check_message",
 ]
 
 VERSION_NAME = "3.13"
@@ -54,6 +54,14 @@ VERSION_NAME = "3.13"
 # OrderedDict.clear() counts as a mutation for its iterators (od_state): from 3.13 on
 # ("OrderedDict mutated during iteration"; 3.11 and 3.12 say "changed size")
 ODICT_CLEAR_BUMPS_STATE = True
+
+
+def super_check_message(obj_is_class: bool, name: str, klass: type) -> str:
+    """supercheck's TypeError; 3.13 names the object's type (or the class it is) and ``klass``."""
+    what = f"type {name}" if obj_is_class else f"instance of {name}"
+    return f"super(type, obj): obj ({what}) is not an instance or subtype of type ({klass.__name__})."
+
+
 HAVE_ARGUMENT = opcode.HAVE_ARGUMENT
 # Opcode numbers whose argument byte means something.
 # 3.13 numbers opcodes alphabetically within groups; only opcode.hasarg says.

@@ -393,11 +393,9 @@ class ListVariable(BaseListVariable):
         self.check_mutable("list item assignment", tx)
         index = _index(key)
         if isinstance(index, slice) and value.is_python_constant() and isinstance(value.as_python_constant(), (
-                int, float, complex, bool, type(None))):
-            from .exceptions import raise_in_trace
-
-            raise_in_trace(TypeError, "must assign iterable to extended slice" if index.step not in (None, 1)
-                           else "can only assign an iterable")
+                int, float, complex, bool, type(None))):  # not iterable: the real list's TypeError, worded
+            with python_operation("list item assignment"):  # by this CPython ("can only assign an iterable")
+                list(self.items)[index] = value.as_python_constant()
         items = value.unpack(tx) if isinstance(index, slice) else value
         with python_operation("list item assignment"):
             list(self.items)[index] = items  # first on a copy: nothing is dropped if it raises

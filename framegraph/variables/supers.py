@@ -11,6 +11,7 @@ import types
 
 from torch import nn
 
+from .. import pyver
 from ..errors import FramegraphError, unsupported
 from .base import VariableTracker
 from .constant import ConstantVariable
@@ -91,7 +92,11 @@ def _checked(klass, obj):
         return obj
     if "__class__" in getattr(kind, "__dict__", {}) or not isinstance(kind, type):
         return obj  # a __class__ the class overrides: supercheck reads it (not modelled here)
-    raise_in_trace(TypeError, "super(type, obj): obj must be an instance or subtype of type")
+    as_class = obj.cls if isinstance(obj, UserDefinedClassVariable) else (
+        obj.as_python_constant() if issubclass(kind, type) and obj.is_python_constant() else None)
+    if isinstance(as_class, type):
+        raise_in_trace(TypeError, pyver.super_check_message(True, as_class.__name__, klass))
+    raise_in_trace(TypeError, pyver.super_check_message(False, kind.__name__, klass))
 
 
 def _through_class(tx, class_var, attr):
