@@ -126,6 +126,13 @@ _entry("trace_too_long", "Trace too long",
        "cheaper than tracing it.",
        "Raise `framegraph.config.max_trace_steps`, or move the long Python loop out of the "
        "compiled function.")
+_entry("finalizer", "Object with a finalizer",
+       "The frame creates an instance of a class with a Python `__del__`. CPython runs it when "
+       "the last reference goes (`del x`, a rebinding, the end of the frame), at points a trace "
+       "cannot reproduce, and a graph break would keep references alive across it; the frame "
+       "runs unmodified.",
+       "Create the object outside the compiled function, or replace `__del__` with "
+       "`weakref.finalize` or a context manager.")
 _entry("graph_output", "Unsupported graph output",
        "The frame returns a value that cannot be rebuilt after the graph runs.",
        "Return tensors, constants, or containers of them.")
@@ -176,7 +183,7 @@ _entry("cannot_resume", "Graph break that cannot resume",
 RETRY = frozenset({"missing_dict_key"})
 # Entries that end the whole trace instead of breaking the graph there: a resume
 # function would only meet the same problem again.
-NO_BREAK = frozenset({"trace_too_long"})
+NO_BREAK = frozenset({"trace_too_long", "finalizer"})
 
 
 def unsupported(entry_id: str, context: str = "") -> "Unsupported":

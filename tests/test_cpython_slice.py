@@ -49,7 +49,8 @@ KNOWN_DIVERGENCES = {}
 # the fallbacks to eager the slice causes today (errors.CATALOGUE ids)
 FALLBACKS = ("unsupported_opcode", "unsupported_call", "unsupported_value", "unsupported_attribute",
              "exception", "cannot_resume", "operator_error", "side_effect_builtin", "side_effect",
-             "generator", "unsupported_ctx_manager", "dynamic_import", "missing_dict_key", "trace_too_long")
+             "generator", "unsupported_ctx_manager", "dynamic_import", "missing_dict_key", "trace_too_long",
+             "finalizer")
 
 
 def _run(name, mode):

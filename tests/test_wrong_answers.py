@@ -296,3 +296,31 @@ def test_dir_of_a_compiled_module():
     assert set(dir(m)) <= set(dir(compiled))
     assert_same(compiled(ones()), m(ones()))
     assert cnt.frame_count == 1
+
+
+class Counted:
+    """Counts its live instances: __del__ runs when CPython drops the last reference."""
+
+    live = 0
+
+    def __init__(self):
+        type(self).live += 1
+
+    def __del__(self):
+        type(self).live -= 1
+
+
+def make_and_drop(x):
+    c = Counted()
+    alive = Counted.live
+    del c                     # CPython runs __del__ here, before the next line
+    return x + alive, Counted.live
+
+
+@pytest.mark.expect_fallback("finalizer")
+def test_an_object_with_a_finalizer_is_made_and_dropped_by_cpython():
+    """A trace cannot run ``__del__`` when the last reference goes; a graph break would keep
+    one alive in the resume call. The frame runs unmodified, and says why."""
+    result, cnt, breaks, errors = run_counted(make_and_drop, ones())
+    assert_same(result, make_and_drop(ones()))
+    assert result[1] == 0 and any("finalizer" in str(e) for e in errors)

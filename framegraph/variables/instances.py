@@ -80,6 +80,7 @@ def object_new(tx, cls_var=None, *args, **kwargs):
     if not isinstance(cls_var, UserDefinedClassVariable) or not isinstance(cls_var.cls, type):
         unsupported("unsupported_call", f"object.__new__({cls_var})")
     cls = cls_var.cls
+    refuse_finalizer(cls)
     if type(cls) is not type or not _layout_is_objects(cls):
         unsupported("unsupported_call", f"object.__new__({cls.__name__}): not a plain object layout")
     if args or kwargs:
@@ -96,6 +97,13 @@ def object_new(tx, cls_var=None, *args, **kwargs):
 
 
 _DISALLOW_INSTANTIATION = 1 << 7  # Py_TPFLAGS_DISALLOW_INSTANTIATION
+
+
+def refuse_finalizer(cls):
+    """An instance of a class whose ``__del__`` is Python code: its finalizer runs when
+    reference counting says, which a trace does not follow (the whole frame runs in CPython)."""
+    if any(isinstance(klass.__dict__.get("__del__"), types.FunctionType) for klass in cls.__mro__):
+        unsupported("finalizer", f"creating a {cls.__name__} (it defines __del__)")
 
 
 def _plain_immutable_subclass(tx, cls, args, kwargs):
@@ -137,6 +145,7 @@ def type_call(tx, cls_var, args, kwargs):
     from .user_defined import UserDefinedObjectVariable, _static, bind_class_attribute
 
     cls = cls_var.cls
+    refuse_finalizer(cls)
     if _is_namedtuple(cls):
         return _namedtuple_call(tx, cls_var, args, kwargs)
     if issubclass(cls, BaseException):
