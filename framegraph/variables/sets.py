@@ -57,6 +57,14 @@ def _member(var):
     return key if type(var) is ConstantVariable and _scalar(key) else _Member(var, key)
 
 
+def _frozen_retry(var):
+    """``{1} in s``: a set is unhashable, and set_contains (discard, remove) retries the lookup
+    with ``frozenset(key)``, which equals it and hashes; any other key is looked up as it is."""
+    if isinstance(var, SetVariable) and issubclass(var.py_type, set):
+        return SetVariable(members=set(var.members), py_type=frozenset)
+    return var
+
+
 SCALARS = (int, float, complex, str, bytes, bool, type(None))
 
 
@@ -178,7 +186,7 @@ class SetVariable(VariableTracker):
             self.table_known, self.outside_order = False, None
 
     def contains(self, tx, item):
-        return _member(item) in self.members
+        return _member(_frozen_retry(item)) in self.members
 
     def length(self, tx):
         return len(self.members)
@@ -229,7 +237,10 @@ class SetVariable(VariableTracker):
             self.check_mutable(f"set.{name}", tx)
         if name == "pop" and not self.table_known:  # it takes the table's first element
             unsupported("unsupported_value", "set.pop() of a set whose real table the trace does not know")
-        real = [_member(a) for a in args] if name in _ELEMENT_ARG else [_operand(tx, a) for a in args]
+        if name in ("discard", "remove"):  # set_discard_key/set_remove: a set key is retried frozen
+            real = [_member(_frozen_retry(a)) for a in args]
+        else:
+            real = [_member(a) for a in args] if name in _ELEMENT_ARG else [_operand(tx, a) for a in args]
         try:
             result = getattr(self.members, name)(*real)
         except KeyError:

@@ -74,3 +74,26 @@ def test_unhashable_and_unsupported_operands_name_the_real_types():
         return x + 1, out
 
     assert_same_as_eager(f, torch.ones(2), Tags([1]), graphs=1)
+
+
+def test_a_set_key_is_looked_up_as_a_frozenset():
+    """set_contains, discard and remove retry an unhashable set key as ``frozenset(key)``;
+    ``add`` does not, and the KeyError of ``remove`` holds the key itself."""
+    def f(x):
+        s = {frozenset("ab"), 1}
+        out = [set("ab") in s, set("xy") in s]
+        s.discard(set("ab"))
+        out.append(len(s))
+        key = {3, 4}
+        try:
+            s.remove(key)
+        except KeyError as e:
+            out.append(e.args[0] is key)
+        for thunk in (lambda: s.add(set()), lambda: [] in s):
+            try:
+                thunk()
+            except TypeError as e:
+                out.append(str(e))
+        return x + 1, out
+
+    assert_same_as_eager(f, torch.ones(2), graphs=1)
