@@ -21,7 +21,7 @@ import copy
 from ..errors import unsupported
 from ..guards.sources import DictItemSource, GenericAttrSource
 from .base import VariableTracker
-from .dicts import ConstDictVariable
+from .dicts import ConstDictVariable, SetVariable
 from .lazy_dict import LazyDictVariable
 from .lists import ListVariable, TupleVariable
 from .instance_dict import InstanceDictVariable
@@ -62,6 +62,15 @@ def _copy(tx, var, deep, memo):
     if type(var) is ConstDictVariable or type(var) is LazyDictVariable:  # a lazy one reads all items
         return ConstDictVariable([(k, _item(tx, v, deep, memo)) for k, v in var.items.values()],
                                  py_type=var.py_type)
+    if type(var) is SetVariable and var.py_type in (set, frozenset):
+        if not deep:  # copy.copy: set.copy (set_merge copies the table); a frozenset is itself
+            if var.py_type is frozenset:
+                return var
+            copied = SetVariable(members=set(var.members))
+            copied.table_known = var.table_known
+            return copied
+        # deepcopy: __reduce_ex__ gives (type, (list of the items,)): rebuilt item by item
+        return SetVariable([_item(tx, item, deep, memo) for item in var.unpack(tx)], py_type=var.py_type)
     if isinstance(var, InstanceDictVariable):
         return ConstDictVariable([(k, _item(tx, v, deep, memo)) for k, v in var._snapshot(tx).items.values()])
     if type(var) is UserDefinedObjectVariable and _plain_class(var.cls):

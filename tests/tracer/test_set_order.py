@@ -6,7 +6,7 @@ returns iterate as in eager. String hashes change per process, so these run
 for whatever seed the test run has."""
 import torch
 
-from helpers import assert_same, check_breaks
+from helpers import assert_same, check, check_breaks
 
 NAMES = {"alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa", "lambda", "mu",
          "nu", "xi", "omicron", "pi", "rho", "sigma", "tau", "upsilon", "phi", "chi", "psi", "omega"}
@@ -83,3 +83,17 @@ def test_a_constant_is_one_element_whatever_tracker_holds_it():
 
     for n in (1, 2):
         check_breaks(dedupe, lambda: (torch.ones(2), n), graphs=1, breaks=0)
+
+
+def test_copies_of_sets_iterate_as_cpythons_copies():
+    """copy.copy is set.copy (the table copied: same order); deepcopy rebuilds the set
+    item by item from a list (its order can differ, in CPython too); a frozenset's copy is itself."""
+    import copy
+
+    def f(x, outside):
+        t = {(1, 2), "a", None, 0}
+        deep, shallow, frozen = copy.deepcopy(t), copy.copy(t), frozenset([1, 2])
+        return x + 1, [list(deep), list(shallow), shallow is t, copy.copy(frozen) is frozen,
+                       copy.deepcopy(frozen) == frozen, sorted(copy.deepcopy(outside))]
+
+    check(f, torch.ones(2), {"x", "y"})
