@@ -16,6 +16,7 @@ metaclasses.py; class attribute writes, read back by every lookup here through
 Namedtuple classes build ``NamedTupleVariable``s; dataclasses are ordinary
 classes whose generated ``__init__`` is inlined like any other.
 """
+import collections
 import functools
 import operator
 import types
@@ -245,6 +246,8 @@ class UserDefinedClassVariable(MetaclassSlots, VariableTracker):
             return UserMethodVariable(UserFunctionVariable(attr.__func__), self)
         if isinstance(attr, staticmethod):
             attr = attr.__func__
+        elif any(attr is f for f in _FROMKEYS) and issubclass(self.cls, dict):  # Sub.fromkeys, bound to Sub
+            return FromkeysVariable(self)
         elif hasattr(type(attr), "__get__") and not isinstance(attr, _GET_IS_ITSELF):
             # type.__getattribute__ calls attr.__get__(None, cls): a singledispatchmethod
             # makes a new function there, a classmethod_descriptor binds the class
@@ -367,6 +370,33 @@ def _runs_code_on_get(attr) -> bool:
     """Is ``attr`` a descriptor of a user class, whose ``__get__`` may raise?"""
     getter = getattr(type(attr), "__get__", None)
     return isinstance(getter, types.FunctionType)
+
+
+# dict's and OrderedDict's (odict_fromkeys: the same _PyDict_FromKeys)
+_FROMKEYS = (dict.__dict__["fromkeys"], collections.OrderedDict.__dict__["fromkeys"])
+
+
+class FromkeysVariable(VariableTracker):
+    """``Sub.fromkeys(keys, value=None)`` for a dict subclass (dict_fromkeys): ``Sub()``, then
+    ``d[key] = value`` for each key, through the subclass's own ``__setitem__`` if it has one."""
+
+    def __init__(self, class_var, **kwargs):
+        super().__init__(**kwargs)
+        self.class_var = class_var
+
+    def call(self, tx, args, kwargs):
+        from .constant import items_of
+
+        if kwargs or not 1 <= len(args) <= 2:
+            unsupported("unsupported_call", f"{self.class_var.cls.__name__}.fromkeys with these arguments")
+        value = args[1] if len(args) == 2 else ConstantVariable(None)
+        made = self.class_var.call(tx, [], {})
+        for key in items_of(tx, args[0]):
+            made.setitem(tx, key, value)
+        return made
+
+    def __repr__(self):
+        return f"FromkeysVariable({self.class_var.cls.__name__})"
 
 
 def _property_refusal(prop, cls, deleting):

@@ -134,3 +134,22 @@ def test_item_assignment_through_a_python_setitem():
     assert_same_as_eager(f, torch.ones(2), mine, graphs=1)
     f(torch.ones(2), theirs)
     assert mine.entries.keys() == theirs.entries.keys() == {"scale"}
+
+
+def test_fromkeys_through_a_dict_subclass_makes_the_subclass():
+    """dict_fromkeys: ``Sub()``, then ``d[key] = value`` through Sub's own ``__setitem__``."""
+    import collections
+
+    class Ordered(collections.OrderedDict):
+        pass
+
+    class Lower(dict):
+        def __setitem__(self, key, value):
+            super().__setitem__(key.lower(), value)
+
+    def f(x):
+        a, b = Ordered.fromkeys("abc"), Lower.fromkeys(["A", "B"], 0)
+        a.move_to_end("a")
+        return x + 1, [type(a).__name__, list(a.items()), type(b).__name__, dict(b)]
+
+    check(f, torch.ones(2))
