@@ -4,12 +4,17 @@ import types
 
 
 @functools.lru_cache(maxsize=64)
-def no_slot_message(class_name, name) -> str:
-    """CPython's AttributeError for setting ``name`` on an object with only ``__slots__``
-    (its wording changed in 3.13), from a probe class of the same name."""
-    probe = object.__new__(type(class_name, (), {"__slots__": ()}))
+def no_slot_message(class_name, name, in_class=False, deleting=False, has_dict=False) -> str:
+    """CPython's AttributeError for setting (or deleting) ``name`` on an object with only
+    ``__slots__`` (or, ``has_dict``, a missing instance attribute), ``in_class``: a plain
+    class attribute of that name ("... is read-only"); its wording changed in 3.13, so it
+    comes from a probe class of the same name."""
+    namespace = {} if has_dict else {"__slots__": ()}
+    if in_class:
+        namespace[name] = None
+    probe = object.__new__(type(class_name, (), namespace))
     try:
-        setattr(probe, name, None)
+        delattr(probe, name) if deleting else setattr(probe, name, None)
     except AttributeError as e:
         return str(e)
     return f"'{class_name}' object has no attribute '{name}'"  # pragma: no cover

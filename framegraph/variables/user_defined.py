@@ -554,7 +554,7 @@ class UserDefinedObjectVariable(VariableTracker):
         if self.cls.__dictoffset__ == 0:  # only __slots__, no instance __dict__
             from .exceptions import raise_in_trace
 
-            raise_in_trace(AttributeError, _no_slot_message(self.cls.__name__, name))
+            raise_in_trace(AttributeError, _no_slot_message(self.cls.__name__, name, in_class=found))
         self.attrs[name] = value
 
     def delattr(self, tx, name):
@@ -584,7 +584,8 @@ class UserDefinedObjectVariable(VariableTracker):
             return
         if self.source is not None or self.value is not None:  # the real object's own: not replayed
             unsupported("side_effect", f"del {self}.{name}")
-        raise_in_trace(AttributeError, f"'{self.cls.__name__}' object has no attribute '{name}'")
+        raise_in_trace(AttributeError, _no_slot_message(self.cls.__name__, name, in_class=found, deleting=True,
+                                                        has_dict=self.cls.__dictoffset__ != 0))
 
     def object_setattr(self, tx, name, value):
         """``object.__setattr__(self, name, value)`` (from an overriding ``__setattr__``)."""

@@ -243,3 +243,27 @@ def test_abs_of_a_user_object_calls_its_dunder():
         return x + abs(d) + (-d)
 
     check(f, torch.ones(2))
+
+
+def test_deleting_or_setting_a_class_attribute_through_a_slotted_object_is_read_only():
+    """No instance ``__dict__``: ``del obj.y`` and ``obj.y = 0`` for a plain class attribute
+    ``y`` are "'B' object attribute 'y' is read-only" (the message was 'has no attribute')."""
+    class Plain:
+        pass
+
+    class Slotted:
+        y = 0
+        __slots__ = ("z",)
+
+    def f(x):
+        out = []
+        for thunk in (lambda: delattr(Plain(), "x"), lambda: delattr(Slotted(), "x"),
+                      lambda: delattr(Slotted(), "y"), lambda: setattr(Slotted(), "y", 0),
+                      lambda: setattr(Slotted(), "x", 0)):
+            try:
+                thunk()
+            except AttributeError as e:
+                out.append(str(e))
+        return x + 1, out
+
+    check(f, torch.ones(2))
