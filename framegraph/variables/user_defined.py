@@ -478,10 +478,13 @@ class UserDefinedObjectVariable(VariableTracker):
 
             raise_in_trace(TypeError, f"argument of type '{self.cls.__name__}' is not iterable")
         self.check_iterable(f"argument of type '{self.cls.__name__}' is not iterable")
+        from .ops import _identical, compare
+
         iterator = self.iter(tx)  # _PySequence_IterSearch: up to the first match, no further
-        if hasattr(iterator, "next"):
-            return iterator.contains(tx, item)
-        return super().contains(tx, item)
+        while (found := iterator.next(tx)) is not None:  # (asking the iterator's own `in` would
+            if _identical(found, item) or compare(tx, "==", found, item).truth(tx):  # iterate it again)
+                return True
+        return False
 
     def hasattr(self, tx, name):
         """``hasattr(obj, name)``; for an object from outside, guarded on its

@@ -608,3 +608,30 @@ def test_deleting_an_attribute_runs_the_propertys_deleter_or_delattr():
         return x + 1, out + [logged.log]
 
     check(f, torch.ones(2))
+
+
+def test_in_walks_an_iterator_object_that_is_its_own_iterator():
+    """``obj in obj`` for a class whose ``__iter__`` returns an iterator object returning
+    itself from ``__iter__``: one walk of ``__next__`` (it recursed without end before)."""
+    class Steps:
+        def __init__(self, n):
+            self.n, self.i = n, 0
+
+        def __iter__(self):
+            return self
+
+        def __next__(self):
+            if self.i >= self.n:
+                raise StopIteration
+            self.i += 1
+            return self.i - 1
+
+    class Range5:
+        def __iter__(self):
+            return Steps(5)
+
+    def f(x):
+        r = Range5()
+        return x + 1, [3 in r, 7 in r, r in r, 2 in Steps(4)]
+
+    check(f, torch.ones(2))
