@@ -374,20 +374,25 @@ class PairwiseVariable(IteratorVariable):
 
     def next(self, tx):
         self.ended = None
-        if self.inner is None:
+        it, old = self.inner, self.old
+        if it is None:
             return None
-        if self.old is None:
-            self.old = self.inner.next(tx)
-            if self.old is None:
-                return self._end()
-        new = self.inner.next(tx)
+        if old is None:
+            old = self.old = it.next(tx)
+            if old is None:
+                return self._end(it)
+            if self.inner is None:  # the inner iterator's __next__ exhausted this pairwise (reentry)
+                self.old = None
+                return None
+            it = self.inner
+        new = it.next(tx)  # `it` and `old` as read before: a reentrant next() may have moved them
         if new is None:
-            return self._end()
-        pair, self.old = TupleVariable([self.old, new]), new
-        return pair
+            return self._end(it)
+        self.old = new
+        return TupleVariable([old, new])
 
-    def _end(self):
-        self.ended, self.inner, self.old = self.inner, None, None
+    def _end(self, it):
+        self.ended, self.inner, self.old = it, None, None
         return None
 
     def stop_args(self):  # pairwise_next passes the inner's StopIteration on

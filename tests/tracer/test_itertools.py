@@ -149,3 +149,28 @@ def test_combinatoric_iterators_refuse_a_negative_r_after_reading_the_pool():
         return x + 1, out
 
     check(f, torch.ones(2))
+
+
+def test_pairwise_entered_again_from_its_own_inner_iterator():
+    """The inner ``__next__`` calls ``next()`` on the pairwise itself: the outer call goes on
+    with the iterator and item it read first, as pairwise_next does."""
+    def f(x, maxcount):
+        class Inner:
+            count = 0
+
+            def __iter__(self):
+                return self
+
+            def __next__(self):
+                if self.count >= maxcount:
+                    raise StopIteration
+                self.count += 1
+                if self.count == 1:
+                    return next(it, None)
+                return [self.count]
+
+        it = itertools.pairwise(Inner())
+        return x + 1, list(it)
+
+    for maxcount in (1, 3, 4, 5):
+        check(f, torch.ones(2), maxcount)
