@@ -186,7 +186,11 @@ def lookup_attribute(tx, obj, name, instance_dict_lookup):
             # yet (property.__isabstractmethod__ asks fget's, written in this trace)
             unsupported("side_effect", f"{cls.__name__}.{name}: computed by C code after this trace's writes")
 
-        return tx.wrap(getattr(real, name), instance_attr_source(obj.source, cls, name))
+        from .exceptions import python_operation
+
+        with python_operation(f"{cls.__name__}.{name}"):  # the getter's own exception is the program's
+            value = getattr(real, name)
+        return tx.wrap(value, instance_attr_source(obj.source, cls, name))
     if found:
         user = _user_class(cls)
         if user:

@@ -267,3 +267,27 @@ def test_deleting_or_setting_a_class_attribute_through_a_slotted_object_is_read_
         return x + 1, out
 
     check(f, torch.ones(2))
+
+
+class RefusesTruth:
+    def __bool__(self):
+        raise ValueError("no truth")
+
+
+def _abstract_flag_property():
+    def getter(self):
+        return 1
+    getter.__isabstractmethod__ = RefusesTruth()
+    return property(getter)
+
+
+def read_abstract_flag(x, prop):
+    try:
+        prop.__isabstractmethod__     # property's C getter asks bool() of fget's flag: it raises
+    except ValueError:
+        return x + 1
+    return x
+
+
+def test_a_c_getter_that_raises_raises_in_the_trace():
+    check(read_abstract_flag, torch.ones(2), _abstract_flag_property())
