@@ -704,6 +704,11 @@ class UserDefinedObjectVariable(VariableTracker):
     def next(self, tx):
         """``next(obj)`` (tp_iternext): the class's ``__next__``; its StopIteration is the end
         (None), and the next call asks ``__next__`` again, as CPython does."""
+        return self._step(tx, f"'{self.cls.__name__}' object is not an iterator")
+
+    def _step(self, tx, not_iterator):
+        """One ``__next__``: the item, or None at its StopIteration; ``not_iterator`` is the
+        TypeError's message when the class has none."""
         from .exceptions import TracedException, raise_in_trace
 
         try:
@@ -713,7 +718,7 @@ class UserDefinedObjectVariable(VariableTracker):
                 return None
             raise
         if item is NotImplemented:
-            raise_in_trace(TypeError, f"'{self.cls.__name__}' object is not an iterator")
+            raise_in_trace(TypeError, not_iterator)
         return item
 
     def raise_stop(self):
@@ -724,20 +729,11 @@ class UserDefinedObjectVariable(VariableTracker):
 
     def _drain(self, tx, limit=10000):
         """``list(it)`` for an iterator object of a user class: ``__next__`` until StopIteration."""
-        from .exceptions import TracedException
-
         items = []
         while len(items) < limit:
-            try:
-                item = self._dunder(tx, "__next__", [])
-            except TracedException as error:
-                if issubclass(error.value.cls, StopIteration):
-                    return items
-                raise
-            if item is NotImplemented:
-                from .exceptions import raise_in_trace
-
-                raise_in_trace(TypeError, f"iter() returned non-iterator of type '{self.cls.__name__}'")
+            item = self._step(tx, f"iter() returned non-iterator of type '{self.cls.__name__}'")
+            if item is None:
+                return items
             items.append(item)
         unsupported("unsupported_value", f"more than {limit} items from a {self.cls.__name__} iterator")
 
