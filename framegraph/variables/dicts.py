@@ -244,6 +244,12 @@ class ConstDictVariable(VariableTracker):
         if fn is operator.or_ and isinstance(other, ConstDictVariable) and collections.defaultdict in (
                 self.py_type, other.py_type):
             return _defaultdict_or(tx, *((other, self) if reflected else (self, other)))
+        if fn is operator.ior and not reflected and self.py_type in _UPDATE_IN_PLACE \
+                and not isinstance(other, ConstDictVariable):
+            # dict_ior (OrderedDict's, through MutableMapping.update): update() from any mapping
+            # or iterable of pairs, `d |= [(k, v)]`; what update() refuses, |= refuses
+            self.call_method(tx, "update", [other], {})
+            return self
         if fn not in (operator.or_, operator.ior) or not isinstance(other, ConstDictVariable) \
                 or other.py_type is not self.py_type or self.py_type not in (dict, collections.OrderedDict):
             return NotImplemented
@@ -288,6 +294,9 @@ class ConstDictVariable(VariableTracker):
 
     def __repr__(self):
         return f"ConstDictVariable({list(self.items)!r})"
+
+
+_UPDATE_IN_PLACE = (dict, collections.OrderedDict, collections.defaultdict)
 
 
 def _defaultdict_or(tx, left, right):

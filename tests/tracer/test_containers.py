@@ -427,3 +427,22 @@ def test_plain_tuple_and_frozenset_subclasses_made_in_the_trace():
     expected = f(torch.ones(2))
     assert_same(result[:2], expected[:2])
     assert [type(v) for v in result[2:]] == [Key, Tags] and result[2:] == expected[2:] and cnt.frame_count == 1
+
+
+def test_in_place_union_updates_from_any_iterable_of_pairs():
+    """dict_ior is update(): ``d |= [(k, v)]`` works (``d | [...]`` does not), a defaultdict
+    keeps its factory, and what update() refuses (None) is its TypeError."""
+    def f(x):
+        counts = collections.defaultdict(int, {1: 1, 2: 2})
+        counts |= list({0: "zero", 1: "one"}.items())
+        out = [counts.default_factory is int, dict(counts), list(counts)]
+        try:
+            counts |= None
+        except TypeError as e:
+            out.append(str(e))
+        d, od = {"a": 1}, collections.OrderedDict(a=1)
+        d |= [("b", 2)]
+        od |= [("c", 3)]
+        return x + 1, out + [d, list(od.items())]
+
+    check(f, torch.ones(2))
