@@ -36,7 +36,7 @@ from .aliases import remember_object, same_object
 from .base import STABLE_MODULES, VariableTracker, guard_identity
 from .builtins import BUILTINS, PURE, BuiltinVariable
 from .classes import CLASS_DECORATORS, ClassDecoratorVariable
-from .constant import CONSTANT_TYPES, ConstantVariable, is_constant_value, wrap_constant
+from .constant import CONSTANT_TYPES, ConstantVariable, is_constant_value, is_struct_sequence, wrap_constant
 from .ctx_managers import GRAD_MODE_CLASSES, STATE_SWITCHES, GradModeClassVariable, StateSwitchClassVariable
 from .dicts import ConstDictVariable, SetVariable, plain_key
 from .sets import SCALARS, same_table
@@ -162,6 +162,8 @@ _WRAPPING = set()  # ids of the sequences being wrapped
 
 
 def _wrap_sequence(tx, value, source):
+    if is_struct_sequence(value):  # immutable: a constant, guarded by value
+        return _wrap_constant(tx, value, source)
     _guard(tx, "LENGTH", source, (type(value), len(value)))
     base = tuple if isinstance(value, tuple) else list
     item_source = _item_source

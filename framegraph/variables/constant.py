@@ -96,7 +96,7 @@ class ConstantVariable(VariableTracker):
         return super().iter(tx)
 
     def unpack(self, tx):
-        if isinstance(self.value, (str, bytes, frozenset)):
+        if isinstance(self.value, (str, bytes, frozenset, tuple)):  # a struct sequence is a tuple
             return [wrap_constant(v) for v in self.value]
         return super().unpack(tx)
 
@@ -137,6 +137,13 @@ def items_of(tx, var):
     return var.unpack(tx)
 
 
+def is_struct_sequence(value) -> bool:
+    """``sys.float_info``, ``os.stat_result``, ``time.struct_time``: a C struct sequence (an
+    immutable tuple subclass with named fields) of constants, itself a constant."""
+    return isinstance(value, tuple) and "n_sequence_fields" in type(value).__dict__ and all(
+        is_constant_value(v) for v in value)
+
+
 def wrap_constant(value) -> VariableTracker:
     """The tracker of a trace-time constant (tuples become TupleVariable, ...)."""
     from . import lists
@@ -149,7 +156,7 @@ def wrap_constant(value) -> VariableTracker:
         return lists.SliceVariable([wrap_constant(v) for v in (value.start, value.stop, value.step)])
     if type(value) is range:
         return lists.RangeVariable(value)
-    if isinstance(value, CONSTANT_TYPES) or type(value) is frozenset:
+    if isinstance(value, CONSTANT_TYPES) or type(value) is frozenset or is_struct_sequence(value):
         return ConstantVariable(value)
     if isinstance(value, enum.Enum):  # `Flag.A | Flag.B`: a member, as a member read from its class is
         from .builder import EnumVariable

@@ -303,3 +303,16 @@ def test_operator_count_of_and_index_of_compare_by_identity_then_equality():
         return x + 1, out
 
     check(f, torch.ones(2), 2)
+
+
+def test_struct_sequences_are_constants():
+    """``sys.float_info`` and ``sys.version_info``: immutable C struct sequences of constants,
+    read by field, index and length, and guarded by value."""
+    import math
+
+    def f(x):
+        info = sys.float_info
+        return x * info.epsilon, [info.max, info[0] == info.max, len(info), type(info).__name__,
+                                  math.nextafter(1.0, 2.0) - 1.0 == info.epsilon, sys.version_info >= (3, 8)]
+
+    check(f, torch.ones(2))
