@@ -18,6 +18,7 @@ overrides ``__new__`` or does not override ``__init__``, an abstract class, and
 a class whose layout is not ``object``'s (``object.__new__(X) is not safe``: a
 break here).
 """
+import abc
 import functools
 import inspect
 import types
@@ -81,7 +82,7 @@ def object_new(tx, cls_var=None, *args, **kwargs):
         unsupported("unsupported_call", f"object.__new__({cls_var})")
     cls = cls_var.cls
     refuse_finalizer(cls)
-    if type(cls) is not type or not _layout_is_objects(cls):
+    if type(cls) not in (type, abc.ABCMeta) or not _layout_is_objects(cls):  # ABCMeta: Fraction, a library ABC
         unsupported("unsupported_call", f"object.__new__({cls.__name__}): not a plain object layout")
     if args or kwargs:
         if cls.__new__ is not object.__new__:

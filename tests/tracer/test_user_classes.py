@@ -635,3 +635,21 @@ def test_in_walks_an_iterator_object_that_is_its_own_iterator():
         return x + 1, [3 in r, 7 in r, r in r, 2 in Steps(4)]
 
     check(f, torch.ones(2))
+
+
+def test_object_new_of_an_abc_subclass_in_a_python_new():
+    """``object.__new__(cls)`` in a ``__new__`` of a class whose metaclass is ABCMeta (as
+    ``fractions.Fraction`` and library ABCs are): a plain object, as for ``type``."""
+    import abc
+
+    class Money(abc.ABC):
+        def __new__(cls, cents):
+            self = object.__new__(cls)
+            self.cents = cents
+            return self
+
+    def f(x):
+        m = Money(250)
+        return x * m.cents, type(m).__name__
+
+    check(f, torch.ones(2))
