@@ -94,6 +94,12 @@ def scalar(kind):
             return ConstantVariable(value.truth(tx))
         if kind is str and not rest and hasattr(value, "str"):  # tp_str of the tracker's type
             return value.str(tx)
+        if kind is str and not rest:  # a user class's Python __str__ (or __repr__)
+            from .reprs import user_str
+
+            traced = user_str(tx, value)
+            if traced is not None:
+                return traced
         if kind in (int, float) and not rest and converts_here(value, kind):  # a user class's __int__ ...
             return ConstantVariable(as_int(tx, value) if kind is int else as_float(tx, value))
         first = _constant_arg(value) if _is_constant_arg(value) else value.as_python_constant()  # str([1])

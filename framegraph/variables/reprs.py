@@ -100,6 +100,27 @@ def user_repr(tx, obj):
     return result
 
 
+def user_str(tx, obj):
+    """``str(obj)`` (PyObject_Str) through its type's Python ``__str__``; with object's
+    ``__str__``, the repr (a Python ``__repr__``); None when neither is Python code."""
+    from .user_defined import UserDefinedObjectVariable, bind_class_attribute
+
+    if not isinstance(obj, UserDefinedObjectVariable):
+        return None
+    fn = next((klass.__dict__["__str__"] for klass in obj.python_type().__mro__
+               if "__str__" in klass.__dict__), None)
+    if fn is object.__str__:
+        return user_repr(tx, obj)
+    if not isinstance(fn, types.FunctionType):
+        return None
+    result = bind_class_attribute(tx, obj, fn, None).call(tx, [], {})
+    if not result.is_python_constant():
+        unsupported("unsupported_value", f"the str of {obj} is not known at trace time ({result})")
+    if not isinstance(result.as_python_constant(), str):
+        raise_in_trace(TypeError, f"__str__ returned non-string (type {type(result.as_python_constant()).__name__})")
+    return result
+
+
 def container_repr(tx, var, parts, fill, wrap):
     """``repr()`` of a builtin container tracker, as its tp_repr builds it: ``wrap`` of the
     items' reprs joined (``parts(item_repr)`` lists them), each item's repr traced; one

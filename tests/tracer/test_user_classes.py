@@ -653,3 +653,29 @@ def test_object_new_of_an_abc_subclass_in_a_python_new():
         return x * m.cents, type(m).__name__
 
     check(f, torch.ones(2))
+
+
+def test_str_and_f_strings_of_user_objects_run_their_str_or_repr():
+    """PyObject_Str: the class's Python ``__str__``, else its ``__repr__``; ``f"{obj}"`` is
+    ``format(obj, "")``, which object's ``__format__`` answers with ``str(obj)``."""
+    class Named:
+        def __str__(self):
+            return "Named!"
+
+    class Shown:
+        def __repr__(self):
+            return "Shown()"
+
+    class Wrong:
+        def __str__(self):
+            return 5
+
+    def f(x):
+        out = [str(Named()), str(Shown()), f"{Named()}-{Shown()}", f"{Named()!s}"]
+        try:
+            str(Wrong())
+        except TypeError as e:
+            out.append(str(e))
+        return x + 1, out
+
+    check(f, torch.ones(2))

@@ -75,6 +75,16 @@ def _formatted(tx, value, conversion, spec):
         from ...variables.builtins import BUILTINS
 
         value, conversion = BUILTINS[repr](tx, value), 0
+    if not value.is_python_constant() and (conversion == 1 or conversion == 0 and not spec):
+        # f"{obj}" is format(obj, ""): object.__format__ is str(obj), a Python __str__ traced
+        from ...variables.reprs import user_str
+        from ...variables.user_defined import UserDefinedObjectVariable, _static
+
+        plain_format = isinstance(value, UserDefinedObjectVariable) and \
+            _static(value.python_type(), "__format__")[1] is object.__format__
+        traced = user_str(tx, value) if conversion == 1 or plain_format else None
+        if traced is not None:
+            value, conversion = traced, 0
     if not value.is_python_constant():
         unsupported("unsupported_value", f"formatting {value} (only constants are formatted)")
     constant = (lambda v: v, str, repr, ascii)[conversion](value.as_python_constant())
