@@ -35,12 +35,13 @@ from .generators import GeneratorVariable
 from .identity import MODELS as IDENTITY_MODELS
 from .instances import object_new
 from .itertools_iters import MODELS as ITERTOOLS_MODELS
-from .iterators import CallableIteratorVariable, EnumerateVariable, FilterVariable, GiveBackUnread, ListIteratorVariable, MapVariable, ZipVariable
+from .iteration_protocol import CallableIteratorVariable, count_of, index_of
+from .iterators import EnumerateVariable, FilterVariable, GiveBackUnread, ListIteratorVariable, MapVariable, ZipVariable
 from .lists import ListVariable, SizeVariable, SliceVariable, TupleVariable
 from .mapping_proxy import make_mapping_proxy
-from .number_protocol import index_builtin
+from .number_protocol import divmod_of, hash_of, index_builtin
 from .operator_getters import MODELS as OPERATOR_GETTER_MODELS
-from .ops import COMPARE_OPS, _identical, binary_op, compare, contains_op, is_op, unary_op
+from .ops import COMPARE_OPS, binary_op, compare, contains_op, is_op, unary_op
 from .reprs import user_repr
 from .tensor import TensorVariable
 
@@ -342,7 +343,7 @@ def _reversed(tx, seq):
         if found:
             return seq.call_method(tx, "__reversed__", [], {})
         if _static(seq.cls, "__len__")[0] and _static(seq.cls, "__getitem__")[0]:
-            from .iterators import SequenceReversedVariable
+            from .iteration_protocol import SequenceReversedVariable
 
             n = seq.call_method(tx, "__len__", [], {}).as_python_constant()
             return SequenceReversedVariable(seq, n - 1)
@@ -398,59 +399,6 @@ def _repr(tx, obj):
 
 def _abs(tx, x):
     return unary_op(tx, operator.abs, x)
-
-
-def _divmod(tx, a, b):
-    """``divmod(a, b)``: folded on constants, else ``a.__divmod__(b)`` / ``b.__rdivmod__(a)``."""
-    if isinstance(a, TensorVariable) or isinstance(b, TensorVariable):
-        unsupported("unsupported_call", "divmod() of a tensor")
-    return binary_op(tx, divmod, a, b)
-
-
-def _count_of(tx, seq, value):
-    """``operator.countOf(seq, value)``: every item, counted when identical or equal."""
-    iterator, count = seq.iter(tx), 0
-    while (item := iterator.next(tx)) is not None:
-        count += _identical(item, value) or compare(tx, "==", item, value).truth(tx)
-    return ConstantVariable(count)
-
-
-def _index_of(tx, seq, value):
-    """``operator.indexOf(seq, value)``: items up to the first identical or equal one."""
-    iterator, index = seq.iter(tx), 0
-    while (item := iterator.next(tx)) is not None:
-        if _identical(item, value) or compare(tx, "==", item, value).truth(tx):
-            return ConstantVariable(index)
-        index += 1
-    raise_in_trace(ValueError, "sequence.index(x): x not in sequence")
-
-
-def _hash(tx, obj):
-    """``hash(obj)``: a constant's own; a user class's Python ``__hash__`` inlined, its result
-    checked and reduced as slot_tp_hash does. Identity hashes (object's, a tensor's) are breaks:
-    they differ from call to call."""
-    from .user_defined import UserDefinedObjectVariable, _static
-
-    if obj.is_python_constant():
-        with python_operation("hash()"):
-            return ConstantVariable(hash(obj.as_python_constant()))
-    kind = obj.python_type() if type(obj).python_type is not VariableTracker.python_type else None
-    if kind is not None and getattr(kind, "__hash__", 0) is None:  # a list, dict or set (or subclass)
-        raise_in_trace(TypeError, f"unhashable type: '{kind.__name__}'")
-    found, fn = _static(obj.python_type(), "__hash__") if isinstance(obj, UserDefinedObjectVariable) else (False, None)
-    if not isinstance(fn, types.FunctionType):
-        if found and fn is None:  # __hash__ = None, or __eq__ without __hash__
-            raise_in_trace(TypeError, f"unhashable type: '{obj.python_type().__name__}'")
-        unsupported("unsupported_call", f"hash() of {obj}")
-    result = obj._dunder(tx, "__hash__", [])
-    if not (result.is_python_constant() and isinstance(result.as_python_constant(), int)):
-        if result.is_python_constant():
-            raise_in_trace(TypeError, "__hash__ method should return an integer")
-        unsupported("unsupported_value", f"__hash__ of {obj} returned {result}")
-    value = result.as_python_constant()
-    # slot_tp_hash: an int outside Py_hash_t is hashed again; -1 is reserved for errors
-    value = value if -sys.maxsize - 1 <= value <= sys.maxsize else hash(value)
-    return ConstantVariable(-2 if value == -1 else int(value))
 
 
 def _type(tx, obj, *rest):
@@ -524,11 +472,11 @@ BUILTINS: Dict[Callable, Callable] = {
     collections.OrderedDict: _ordered_dict, collections.defaultdict: _defaultdict,
     float: _scalar(float), bool: _scalar(bool), str: _scalar(str), iter: _iter, next: _next,
     reversed: _reversed, enumerate: _enumerate, zip: _zip, map: _map, filter: _filter,
-    sorted: _sorted, abs: _abs, hash: _hash, divmod: _divmod, type: _type, callable: _callable,
+    sorted: _sorted, abs: _abs, hash: hash_of, divmod: divmod_of, type: _type, callable: _callable,
     slice: _slice, range: _range, hex: index_builtin(hex), oct: index_builtin(oct), bin: index_builtin(bin),
     super: _super, print: _print, functools.reduce: _functools_reduce, repr: _repr,
     torch.Size: lambda tx, it=None: SizeVariable(it.unpack(tx) if it is not None else []),
-    operator.getitem: lambda tx, a, b: a.getitem(tx, b), operator.countOf: _count_of, operator.indexOf: _index_of,
+    operator.getitem: lambda tx, a, b: a.getitem(tx, b), operator.countOf: count_of, operator.indexOf: index_of,
     operator.setitem: lambda tx, a, b, c: a.setitem(tx, b, c) or ConstantVariable(None),
     operator.delitem: lambda tx, a, b: a.delitem(tx, b) or ConstantVariable(None),
     operator.contains: lambda tx, a, b: ConstantVariable(contains_op(tx, b, a)),

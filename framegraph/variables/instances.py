@@ -141,9 +141,7 @@ def type_call(tx, cls_var, args, kwargs):
     """``type.__call__(cls, *args, **kwargs)`` (type_call) for a class whose metaclass
     leaves it to ``type``: the modelled builtins and containers, a namedtuple, an
     exception, a module, else ``__new__`` then ``__init__``."""
-    from .exceptions import raise_in_trace
     from .rng import is_rng_class, rng_break
-    from .user_defined import UserDefinedObjectVariable, _static, bind_class_attribute
 
     cls = cls_var.cls
     refuse_finalizer(cls)
@@ -183,6 +181,15 @@ def type_call(tx, cls_var, args, kwargs):
         return plain
     if cls.__new__ is not object.__new__:
         unsupported("unsupported_call", f"creating a {cls.__name__} (a __new__ of a builtin base)")
+    return _plain_object_call(tx, cls_var, args, kwargs)
+
+
+def _plain_object_call(tx, cls_var, args, kwargs):
+    """``cls(...)`` where ``cls.__new__`` is object's: a new object, then the class's ``__init__``."""
+    from .exceptions import raise_in_trace
+    from .user_defined import UserDefinedObjectVariable, _static, bind_class_attribute
+
+    cls = cls_var.cls
     if cls.__flags__ & _DISALLOW_INSTANTIATION:  # a C type whose tp_new is NULL: type_call refuses
         where = "" if cls.__module__ == "builtins" else f"{cls.__module__}."
         raise_in_trace(TypeError, f"cannot create '{where}{cls.__qualname__}' instances")

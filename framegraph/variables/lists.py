@@ -8,7 +8,6 @@ from outside the frame has a source; mutating it records it in the side-effect
 ledger (``side_effects.py``), which replays the final items after the graph.
 """
 import operator
-import types
 
 import torch
 
@@ -17,6 +16,7 @@ from .base import VariableTracker
 from .call_shapes import STAND_INS, builtin_base, check_method_shape, fits
 from .constant import ConstantVariable, items_of, wrap_constant
 from .exceptions import python_operation, raise_in_trace
+from .sorting import list_sort
 
 
 # Longer sequences are not built at trace time: `[0] * 2**62` raises MemoryError in
@@ -428,44 +428,6 @@ class ListVariable(BaseListVariable):
         return handler(self, tx, *args, **kwargs) or ConstantVariable(None)
 
 
-class _Sorting(list):
-    """The items of a list while it sorts: empty, and noting any change (CPython
-    notes any reallocation, ``allocated != -1``, which every change makes)."""
-
-    touched = False
-
-
-def _touching(name):
-    def method(self, *args):
-        self.touched = True
-        return getattr(list, name)(self, *args)
-    return method
-
-
-for _name in ("append", "extend", "insert", "pop", "remove", "clear", "reverse", "sort",
-              "__setitem__", "__delitem__", "__iadd__", "__imul__"):
-    setattr(_Sorting, _name, _touching(_name))
-
-
-def _list_sort(lst, tx, key=None, reverse=None):
-    """list_sort_impl: the list is empty while the keys are computed and compared (a key
-    function sees ``[]``); its items come back sorted (partly, when a comparison
-    raises), and a change made meanwhile is undone and raises ValueError."""
-    from .sorting import sorted_items
-
-    saved, lst.items = lst.items, _Sorting()
-    sorting, partial = lst.items, types.SimpleNamespace(items=saved)
-    try:
-        ordered = sorted_items(tx, saved, key, reverse, into=partial)
-    except BaseException:
-        lst.items = partial.items
-        raise
-    modified = lst.items is not sorting or sorting.touched
-    lst.items = ordered
-    if modified:
-        raise_in_trace(ValueError, "list modified during sort")
-
-
 def _insert(lst, tx, i, v):
     index = _index(i)
     with python_operation("list.insert"):  # a str index: CPython's TypeError
@@ -504,7 +466,7 @@ _LIST_METHODS = {
     "reverse": lambda lst, tx: lst.items.reverse(),
     "copy": lambda lst, tx: ListVariable(lst.items),
     "remove": _remove,
-    "sort": _list_sort,
+    "sort": list_sort,
     "__setitem__": lambda lst, tx, key, value: lst.setitem(tx, key, value),
     "__delitem__": lambda lst, tx, key: lst.delitem(tx, key),
 }

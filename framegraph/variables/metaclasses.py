@@ -140,7 +140,7 @@ class MetaclassSlots:
         return checked_len(result)
 
     def iter(self, tx):
-        from .user_defined import iterator_of
+        from .object_iteration import iterator_of
 
         result = call_meta(tx, self, "__iter__", [])
         if result is NotImplemented:

@@ -4,11 +4,13 @@ CPython converts an object to a number through its type's slots, each a
 Python dunder for a user class: ``PyNumber_Long`` tries ``__int__``, then
 ``__index__``, then ``__trunc__``; ``PyNumber_Float`` tries ``__float__``, then
 ``__index__``; ``PyNumber_Index`` (``hex``, ``oct``, ``bin``, ``operator.index``)
-only ``__index__``. The dunder is inlined and its result checked as CPython
+only ``__index__``; ``divmod`` and ``hash`` go through ``__divmod__``/``__rdivmod__``
+and ``__hash__``. The dunder is inlined and its result checked as CPython
 checks it, with CPython's TypeError when it is of the wrong type. A result of
 a subclass of the right type is accepted by CPython with a DeprecationWarning:
 that is a break here, so the warning is not lost.
 """
+import sys
 import types
 
 from ..errors import unsupported
@@ -107,3 +109,43 @@ def index_builtin(fn):
             unsupported("unsupported_call", f"builtin {fn.__name__} of {obj}")
         return ConstantVariable(fn(as_index(tx, obj)))
     return model
+
+
+def divmod_of(tx, a, b):
+    """``divmod(a, b)``: folded on constants, else ``a.__divmod__(b)`` / ``b.__rdivmod__(a)``."""
+    from .ops import binary_op
+    from .tensor import TensorVariable
+
+    if isinstance(a, TensorVariable) or isinstance(b, TensorVariable):
+        unsupported("unsupported_call", "divmod() of a tensor")
+    return binary_op(tx, divmod, a, b)
+
+
+def hash_of(tx, obj):
+    """``hash(obj)``: a constant's own; a user class's Python ``__hash__`` inlined, its result
+    checked and reduced as slot_tp_hash does. Identity hashes (object's, a tensor's) are breaks:
+    they differ from call to call."""
+    from .base import VariableTracker
+    from .exceptions import python_operation, raise_in_trace
+    from .user_defined import UserDefinedObjectVariable, _static
+
+    if obj.is_python_constant():
+        with python_operation("hash()"):
+            return ConstantVariable(hash(obj.as_python_constant()))
+    kind = obj.python_type() if type(obj).python_type is not VariableTracker.python_type else None
+    if kind is not None and getattr(kind, "__hash__", 0) is None:  # a list, dict or set (or subclass)
+        raise_in_trace(TypeError, f"unhashable type: '{kind.__name__}'")
+    found, fn = _static(obj.python_type(), "__hash__") if isinstance(obj, UserDefinedObjectVariable) else (False, None)
+    if not isinstance(fn, types.FunctionType):
+        if found and fn is None:  # __hash__ = None, or __eq__ without __hash__
+            raise_in_trace(TypeError, f"unhashable type: '{obj.python_type().__name__}'")
+        unsupported("unsupported_call", f"hash() of {obj}")
+    result = obj._dunder(tx, "__hash__", [])
+    if not (result.is_python_constant() and isinstance(result.as_python_constant(), int)):
+        if result.is_python_constant():
+            raise_in_trace(TypeError, "__hash__ method should return an integer")
+        unsupported("unsupported_value", f"__hash__ of {obj} returned {result}")
+    value = result.as_python_constant()
+    # slot_tp_hash: an int outside Py_hash_t is hashed again; -1 is reserved for errors
+    value = value if -sys.maxsize - 1 <= value <= sys.maxsize else hash(value)
+    return ConstantVariable(-2 if value == -1 else int(value))

@@ -26,3 +26,20 @@ def is_slot(attr, name) -> bool:
         return False
     slots = attr.__objclass__.__dict__.get("__slots__", ())
     return name in ((slots,) if isinstance(slots, str) else slots)
+
+
+def property_refusal(prop, cls, deleting):
+    """The AttributeError of a property without a setter (deleter), worded by this CPython:
+    the real property refusing a bare instance (``object.__new__``: no user code runs)."""
+    from ..errors import unsupported
+    from .exceptions import raise_in_trace
+
+    try:
+        bare = object.__new__(cls)
+    except TypeError:
+        unsupported("operator_error", f"property of {cls.__name__} without a {'deleter' if deleting else 'setter'}")
+    try:
+        prop.__delete__(bare) if deleting else prop.__set__(bare, None)
+    except AttributeError as error:
+        raise_in_trace(AttributeError, str(error))
+    unsupported("operator_error", f"property of {cls.__name__} accepted what it should refuse")

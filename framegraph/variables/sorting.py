@@ -7,6 +7,8 @@ function is inlined once per item, before any comparison (as ``list.sort``
 does; ``min``/``max`` interleave the calls with the comparisons, which only
 shows where a comparison fails midway).
 """
+import types
+
 from ..errors import unsupported
 from .constant import items_of
 from .exceptions import python_operation, raise_in_trace, raise_python_error
@@ -83,3 +85,39 @@ def minmax(pick):
             unsupported("data_dependent_value", f"{pick.__name__}() compares tensors")
         return _pick_item(tx, pick, items, key)
     return model
+
+
+class _Sorting(list):
+    """The items of a list while it sorts: empty, and noting any change (CPython
+    notes any reallocation, ``allocated != -1``, which every change makes)."""
+
+    touched = False
+
+
+def _touching(name):
+    def method(self, *args):
+        self.touched = True
+        return getattr(list, name)(self, *args)
+    return method
+
+
+for _name in ("append", "extend", "insert", "pop", "remove", "clear", "reverse", "sort",
+              "__setitem__", "__delitem__", "__iadd__", "__imul__"):
+    setattr(_Sorting, _name, _touching(_name))
+
+
+def list_sort(lst, tx, key=None, reverse=None):
+    """list_sort_impl: the list is empty while the keys are computed and compared (a key
+    function sees ``[]``); its items come back sorted (partly, when a comparison
+    raises), and a change made meanwhile is undone and raises ValueError."""
+    saved, lst.items = lst.items, _Sorting()
+    sorting, partial = lst.items, types.SimpleNamespace(items=saved)
+    try:
+        ordered = sorted_items(tx, saved, key, reverse, into=partial)
+    except BaseException:
+        lst.items = partial.items
+        raise
+    modified = lst.items is not sorting or sorting.touched
+    lst.items = ordered
+    if modified:
+        raise_in_trace(ValueError, "list modified during sort")

@@ -36,6 +36,8 @@ from .metaclasses import MetaclassSlots, call_meta, meta_attribute, meta_data_de
 from .descriptor_models import descriptor_get
 from .ops import _is_not_implemented, dunder_name
 from .rng import is_rng_method, rng_break
+from .object_iteration import ObjectIteration
+from .slots import property_refusal as _property_refusal
 from .slots import is_slot as _is_slot, no_slot_message as _no_slot_message
 from .wrappers import INSTANCE_METHOD, LruCacheVariable, cpp_method
 
@@ -251,6 +253,8 @@ class UserDefinedClassVariable(MetaclassSlots, VariableTracker):
         if isinstance(attr, staticmethod):
             attr = attr.__func__
         elif any(attr is f for f in _FROMKEYS) and issubclass(self.cls, dict):  # Sub.fromkeys, bound to Sub
+            from .user_dict import FromkeysVariable
+
             return FromkeysVariable(self)
         elif hasattr(type(attr), "__get__") and not isinstance(attr, _GET_IS_ITSELF):
             # type.__getattribute__ calls attr.__get__(None, cls): a singledispatchmethod
@@ -346,77 +350,14 @@ def checked_len(result):
     return value
 
 
-def iterator_of(tx, result):
-    """What ``iter()`` makes of an ``__iter__`` result: the iterator it returns (a
-    generator, ``iter(self.items)``) is consumed lazily, one ``next()`` at a time, as
-    CPython does; an iterator object of a user class is read to its end here."""
-    from .iterators import IteratorVariable, ListIteratorVariable
-
-    if isinstance(result, IteratorVariable):
-        return result
-    if isinstance(result, UserDefinedObjectVariable) and _static(result.cls, "__next__")[0]:
-        return result  # advanced by its own __next__, one item per next(), and still itself
-    if isinstance(result, UserDefinedObjectVariable):  # PyObject_GetIter checks tp_iternext
-        from .exceptions import raise_in_trace
-
-        raise_in_trace(TypeError, f"iter() returned non-iterator of type '{result.cls.__name__}'")
-    return ListIteratorVariable(_items_of(tx, result))
-
-
-def _items_of(tx, iterator):
-    """Every item of what ``__iter__`` returned; an iterator of a user class: ``__next__`` until it stops."""
-    if isinstance(iterator, UserDefinedObjectVariable):
-        return iterator._drain(tx)
-    return iterator.unpack(tx)
-
-
 def _runs_code_on_get(attr) -> bool:
     """Is ``attr`` a descriptor of a user class, whose ``__get__`` may raise?"""
     getter = getattr(type(attr), "__get__", None)
     return isinstance(getter, types.FunctionType)
 
 
-# dict's and OrderedDict's (odict_fromkeys: the same _PyDict_FromKeys)
+# dict's and OrderedDict's fromkeys (odict_fromkeys: the same _PyDict_FromKeys)
 _FROMKEYS = (dict.__dict__["fromkeys"], collections.OrderedDict.__dict__["fromkeys"])
-
-
-class FromkeysVariable(VariableTracker):
-    """``Sub.fromkeys(keys, value=None)`` for a dict subclass (dict_fromkeys): ``Sub()``, then
-    ``d[key] = value`` for each key, through the subclass's own ``__setitem__`` if it has one."""
-
-    def __init__(self, class_var, **kwargs):
-        super().__init__(**kwargs)
-        self.class_var = class_var
-
-    def call(self, tx, args, kwargs):
-        from .constant import items_of
-
-        if kwargs or not 1 <= len(args) <= 2:
-            unsupported("unsupported_call", f"{self.class_var.cls.__name__}.fromkeys with these arguments")
-        value = args[1] if len(args) == 2 else ConstantVariable(None)
-        made = self.class_var.call(tx, [], {})
-        for key in items_of(tx, args[0]):
-            made.setitem(tx, key, value)
-        return made
-
-    def __repr__(self):
-        return f"FromkeysVariable({self.class_var.cls.__name__})"
-
-
-def _property_refusal(prop, cls, deleting):
-    """The AttributeError of a property without a setter (deleter), worded by this CPython:
-    the real property refusing a bare instance (``object.__new__``: no user code runs)."""
-    from .exceptions import raise_in_trace
-
-    try:
-        bare = object.__new__(cls)
-    except TypeError:
-        unsupported("operator_error", f"property of {cls.__name__} without a {'deleter' if deleting else 'setter'}")
-    try:
-        prop.__delete__(bare) if deleting else prop.__set__(bare, None)
-    except AttributeError as error:
-        raise_in_trace(AttributeError, str(error))
-    unsupported("operator_error", f"property of {cls.__name__} accepted what it should refuse")
 
 
 def _owner(cls, name):
@@ -424,7 +365,7 @@ def _owner(cls, name):
     return next((klass for klass in cls.__mro__ if name in klass.__dict__), object)
 
 
-class UserDefinedObjectVariable(VariableTracker):
+class UserDefinedObjectVariable(ObjectIteration, VariableTracker):
     @property
     def replay_kind(self):
         return "object" if self.value is not None else None  # attribute writes, replayed
@@ -467,28 +408,6 @@ class UserDefinedObjectVariable(VariableTracker):
     def generic_getattr(self, tx, name):
         """``object.__getattribute__(self, name)``: the lookup without an override."""
         return lookup_attribute(tx, self, name, lambda n: self._instance_attr(tx, n))
-
-    def contains(self, tx, item):
-        """``item in obj``: the class's ``__contains__`` when it has one, else iteration."""
-        found, fn = _static(self.cls, "__contains__")
-        if found and isinstance(fn, types.FunctionType):
-            return bind_class_attribute(tx, self, fn, None).call(tx, [item], {}).truth(tx)
-        if found and fn is None:
-            from .exceptions import raise_in_trace
-
-            raise_in_trace(TypeError, f"'{self.cls.__name__}' object is not a container")
-        if _static(self.cls, "__iter__") == (True, None):
-            from .exceptions import raise_in_trace
-
-            raise_in_trace(TypeError, f"argument of type '{self.cls.__name__}' is not iterable")
-        self.check_iterable(f"argument of type '{self.cls.__name__}' is not iterable")
-        from .ops import _identical, compare
-
-        iterator = self.iter(tx)  # _PySequence_IterSearch: up to the first match, no further
-        while (found := iterator.next(tx)) is not None:  # (asking the iterator's own `in` would
-            if _identical(found, item) or compare(tx, "==", found, item).truth(tx):  # iterate it again)
-                return True
-        return False
 
     def hasattr(self, tx, name):
         """``hasattr(obj, name)``; for an object from outside, guarded on its
@@ -565,34 +484,10 @@ class UserDefinedObjectVariable(VariableTracker):
         self.attrs[name] = value
 
     def delattr(self, tx, name):
-        """``del obj.name`` (PyObject_GenericSetAttr with NULL): a property's deleter, the
-        class's Python ``__delattr__``, else the instance's own attribute."""
-        from .exceptions import raise_in_trace
+        """``del obj.name`` (deleting.py)."""
+        from .deleting import delete_object_attribute
 
-        self.check_mutable(f"del .{name}", tx)
-        found, attr = class_attr(tx, self.cls, name)
-        if found and isinstance(attr, property):
-            if attr.fdel is None:
-                _property_refusal(attr, self.cls, deleting=True)
-            from .functions import UserFunctionVariable
-
-            UserFunctionVariable(attr.fdel).call(tx, [self], {})
-            return
-        if found and hasattr(type(attr), "__delete__"):  # another data descriptor's __delete__ decides
-            unsupported("unsupported_attribute", f"deleting {self.cls.__name__}.{name} ({type(attr).__name__})")
-        user_delattr = _static(self.cls, "__delattr__")[1]
-        if user_delattr is not object.__delattr__:
-            if not isinstance(user_delattr, types.FunctionType):
-                unsupported("unsupported_attribute", f"{self.cls.__name__} overrides __delattr__")
-            bind_class_attribute(tx, self, user_delattr, None).call(tx, [ConstantVariable(name)], {})
-            return
-        if name in self.attrs and self.source is None:
-            del self.attrs[name]
-            return
-        if self.source is not None or self.value is not None:  # the real object's own: not replayed
-            unsupported("side_effect", f"del {self}.{name}")
-        raise_in_trace(AttributeError, _no_slot_message(self.cls.__name__, name, in_class=found, deleting=True,
-                                                        has_dict=self.cls.__dictoffset__ != 0))
+        delete_object_attribute(tx, self, name)
 
     def object_setattr(self, tx, name, value):
         """``object.__setattr__(self, name, value)`` (from an overriding ``__setattr__``)."""
@@ -665,77 +560,6 @@ class UserDefinedObjectVariable(VariableTracker):
             from .exceptions import raise_in_trace
 
             raise_in_trace(TypeError, f"'{self.cls.__name__}' object does not support item deletion")
-
-    def iter(self, tx):
-        """``iter(obj)``: the class's ``__iter__`` runs now (``iterator_of``)."""
-        self.check_iterable()
-        return iterator_of(tx, self._iterator(tx))
-
-    def unpack(self, tx):
-        self.check_iterable(f"cannot unpack non-iterable {self.cls.__name__} object")  # UNPACK_SEQUENCE's words
-        return _items_of(tx, self._iterator(tx))
-
-    def check_iterable(self, message=None):
-        """CPython's TypeError when the class has neither ``__iter__`` nor ``__getitem__``
-        (nor a slot for them: a C base's would show as an attribute)."""
-        if not hasattr(self.cls, "__iter__") and not hasattr(self.cls, "__getitem__"):
-            from .exceptions import raise_in_trace
-
-            raise_in_trace(TypeError, message or f"'{self.cls.__name__}' object is not iterable")
-
-    def _iterator(self, tx):
-        """``PyObject_GetIter``: the class's ``__iter__``; without one, a class with
-        ``__getitem__`` is a sequence, iterated by index (``iterator`` of iterobject.c)."""
-        from .exceptions import raise_in_trace
-
-        found, fn = _static(self.cls, "__iter__")
-        if found and fn is None:  # `__iter__ = None`: explicitly not iterable
-            raise_in_trace(TypeError, f"'{self.cls.__name__}' object is not iterable")
-        result = self._dunder(tx, "__iter__", [])
-        if result is NotImplemented:
-            found, fn = _static(self.cls, "__getitem__")
-            if found and isinstance(fn, types.FunctionType):
-                from .iterators import SequenceIteratorVariable
-
-                return SequenceIteratorVariable(self)
-            unsupported("operator_error", f"{self.cls.__name__} is not iterable")
-        return result
-
-    def next(self, tx):
-        """``next(obj)`` (tp_iternext): the class's ``__next__``; its StopIteration is the end
-        (None), and the next call asks ``__next__`` again, as CPython does."""
-        return self._step(tx, f"'{self.cls.__name__}' object is not an iterator")
-
-    def _step(self, tx, not_iterator):
-        """One ``__next__``: the item, or None at its StopIteration; ``not_iterator`` is the
-        TypeError's message when the class has none."""
-        from .exceptions import TracedException, raise_in_trace
-
-        try:
-            item = self._dunder(tx, "__next__", [])
-        except TracedException as error:
-            if issubclass(error.value.cls, StopIteration):
-                return None
-            raise
-        if item is NotImplemented:
-            raise_in_trace(TypeError, not_iterator)
-        return item
-
-    def raise_stop(self):
-        """``next(obj)`` without a default past the end: a bare StopIteration."""
-        from .exceptions import ExceptionVariable, TracedException
-
-        raise TracedException(ExceptionVariable(StopIteration, []))
-
-    def _drain(self, tx, limit=10000):
-        """``list(it)`` for an iterator object of a user class: ``__next__`` until StopIteration."""
-        items = []
-        while len(items) < limit:
-            item = self._step(tx, f"iter() returned non-iterator of type '{self.cls.__name__}'")
-            if item is None:
-                return items
-            items.append(item)
-        unsupported("unsupported_value", f"more than {limit} items from a {self.cls.__name__} iterator")
 
     def reconstruct(self, cg):
         """From outside: its source. Made in the trace: ``object.__new__(cls)``, then its attributes."""

@@ -228,3 +228,26 @@ def new_user_dict(tx, cls, args, kwargs):
 
 
 __all__ = ["UserDictVariable", "wrap_user_dict", "new_user_dict", "is_user_dict_class", "hash_key"]
+
+
+class FromkeysVariable(VariableTracker):
+    """``Sub.fromkeys(keys, value=None)`` for a dict subclass (dict_fromkeys): ``Sub()``, then
+    ``d[key] = value`` for each key, through the subclass's own ``__setitem__`` if it has one."""
+
+    def __init__(self, class_var, **kwargs):
+        super().__init__(**kwargs)
+        self.class_var = class_var
+
+    def call(self, tx, args, kwargs):
+        from .constant import items_of
+
+        if kwargs or not 1 <= len(args) <= 2:
+            unsupported("unsupported_call", f"{self.class_var.cls.__name__}.fromkeys with these arguments")
+        value = args[1] if len(args) == 2 else ConstantVariable(None)
+        made = self.class_var.call(tx, [], {})
+        for key in items_of(tx, args[0]):
+            made.setitem(tx, key, value)
+        return made
+
+    def __repr__(self):
+        return f"FromkeysVariable({self.class_var.cls.__name__})"
