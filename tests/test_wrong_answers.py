@@ -324,3 +324,4 @@ def test_an_object_with_a_finalizer_is_made_and_dropped_by_cpython():
     result, cnt, breaks, errors = run_counted(make_and_drop, ones())
     assert_same(result, make_and_drop(ones()))
     assert result[1] == 0 and any("finalizer" in str(e) for e in errors)
+    assert (cnt.frame_count, breaks) == (0, [])  # no graph: the whole frame ran in CPython

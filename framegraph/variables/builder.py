@@ -35,6 +35,7 @@ from ..guards.sources import AttrSource, GetItemSource, ListItemSource, Source, 
 from .aliases import remember_object, same_object
 from .base import STABLE_MODULES, VariableTracker, guard_identity
 from .builtins import BUILTINS, PURE, BuiltinVariable
+from .call_shapes import own_methods
 from .classes import CLASS_DECORATORS, ClassDecoratorVariable
 from .constant import CONSTANT_TYPES, ConstantVariable, is_constant_value, is_struct_sequence, wrap_constant
 from .ctx_managers import GRAD_MODE_CLASSES, STATE_SWITCHES, GradModeClassVariable, StateSwitchClassVariable
@@ -190,8 +191,7 @@ def _wrap_sequence(tx, value, source):
 def _refuse_own_methods(cls, base):
     """A subclass of the builtin ``base`` is modelled as ``base`` only if it adds no
     methods or properties (and no instance attributes: it has no ``__dict__`` entries)."""
-    own = [name for klass in cls.__mro__[:cls.__mro__.index(base)]
-           for name, attr in vars(klass).items() if callable(attr) or isinstance(attr, property)]
+    own = own_methods(cls, base)
     if own:
         unsupported("unsupported_value", f"a {cls.__name__}, a {base.__name__} subclass "
                                          f"with methods of its own ({', '.join(own[:3])})")

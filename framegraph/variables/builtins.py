@@ -25,7 +25,7 @@ from .base import CallableVariable, VariableTracker
 from .constructors import collection as _collection, defaultdict_model as _defaultdict, dict_model as _dict
 from .constructors import ordered_dict_model as _ordered_dict, scalar as _scalar
 from .sorting import minmax as _minmax, sorted_items
-from .call_shapes import STAND_INS, builtin_base, check_function_shape, fits, real_signature_rejects
+from .call_shapes import STAND_INS, builtin_base, check_function_shape, fits, own_methods, real_signature_rejects
 from .builtin_methods import MODELS as BUILTIN_METHOD_MODELS, call_unbound, is_unbound_builtin_method, joined_items
 from .constant import ConstantVariable, is_constant_value, items_of, wrap_constant
 from .deques import make_deque
@@ -316,14 +316,10 @@ def _real_stand_in(var):
     if kind in STAND_INS:
         return STAND_INS[kind]()
     base = builtin_base(kind)
-    if base is not None and not _adds_methods(kind, base) and type(kind) is type:
+    if base is not None and not own_methods(kind, base) and type(kind) is type:
         return kind()  # `class Tags(set): pass`: the base's code, the subclass's name in messages
     return None
 
-
-def _adds_methods(cls, base) -> bool:
-    return any(callable(attr) or isinstance(attr, property)
-               for klass in cls.__mro__[:cls.__mro__.index(base)] for attr in vars(klass).values())
 
 
 def _reversed(tx, seq):

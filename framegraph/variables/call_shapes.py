@@ -67,6 +67,13 @@ def builtin_base(cls):
     return next((klass for klass in getattr(cls, "__mro__", ()) if klass in STAND_INS), None)
 
 
+def own_methods(cls, base) -> list:
+    """The methods and properties ``cls`` adds above its builtin ``base`` (``class Tags(set):
+    pass`` adds none: it behaves as the base, only its type differs)."""
+    return [name for klass in cls.__mro__[:cls.__mro__.index(base)]
+            for name, attr in vars(klass).items() if callable(attr) or isinstance(attr, property)]
+
+
 def _attempt(fn, stand_in_type, nargs, kwnames, value):
     """What ``fn`` raises on a fresh stand-in with ``value`` for every argument, as
     (class, args), or None. Only those are kept: the exception itself would hold its

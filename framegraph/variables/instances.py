@@ -111,14 +111,13 @@ def _plain_immutable_subclass(tx, cls, args, kwargs):
     """``class Key(tuple): pass``, ``class Tags(frozenset): pass``, made in the trace: the
     base's tracker, of type ``cls`` (tuple_new / frozenset_new, then object's __init__);
     None for any other class."""
-    from .builtins import _adds_methods
-    from .call_shapes import builtin_base
+    from .call_shapes import builtin_base, own_methods
     from .constant import items_of
     from .exceptions import raise_in_trace
 
     base = builtin_base(cls)
     if base not in (tuple, frozenset) or type(cls) is not type or cls.__new__ is not base.__new__ \
-            or cls.__init__ is not object.__init__ or _adds_methods(cls, base):
+            or cls.__init__ is not object.__init__ or own_methods(cls, base):
         return None
     if kwargs:
         raise_in_trace(TypeError, f"{base.__name__}() takes no keyword arguments")

@@ -228,6 +228,7 @@ def test_a_c_computed_attribute_is_not_read_before_the_traces_writes_land():
     result, cnt, breaks, errors = run_counted(f, torch.ones(2))
     assert_same(result, f(torch.ones(2)))
     assert any("computed by C code" in str(e) for e in errors + breaks), (errors, breaks)
+    assert cnt.frame_count == 0  # no tensor work before the break; __bool__'s raise sends the rest to CPython
 
 
 def test_abs_of_a_user_object_calls_its_dunder():
