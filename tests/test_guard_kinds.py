@@ -1,5 +1,6 @@
 """Guard kinds as records: every kind checks, reads aloud and explains itself, and
 guard functions are written from structured checks (golden text)."""
+import sys
 import types
 
 import pytest
@@ -32,6 +33,12 @@ def _shadow_len():
     return lambda: EXEC_GLOBALS.pop("len")
 
 
+def _recursion_limit_up():
+    before = sys.getrecursionlimit()
+    sys.setrecursionlimit(before + 1)
+    return lambda: sys.setrecursionlimit(before)
+
+
 def _add_hook():
     HOOKS[0] = print
     return HOOKS.clear
@@ -42,6 +49,8 @@ EXAMPLES = {
     "GRAD_MODE": (Guard("GRAD_MODE", None, True), (0, 0), _grad_off),
     "GLOBAL_STATE": (Guard("GLOBAL_STATE", None, global_state()), (0, 0), _float64),
     "NO_HANDLED_EXCEPTION": (Guard("NO_HANDLED_EXCEPTION", None), (0, 0), "while handling"),
+    "INTERPRETER_STATE": (Guard("INTERPRETER_STATE", None, (sys.getrecursionlimit, sys.getrecursionlimit())),
+                          (0, 0), _recursion_limit_up),
     "SAME_GLOBALS": (Guard("SAME_GLOBALS", None, id(EXEC_GLOBALS)), (0, 0), "other globals"),
     "NOT_IN_GLOBALS": (Guard("NOT_IN_GLOBALS", None, "len"), (0, 0), _shadow_len),
     "NO_HOOKS": (Guard("NO_HOOKS", None, HookDicts([HOOKS])), (0, 0), _add_hook),

@@ -415,4 +415,6 @@ def _lower(value):
     if isinstance(value, VariableTracker) and value.is_python_constant():
         const = value.as_python_constant()
         return const, const
+    if getattr(value, "slots_on_value", False):  # an int or str subclass instance: torch reads its value
+        return value.plain, value.plain
     unsupported("unsupported_value", f"{value} as an argument of a tensor operation")

@@ -352,6 +352,13 @@ _KINDS = [
         check=lambda g, v: Py(Const(sys.exc_info), "()[1] is None"),
         line=lambda g: "sys.exc_info()[1] is None  # the caller handles no exception",
         explain=lambda g, scope: "the frame is now called while an exception is being handled"),
+    GuardKind(  # interpreter state a trace read (variables/interpreter_state.py): value is
+        # (the getter, what it returned), e.g. (sys.get_int_max_str_digits, 4300)
+        "INTERPRETER_STATE", 0,
+        check=lambda g, v: Py(Const(g.value[0]), "() == ", Const(g.value[1])),
+        line=lambda g: f"sys.{g.value[0].__name__}() == {g.value[1]!r}",
+        explain=lambda g, scope: f"sys.{g.value[0].__name__}() changed from {g.value[1]!r} to "
+                                 f"{g.value[0]()!r}"),
     GuardKind(  # global torch state a graph depends on, besides grad mode: one call each
         "GLOBAL_STATE", 0,
         check=lambda g, v: all_of(Py(Const(getter), "() is ", Const(value))

@@ -255,6 +255,38 @@ class GenericAttrSource(Source):
         cg.call(2)
 
 
+# the C slot of each immutable builtin that returns an exact copy of an instance's value
+_PLAIN_COPY = {int: "__int__", float: "__float__", str: "__str__", bytes: "__bytes__", complex: "__complex__"}
+
+
+@source
+class PlainValueSource(Source):
+    """``int.__int__(base)``, ``str.__str__(base)``: the value an instance of a user subclass
+    of an immutable builtin holds, read by the base's own slot (no override of the class runs)."""
+
+    base: Source
+    kind: type
+
+    def name(self):
+        return f"{self.kind.__name__}.{_PLAIN_COPY[self.kind]}({self.base.name()})"
+
+    def expr(self):
+        return f"{self.kind.__name__}.{_PLAIN_COPY[self.kind]}({self.base.expr()})"
+
+    def reconstruct(self, cg):
+        from ..bytecode import create_instruction
+
+        cg.emit(create_instruction("PUSH_NULL"))
+        cg.load_const(getattr(self.kind, _PLAIN_COPY[self.kind]))
+        self.base.reconstruct(cg)
+        cg.call(1)
+
+
+def plain_value(value, kind):
+    """What ``PlainValueSource(source, kind)`` reads of ``value``."""
+    return getattr(kind, _PLAIN_COPY[kind])(value)
+
+
 @source
 class TypeSource(Source):
     """``type(base)``: where class attributes of an instance come from."""

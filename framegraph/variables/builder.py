@@ -59,6 +59,7 @@ from .exceptions import EXC_INFO_MODELS
 from .trace_time import (NULL_CONTEXTS, PURE_CALLS, TYPING_MODELS, EnvironVariable, ModelledCallVariable,
                          NullContextClassVariable, OpaqueConstantVariable, PureCallVariable)
 from .user_dict import is_user_dict_class, wrap_user_dict
+from .value_subclass import value_base, wrap_value_instance
 from .wrappers import (BreakingCallVariable, LruCacheVariable, grad_mode_exit, is_grad_mode_exit,
                        wrap_framegraph_wrapper)
 
@@ -402,6 +403,8 @@ def _wrap_object(tx, value, source):
         return wrap_partial(tx, value, source)
     if isinstance(value, functools.partial):  # a subclass with its own __call__, __new__, ...
         unsupported("unsupported_value", f"a subclass of functools.partial ({type(value).__name__})")
+    if value_base(type(value)) is not None:  # class Name(str): its value, and an object
+        return wrap_value_instance(tx, value, source)
     _guard(tx, "TYPE_MATCH", source, type(value))
     return UserDefinedObjectVariable(value, source=source)
 

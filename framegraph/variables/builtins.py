@@ -33,6 +33,8 @@ from .exceptions import TracedException, is_exception_class, make_exception, pyt
 from .fresh import wrap_fresh
 from .generators import GeneratorVariable
 from .identity import MODELS as IDENTITY_MODELS
+from .interpreter_state import MODELS as INTERPRETER_STATE_MODELS
+from .value_subclass import MODELS as VALUE_NEW_MODELS
 from .instances import object_new
 from .itertools_iters import MODELS as ITERTOOLS_MODELS
 from .iteration_protocol import CallableIteratorVariable, count_of, index_of
@@ -216,7 +218,8 @@ def _issubclass(tx, cls, classinfo):
 
 
 def _getattr(tx, obj, name, default=None):
-    name = name.as_python_constant()
+    # a str subclass name (CPython's test_dict): the lookup uses its value
+    name = name.plain if isinstance(getattr(name, "plain", None), str) else name.as_python_constant()
     if default is not None and obj.hasattr(tx, name) is False:
         return default
     try:
@@ -538,6 +541,8 @@ BUILTINS.update(BUILTIN_METHOD_MODELS)
 BUILTINS.update(ITERTOOLS_MODELS)
 BUILTINS.update(OPERATOR_GETTER_MODELS)
 BUILTINS.update(IDENTITY_MODELS)  # id(), _thread.get_ident() (identity.py)
+BUILTINS.update(INTERPRETER_STATE_MODELS)  # sys.get_int_max_str_digits() ... (guarded)
+BUILTINS.update(VALUE_NEW_MODELS)  # int.__new__(cls, x) from a subclass's __new__ (value_subclass.py)
 BUILTINS[collections.deque] = make_deque
 BUILTINS[types.MappingProxyType] = make_mapping_proxy
 

@@ -13,6 +13,7 @@ from .constant import ConstantVariable, items_of, wrap_constant
 from .dicts import ConstDictVariable, SetVariable
 from .exceptions import python_operation, raise_in_trace
 from .lists import ListVariable, TupleVariable
+from .interpreter_state import guard_digit_limit
 from .number_protocol import as_float, as_int, converts_here
 from .tensor import TensorVariable
 
@@ -80,6 +81,8 @@ def scalar(kind):
             args = ([value] if value is not None else []) + list(rest)
             if not all(v.is_python_constant() for v in args + list(kwargs.values())):
                 unsupported("unsupported_call", f"{kind.__name__}() with keywords of values not constant")
+            if args and kind is int:
+                guard_digit_limit(tx, args[0].as_python_constant())
             with python_operation(f"{kind.__name__}()"):
                 result = kind(*[a.as_python_constant() for a in args],
                               **{k: v.as_python_constant() for k, v in kwargs.items()})
@@ -100,10 +103,14 @@ def scalar(kind):
             traced = user_str(tx, value)
             if traced is not None:
                 return traced
+        if kind in (int, float) and not rest and hasattr(value, "convert"):  # class MyInt(int) (value_subclass.py)
+            return value.convert(tx, kind)
         if kind in (int, float) and not rest and converts_here(value, kind):  # a user class's __int__ ...
             return ConstantVariable(as_int(tx, value) if kind is int else as_float(tx, value))
         first = _constant_arg(value) if _is_constant_arg(value) else value.as_python_constant()  # str([1])
         real = [first] + [r.as_python_constant() for r in rest]
+        if kind in (int, str):  # int("1" * 5000) raises or not by sys.get_int_max_str_digits()
+            guard_digit_limit(tx, first)
         with python_operation(f"{kind.__name__}()"):  # int("x") raises ValueError
             result = kind(*real)
         return wrap_constant(result)

@@ -36,6 +36,9 @@ def hash_key(key: VariableTracker):
         except TypeError:
             unsupported("operator_error", f"unhashable key {value!r}")
         return value
+    plain = getattr(key, "key_value", lambda: None)()
+    if plain is not None:  # an int or str subclass hashing and comparing as its value (value_subclass.py)
+        return plain
     cls = key.python_type()
     if cls in STAND_INS and getattr(cls, "__hash__", None) is None:
         with python_operation("hash()"):  # a list key: "unhashable type: 'list'"

@@ -175,6 +175,11 @@ def type_call(tx, cls_var, args, kwargs):
         return python_new_call(tx, cls_var, args, kwargs)
     if is_rng_class(cls):  # _random.Random.__new__ seeds it from outside the trace
         rng_break(f"creating a {cls.__name__}")
+    from .value_subclass import new_value_instance, value_base
+
+    base = value_base(cls)
+    if base is not None and cls.__new__ is base.__new__:  # class IntSubclass(int): an int value, an object
+        return new_value_instance(tx, cls_var, base, args, kwargs)
     plain = _plain_immutable_subclass(tx, cls, args, kwargs)
     if plain is not None:
         return plain

@@ -136,7 +136,7 @@ def hash_of(tx, obj):
     if kind is not None and getattr(kind, "__hash__", 0) is None:  # a list, dict or set (or subclass)
         raise_in_trace(TypeError, f"unhashable type: '{kind.__name__}'")
     found, fn = _static(obj.python_type(), "__hash__") if isinstance(obj, UserDefinedObjectVariable) else (False, None)
-    if not isinstance(fn, types.FunctionType):
+    if not isinstance(fn, types.FunctionType) and not getattr(obj, "slots_on_value", False):
         if found and fn is None:  # __hash__ = None, or __eq__ without __hash__
             raise_in_trace(TypeError, f"unhashable type: '{obj.python_type().__name__}'")
         unsupported("unsupported_call", f"hash() of {obj}")

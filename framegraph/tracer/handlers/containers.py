@@ -75,6 +75,10 @@ def _formatted(tx, value, conversion, spec):
         from ...variables.builtins import BUILTINS
 
         value, conversion = BUILTINS[repr](tx, value), 0
+    if conversion == 1 and hasattr(value, "str"):  # f"{x!s}": the tracker's tp_str
+        value, conversion = value.str(tx), 0
+    if conversion == 0 and hasattr(value, "formatted"):  # format(obj, spec): its type's __format__
+        return value.formatted(tx, spec)
     if not value.is_python_constant() and (conversion == 1 or conversion == 0 and not spec):
         # f"{obj}" is format(obj, ""): object.__format__ is str(obj), a Python __str__ traced
         from ...variables.reprs import user_str
