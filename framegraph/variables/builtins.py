@@ -385,8 +385,9 @@ def _sorted(tx, iterable, key=None, reverse=None):
 
 def _repr(tx, obj):
     """``repr()``: the tracker's tp_repr where it models one, else of a constant."""
-    if hasattr(obj, "repr"):
-        return obj.repr(tx)
+    modelled = obj.repr(tx) if hasattr(obj, "repr") else None  # None: the tracker leaves it to the rest
+    if modelled is not None:
+        return modelled
     traced = user_repr(tx, obj)  # a Python __repr__ of the type (reprs.py)
     if traced is not None:
         return traced

@@ -22,10 +22,14 @@ from .call_shapes import STAND_INS, builtin_base, check_method_shape, fits
 from .constant import ConstantVariable, items_of, wrap_constant
 from .exceptions import python_operation
 from .lists import TupleVariable
+from .traced_keys import note_operation, runs_python_hash_and_eq, traced_key
 
 
-def hash_key(key: VariableTracker):
-    """The Python dict key that stands for tracker ``key``."""
+def hash_key(key: VariableTracker, tx=None):
+    """The Python dict key that stands for tracker ``key`` in one dict operation; given the
+    operation's ``tx``, a key hashed by Python code is hashed in the trace (traced_keys.py)."""
+    if tx is not None:
+        note_operation(tx)
     if key.is_python_constant():
         value = key.as_python_constant()
         if not plain_key(value):  # an int subclass with its own __hash__: each lookup runs it
@@ -43,6 +47,8 @@ def hash_key(key: VariableTracker):
     if cls in STAND_INS and getattr(cls, "__hash__", None) is None:
         with python_operation("hash()"):  # a list key: "unhashable type: 'list'"
             hash(STAND_INS[cls]())
+    if tx is not None and runs_python_hash_and_eq(key):
+        return traced_key(tx, key)
     if getattr(cls, "__eq__", None) is not object.__eq__ and not issubclass(cls, torch.Tensor) \
             or getattr(cls, "__hash__", None) is None:
         # equal keys that are different objects (a class defining __eq__, a tuple of
@@ -107,13 +113,26 @@ class _Identity:
 class ConstDictVariable(VariableTracker):
     replay_kind = "dict"
 
-    def __init__(self, pairs, *, py_type=dict, default_factory=None, **kwargs):
+    def __init__(self, pairs, *, py_type=dict, default_factory=None, tx=None, **kwargs):
         super().__init__(**kwargs)
-        self.items = {hash_key(k): (k, v) for k, v in pairs}
+        self.items = {}
+        for k, v in pairs:  # a repeated key keeps its first object, the last value ({1: 'a', True: 'b'})
+            h = hash_key(k, tx)
+            first = self.items.get(h)
+            self.items[h] = (first[0] if first is not None else k, v)
         # an OrderedDict's od_state: counts each key added or removed (its iterators check it)
         self.od_state = 0
         self.py_type = py_type
         self.default_factory = default_factory  # a defaultdict made in the trace
+
+    @classmethod
+    def copied(cls, other, tx, **kwargs):
+        """A new dict of ``other``'s items, their stored hashes reused (dict_copy hashes nothing;
+        keys of equal hash may still be compared, in ``tx``, as dict_merge inserts them)."""
+        note_operation(tx)
+        made = cls([], **kwargs)
+        made.items = dict(other.items)
+        return made
 
     @classmethod
     def from_kwargs(cls, kwargs):
@@ -139,7 +158,7 @@ class ConstDictVariable(VariableTracker):
         return bool(self.items)
 
     def contains(self, tx, item):
-        return hash_key(item) in self.items
+        return hash_key(item, tx) in self.items
 
     def iter(self, tx):
         return self.odict_iterator() or super().iter(tx)
@@ -152,7 +171,7 @@ class ConstDictVariable(VariableTracker):
 
     def getitem(self, tx, key):
         try:
-            return self.items[hash_key(key)][1]
+            return self.items[hash_key(key, tx)][1]
         except KeyError:
             if self.py_type is collections.defaultdict:
                 if self.source is not None and not key.is_python_constant():
@@ -177,23 +196,25 @@ class ConstDictVariable(VariableTracker):
         return value
 
     def setitem(self, tx, key, value):
-        pair = self.items.get(hash_key(key))
+        h = hash_key(key, tx)
+        pair = self.items.get(h)
         if pair is not None and pair[1] is value and self.py_type in (dict, collections.OrderedDict):
             return  # `d[k] = d[k]`: no change, nothing to replay (an optimizer storing its buffers back)
         self.check_mutable("dict item assignment", tx)
         if pair is not None:
             self.check_dropped([pair[1]], "dict item assignment")
         # an existing key keeps its first object, as in CPython (`d[1.0] = x` with 1 in d)
-        self.items[hash_key(key)] = (pair[0] if pair is not None else key, value)
+        self.items[h] = (pair[0] if pair is not None else key, value)
         self.od_state += pair is None
 
     def delitem(self, tx, key):
-        pair = self.items.get(hash_key(key))
+        h = hash_key(key, tx)
+        pair = self.items.get(h)
         if pair is None:
             _key_error(key)
         self.check_mutable("del dict item", tx)
         self.check_dropped(list(pair), "del dict item")
-        self.items.pop(hash_key(key))
+        self.items.pop(h)
         self.od_state += 1
 
     def getattr(self, tx, name):
@@ -216,23 +237,30 @@ class ConstDictVariable(VariableTracker):
         a dict that contains itself shows ``{...}`` (``...`` in an OrderedDict)."""
         from .reprs import container_repr, repr_stand_in, user_repr
 
-        if self.py_type not in (dict, collections.OrderedDict, collections.defaultdict):
+        base = self.py_type
+        if base not in (dict, collections.OrderedDict, collections.defaultdict):
             traced = user_repr(tx, self)  # a subclass's Python __repr__
-            if traced is None:
+            if traced is not None:
+                return traced
+            base = builtin_base(self.py_type)  # else its base's C repr, which names the subclass
+            if base not in (dict, collections.OrderedDict, collections.defaultdict):
                 unsupported("unsupported_value", f"repr() of a {self.py_type.__name__}")
-            return traced
 
         def parts(item_repr):
             pairs = [(repr_stand_in(item_repr(k)), repr_stand_in(item_repr(v))) for k, v in self.items.values()]
-            if self.py_type is collections.defaultdict:
+            if base is collections.defaultdict:
                 factory = self.default_factory
                 if factory is None:
                     unsupported("unsupported_value", "repr() of a defaultdict whose factory is not known")
                 factory = None if _is_none(factory) else repr_stand_in(item_repr(factory))
-                return [repr(collections.defaultdict(factory, pairs))]
-            return [repr(self.py_type(pairs))]
+                text = repr(collections.defaultdict(factory, pairs))
+            else:
+                text = repr(base(pairs))
+            if base is not dict and self.py_type is not base:  # _PyType_Name(Py_TYPE(self)) in odict_repr
+                text = self.py_type.__name__ + text[len(base.__name__):]
+            return [text]
 
-        fill = "..." if self.py_type is collections.OrderedDict else "{...}"
+        fill = "..." if base is collections.OrderedDict else "{...}"
         return container_repr(tx, self, parts, fill, lambda text: text)
 
     def str(self, tx):
@@ -242,28 +270,16 @@ class ConstDictVariable(VariableTracker):
         return self.repr(tx)
 
     def binop(self, tx, fn, other, reflected):
-        """``d | e`` (a new dict: ``d``'s items updated by ``e``'s) and ``d |= e`` (in place),
-        between dicts of one type (an OrderedDict or defaultdict has its own ``__or__``)."""
-        if fn is operator.or_ and isinstance(other, ConstDictVariable) and collections.defaultdict in (
-                self.py_type, other.py_type):
-            return _defaultdict_or(tx, *((other, self) if reflected else (self, other)))
-        if fn is operator.ior and not reflected and self.py_type in _UPDATE_IN_PLACE \
-                and not isinstance(other, ConstDictVariable):
-            # dict_ior (OrderedDict's, through MutableMapping.update): update() from any mapping
-            # or iterable of pairs, `d |= [(k, v)]`; what update() refuses, |= refuses
+        """``d | e`` (dict_or, odict_or, defdict_or: a new mapping) and ``d |= e`` (dict_ior:
+        ``update()`` in place from any mapping or iterable of pairs; what update() refuses,
+        |= refuses)."""
+        if fn is operator.ior and not reflected and self.py_type in _UPDATE_IN_PLACE:
             self.call_method(tx, "update", [other], {})
             return self
         if fn not in (operator.or_, operator.ior) or not isinstance(other, ConstDictVariable) \
-                or other.py_type is not self.py_type or self.py_type not in (dict, collections.OrderedDict):
+                or other.py_type not in _UPDATE_IN_PLACE or self.py_type not in _UPDATE_IN_PLACE:
             return NotImplemented
-        left, right = (other, self) if reflected else (self, other)
-        if fn is operator.ior and not reflected:
-            self.check_mutable("dict |=", tx)
-            _update(self, tx, other)
-            return self
-        merged = ConstDictVariable(list(left.items.values()), py_type=self.py_type)
-        _update(merged, tx, right)
-        return merged
+        return _dict_or(tx, *((other, self) if reflected else (self, other)))
 
     def call_method(self, tx, name, args, kwargs):
         if name == "__missing__" and self.py_type is collections.defaultdict and len(args) == 1 and not kwargs:
@@ -302,16 +318,18 @@ class ConstDictVariable(VariableTracker):
 _UPDATE_IN_PLACE = (dict, collections.OrderedDict, collections.defaultdict)
 
 
-def _defaultdict_or(tx, left, right):
-    """``left | right`` with a defaultdict on either side (defdict_or): a defaultdict with the
-    defaultdict operand's factory (the left one when both are), ``left``'s items updated by
-    ``right``'s. Only for exact defaultdicts and dicts: a subclass has its own constructor."""
-    owner = left if left.py_type is collections.defaultdict else right
-    other = right if owner is left else left
-    if other.py_type not in (dict, collections.defaultdict, collections.OrderedDict) or owner.default_factory is None:
-        unsupported("unsupported_value", f"{left.py_type.__name__} | {right.py_type.__name__}")
-    merged = ConstDictVariable(list(left.items.values()), py_type=collections.defaultdict,
-                               default_factory=owner.default_factory)
+def _dict_or(tx, left, right):
+    """``left | right`` between a dict, an OrderedDict and a defaultdict. Python asks the right
+    operand first when its type is a proper subclass of the left's (``dict | OrderedDict``),
+    else the left; the type asked makes a mapping of its own type from ``left`` (a
+    defaultdict takes its own factory) and updates it with ``right``."""
+    handler = right if right.py_type is not left.py_type and issubclass(right.py_type, left.py_type) else left
+    kind = handler.py_type
+    if kind is collections.defaultdict and handler.default_factory is None:
+        unsupported("unsupported_value", f"{left.py_type.__name__} | {right.py_type.__name__} (a defaultdict "
+                                         "whose factory the trace does not know)")
+    merged = ConstDictVariable.copied(left, tx, py_type=kind,
+                               default_factory=handler.default_factory if kind is collections.defaultdict else None)
     _update(merged, tx, right)
     return merged
 
@@ -321,12 +339,12 @@ def _is_none(value) -> bool:
 
 
 def _get(d, tx, key, default=None):
-    pair = d.items.get(hash_key(key))
+    pair = d.items.get(hash_key(key, tx))
     return pair[1] if pair else (default or ConstantVariable(None))
 
 
 def _pop(d, tx, key, default=None):
-    pair = d.items.pop(hash_key(key), None)
+    pair = d.items.pop(hash_key(key, tx), None)
     if pair is None and default is None:
         _key_error(key)
     d.od_state += pair is not None
@@ -337,25 +355,28 @@ def _update(d, tx, /, *args, **kwargs):
     """``d.update(other=(), **kwargs)`` (the keywords may be any names: ``update(d=1)``)."""
     if args:
         other = args[0]
-        if isinstance(other, ConstDictVariable) and isinstance(other.py_type.__iter__, types.FunctionType):
-            # dict_merge reads a dict's own table only while its type keeps a C
-            # iterator; a subclass's __iter__ makes it go through keys() and [key]
-            unsupported("unsupported_call", f"dict.update from a {other.py_type.__name__} with its own __iter__")
         from .mapping_proxy import MappingProxyVariable
 
         if isinstance(other, MappingProxyVariable):  # dict(E.__members__): its mapping's items
             other = other.mapping
-        if isinstance(other, ConstDictVariable):
-            pairs = list(other.items.values())
-        elif _is_mapping(other):  # PyDict_Merge: keys(), then other[key] for each
-            if not issubclass(other.python_type(), (dict, types.MappingProxyType)):
-                unsupported("unsupported_call", f"dict.update from a {other.python_type().__name__}, "
-                                                "through its keys()")
-            pairs = [(k, other.getitem(tx, k)) for k in other.unpack(tx)]
+        # dict_merge reads a dict's own table while its type keeps dict's C iterator; a
+        # subclass's __iter__, or a mapping of another type, goes through keys() and [key]
+        if isinstance(other, ConstDictVariable) and not isinstance(other.py_type.__iter__, types.FunctionType):
+            # the stored hashes are reused, as dict_merge does (no key is hashed again)
+            for h, (k, v) in list(other.items.items()):
+                _store(d, h, k, v)
+            pairs = ()
+        elif _is_mapping(other):  # PyDict_Merge: list(other.keys()), then other[key] for each, stored
+            if issubclass(other.python_type(), types.MappingProxyType) or (
+                    issubclass(other.python_type(), dict) and not isinstance(other, ConstDictVariable)):
+                pairs = [(k, other.getitem(tx, k)) for k in other.unpack(tx)]
+            else:  # any object with keys() and __getitem__ (a Mapping of the user's)
+                keys = items_of(tx, other.call_method(tx, "keys", [], {}))
+                pairs = ((k, other.getitem(tx, k)) for k in keys)
         else:  # a sequence of pairs (dict_merge_from_seq2)
             pairs = (_pair(tx, i, p) for i, p in enumerate(items_of(tx, other)))
         for k, v in pairs:
-            _store(d, hash_key(k), k, v)
+            _store(d, hash_key(k, tx), k, v)
     for k, v in kwargs.items():
         _store(d, k, ConstantVariable(k), v)
 
@@ -394,8 +415,9 @@ def _store(d, h, key, value):
 
 def _setdefault(d, tx, key, default=None):
     default = default or ConstantVariable(None)
-    d.od_state += hash_key(key) not in d.items
-    return d.items.setdefault(hash_key(key), (key, default))[1]
+    h = hash_key(key, tx)
+    d.od_state += h not in d.items
+    return d.items.setdefault(h, (key, default))[1]
 
 
 def _popitem(d, tx, last=None):
@@ -421,7 +443,7 @@ def _move_to_end(d, tx, key, last=None):
     same way, so iteration, ``values()`` and the rebuilt object keep the order."""
     if not issubclass(d.py_type, collections.OrderedDict):
         unsupported("operator_error", f"'{d.py_type.__name__}' object has no attribute 'move_to_end'")
-    k = hash_key(key)
+    k = hash_key(key, tx)
     if k not in d.items:
         _key_error(key)
     to_end = last is None or last.as_python_constant()
@@ -440,7 +462,8 @@ def _clear(d):
     d.items.clear()
 
 
-_MUTATING = {"update", "pop", "setdefault", "clear", "popitem", "__setitem__", "__delitem__", "move_to_end"}
+_MUTATING = {"update", "pop", "setdefault", "clear", "popitem", "__setitem__", "__delitem__", "move_to_end",
+             "__ior__"}
 _DICT_METHODS = {
     "keys": lambda d, tx: DictViewVariable(d, "keys"),
     "values": lambda d, tx: DictViewVariable(d, "values"),
@@ -450,7 +473,7 @@ _DICT_METHODS = {
     "update": _update,
     "setdefault": _setdefault,
     "clear": lambda d, tx: _clear(d),
-    "copy": lambda d, tx: ConstDictVariable(list(d.items.values()), py_type=d.py_type,
+    "copy": lambda d, tx: ConstDictVariable.copied(d, tx, py_type=d.py_type,
                                             default_factory=d.default_factory),  # defdict_copy keeps it
     "__getitem__": lambda d, tx, k: d.getitem(tx, k),
     "__setitem__": lambda d, tx, k, v: d.setitem(tx, k, v),
@@ -459,7 +482,15 @@ _DICT_METHODS = {
     "__len__": lambda d, tx: ConstantVariable(d.length(tx)),
     "popitem": _popitem,
     "move_to_end": _move_to_end,
+    # `a.__or__(None)` is NotImplemented, `a.__ior__("BAD")` the ValueError of update()
+    "__or__": lambda d, tx, other: _slot_result(d.binop(tx, operator.or_, other, False)),
+    "__ror__": lambda d, tx, other: _slot_result(d.binop(tx, operator.or_, other, True)),
+    "__ior__": lambda d, tx, other: _slot_result(d.binop(tx, operator.ior, other, False)),
 }
+
+
+def _slot_result(result):
+    return ConstantVariable(NotImplemented) if result is NotImplemented else result
 
 
 _IN_PLACE = {operator.ior, operator.iand, operator.isub, operator.ixor}
@@ -502,7 +533,8 @@ class DictViewVariable(VariableTracker):
         """``dict_keys(['a'])``: the view's type name around the repr of its items as a list."""
         from .reprs import container_repr
 
-        name = _VIEW_TYPES[self.kind].__name__
+        ordered = issubclass(self.dict_var.python_type(), collections.OrderedDict)  # odict_keys, ...
+        name = type(getattr(collections.OrderedDict() if ordered else {}, self.kind)()).__name__
         return container_repr(tx, self, lambda item_repr: [item_repr(v) for v in self.unpack(tx)], "...",
                               lambda inner: f"{name}([{inner}])")
 
@@ -519,6 +551,13 @@ class DictViewVariable(VariableTracker):
         from .odict_iter import odict_iterator
 
         return odict_iterator(self, self.dict_var, self.kind, reverse)
+
+    def getattr(self, tx, name):
+        if name == "mapping":  # a new read-only proxy of the view's dict (dictview_mapping)
+            from .mapping_proxy import MappingProxyVariable
+
+            return MappingProxyVariable(self.dict_var)
+        return super().getattr(tx, name)
 
     def as_set(self) -> "SetVariable":
         if self.kind == "values":

@@ -26,7 +26,7 @@ from .constant import ConstantVariable
 # dict methods answered from a snapshot of the current contents
 _SNAPSHOT_METHODS = frozenset({"get", "keys", "values", "items", "copy", "__getitem__", "__contains__",
                                "__len__", "__iter__"})
-_WRITE_METHODS = frozenset({"__setitem__", "update"})
+_WRITE_METHODS = frozenset({"__setitem__", "update", "pop", "__delitem__"})
 
 
 class InstanceDictVariable(VariableTracker):
@@ -113,6 +113,28 @@ class InstanceDictVariable(VariableTracker):
             unsupported("side_effect", f"writing {self}[{key}] (which skips __setattr__)")
         self.obj.object_setattr(tx, name, value)
 
+    def delitem(self, tx, key):
+        """``del obj.__dict__[k]``: the attribute goes, skipping ``__delattr__`` and descriptors;
+        for an object made in the trace (one from outside would need the real dict's delete replayed)."""
+        name = key.as_python_constant() if key.is_python_constant() else None
+        if self.real is not None or self.obj.source is not None or not hasattr(self.obj, "check_mutable"):
+            unsupported("side_effect", f"deleting {self}[{key}] (which skips __delattr__)")
+        if type(name) is not str or name not in self.obj.attrs:
+            self._snapshot(tx).getitem(tx, key)  # the dict's own KeyError
+        self.obj.check_mutable("del __dict__[k]", tx)
+        del self.obj.attrs[name]
+
+    def _pop(self, tx, key, default=None):
+        """``obj.__dict__.pop(k[, default])``."""
+        name = key.as_python_constant() if key.is_python_constant() else None
+        if type(name) is str and self._has(tx, name):
+            value = self._read(tx, name)
+            self.delitem(tx, key)
+            return value
+        if default is not None:
+            return default
+        return self._snapshot(tx).getitem(tx, key)  # KeyError
+
     def getattr(self, tx, name):
         if name in _SNAPSHOT_METHODS or name in _WRITE_METHODS:
             return BoundMethodVariable(self, name)
@@ -130,6 +152,11 @@ class InstanceDictVariable(VariableTracker):
             pairs = [p.unpack(tx) for p in args[0].call_method(tx, "items", [], {}).unpack(tx)] if args else []
             for key, value in pairs + [(ConstantVariable(k), v) for k, v in kwargs.items()]:
                 self.setitem(tx, key, value)
+            return ConstantVariable(None)
+        if name == "pop" and 1 <= len(args) <= 2 and not kwargs:
+            return self._pop(tx, *args)
+        if name == "__delitem__" and len(args) == 1 and not kwargs:
+            self.delitem(tx, args[0])
             return ConstantVariable(None)
         if name == "__iter__" and not args:
             from .iterators import ListIteratorVariable

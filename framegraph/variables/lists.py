@@ -80,6 +80,12 @@ class BaseListVariable(VariableTracker):
     def unpack(self, tx):
         return list(self.items)
 
+    def repr(self, tx):
+        """``repr([...])``: the items' traced reprs (reprs.sequence_repr); None for other kinds."""
+        from .reprs import sequence_repr
+
+        return sequence_repr(tx, self)
+
     def length(self, tx):
         return len(self.items)
 

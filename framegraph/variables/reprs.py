@@ -138,6 +138,17 @@ def container_repr(tx, var, parts, fill, wrap):
     return ConstantVariable(wrap(", ".join(texts)))
 
 
+def sequence_repr(tx, var):
+    """``repr()`` of an exact list or tuple tracker: the real type's repr of stand-ins for the
+    items' traced reprs (``(x,)``, ``[...]`` for a list inside itself); None for another type
+    (a namedtuple, torch.Size: their own reprs)."""
+    kind = var.python_type()
+    if kind not in (list, tuple):
+        return None
+    return container_repr(tx, var, lambda item_repr: [repr(kind(repr_stand_in(item_repr(v)) for v in var.items))],
+                          "[...]" if kind is list else "(...)", lambda text: text)
+
+
 class _ReprStandIn:
     """A real object whose repr is a given text (and callable: a defaultdict's factory)."""
 

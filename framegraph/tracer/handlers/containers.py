@@ -34,7 +34,7 @@ def BUILD_MAP(tx, inst):
     # https://docs.python.org/3.11/library/dis.html#opcode-BUILD_MAP
     # (key_1 value_1 ... key_n value_n -- dict)
     flat = tx.popn(2 * inst.arg)
-    tx.push(ConstDictVariable(list(zip(flat[::2], flat[1::2]))))
+    tx.push(ConstDictVariable(list(zip(flat[::2], flat[1::2])), tx=tx))
 
 
 @handler("BUILD_CONST_KEY_MAP")

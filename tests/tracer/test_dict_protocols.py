@@ -1,0 +1,217 @@
+"""Dicts as CPython runs them: keys hashed by Python code, ``|`` between mapping types,
+``update`` from any mapping, the dunder methods called by name, ``__dict__`` edits.
+
+Keys of a user class with ``__hash__``/``__eq__`` are how libraries cache by
+value (a config key, a shape signature); CPython's test_dict and
+test_ordered_dict check the protocol around them.
+"""
+import collections
+
+import pytest
+import torch
+
+import framegraph
+from helpers import assert_same
+
+
+def same_as_eager(fn, *args):
+    expected = fn(*args)
+    actual = framegraph.compile(fn, backend="eager")(*args)
+    assert_same(actual, expected)
+    return actual
+
+
+class Sig:
+    """A cache key: equal by its fields, hashed by them."""
+
+    def __init__(self, shape, dtype):
+        self.shape, self.dtype = shape, dtype
+
+    def __hash__(self):
+        return hash((self.shape, self.dtype))
+
+    def __eq__(self, other):
+        return isinstance(other, Sig) and (self.shape, self.dtype) == (other.shape, other.dtype)
+
+
+class Collides:
+    """Every instance hashes alike: each lookup compares with the stored keys."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def __hash__(self):
+        return 1
+
+    def __eq__(self, other):
+        return isinstance(other, Collides) and self.name == other.name
+
+
+class RaisingEq(Exception):
+    pass
+
+
+class BadEq:
+    def __hash__(self):
+        return 1
+
+    def __eq__(self, other):
+        raise RaisingEq
+
+
+def test_keys_hashed_and_compared_by_python_code(strict_trace):
+    def fn(x):
+        cache = {Sig((2,), "f32"): x + 1}
+        cache[Sig((3,), "f32")] = x * 2
+        hit = cache[Sig((2,), "f32")]
+        cache[Sig((2,), "f32")] = hit - 1  # the first key object stays
+        colliding = {Collides("a"): 1, Collides("b"): 2}
+        return (hit, Sig((3,), "f32") in cache, Sig((4,), "f32") in cache, cache.get(Sig((5,), "f32"), "miss"),
+                len(cache), colliding[Collides("b")], len({1: "int", Collides("c"): "obj"}), cache)
+
+    out = same_as_eager(fn, torch.ones(2))
+    assert strict_trace.graphs == 1
+    assert [k.shape for k in out[-1]] == [(2,), (3,)]
+
+
+def test_an_eq_that_raises_raises_in_the_lookup(strict_trace):
+    def fn(x):
+        d1, d2 = {BadEq(): 1}, {BadEq(): 1}
+        try:
+            d1 == d2
+        except RaisingEq:
+            return x - 1
+        return x
+
+    same_as_eager(fn, torch.ones(2))
+    assert strict_trace.graphs == 1
+
+
+class CountsHashes:
+    def __init__(self):
+        self.hashes = 0
+
+    def __hash__(self):
+        self.hashes += 1
+        return 1
+
+
+@pytest.mark.expect_fallback("unsupported_value")
+def test_a_hash_that_changes_state_is_not_modelled(strict_trace):
+    def fn(x):
+        k = CountsHashes()
+        d = {k: x}
+        d[k] = x + 1
+        return d[k], k.hashes  # the dict rebuilt after a graph would hash k once more
+
+    same_as_eager(fn, torch.ones(2))
+    assert strict_trace.graphs == 1  # not fn's: __hash__, traced when CPython runs fn and calls it
+
+
+def test_repeated_keys_of_a_display_keep_the_first_object(strict_trace):
+    def fn(x):
+        return x + 1, list({1: "a", 1.0: "b", True: "c"}.items())
+
+    out = same_as_eager(fn, torch.ones(2))
+    assert type(out[1][0][0]) is int
+    assert strict_trace.graphs == 1
+
+
+def test_or_between_mapping_types_is_made_by_the_type_asked(strict_trace):
+    od, dd, plain = collections.OrderedDict(a=1), collections.defaultdict(int, b=2), {"c": 3}
+
+    def fn(x):
+        merged = [od | dd, dd | od, plain | od, od | plain, plain | dd, dd | plain, plain | plain]
+        return x + 1, [(type(m).__name__, list(m.items())) for m in merged]
+
+    same_as_eager(fn, torch.ones(2))
+    assert strict_trace.graphs == 1
+
+
+def test_dunder_methods_called_by_name(strict_trace):
+    def fn(x):
+        a = {0: 0}
+        out = [a.__or__(None) is NotImplemented, a.__or__({1: 1}), a.__ror__({2: 2}), a.__ior__(())]
+        try:
+            a.__ior__("BAD")
+        except ValueError as error:
+            out.append(str(error))
+        return x + 1, out, a
+
+    same_as_eager(fn, torch.ones(2))
+    assert strict_trace.graphs == 1
+
+
+class Config:
+    """A mapping of the user's: keys() and [key], as PyDict_Merge reads any mapping."""
+
+    def __init__(self, **values):
+        self.values = values
+
+    def keys(self):
+        return self.values.keys()
+
+    def __getitem__(self, key):
+        return self.values[key]
+
+
+class Reversed(dict):
+    def keys(self):
+        return reversed(list(dict.keys(self)))
+
+    __iter__ = keys
+
+
+def test_update_from_any_mapping(strict_trace):
+    def fn(x):
+        d = {"lr": 0.1}
+        d.update(Config(lr=0.01, momentum=0.9))
+        return x * d["lr"], d, dict(Config(a=1)), list(dict(Reversed(a=1, b=2)))
+
+    same_as_eager(fn, torch.ones(2))
+    assert strict_trace.graphs == 1
+
+
+def test_instance_dict_pop_and_del(strict_trace):
+    class State:
+        pass
+
+    def fn(x):
+        s = State()
+        s.a, s.b, s.c = 1, 2, 3
+        d = s.__dict__
+        popped = [d.pop("b"), d.pop("zz", "default")]
+        del d["a"]
+        d["b"] = 4
+        try:
+            del d["a"]
+        except KeyError:
+            popped.append("missing")
+        return x + 1, popped, list(d), hasattr(s, "a")
+
+    same_as_eager(fn, torch.ones(2))
+    assert strict_trace.graphs == 1
+
+
+def test_reprs_of_views_subclasses_and_nested_sequences(strict_trace):
+    class Ordered(collections.OrderedDict):
+        pass
+
+    def fn(x):
+        od = collections.OrderedDict()
+        od[42] = od.items()
+        return (x + 1, repr(od), repr(Ordered(a=1)), repr(Ordered()), repr([(1, [2])]), repr((3,)),
+                repr({"k": [(1, 2)]}.values()))
+
+    same_as_eager(fn, torch.ones(2))
+    assert strict_trace.graphs == 1
+
+
+def test_views_mapping_is_a_proxy_of_the_dict(strict_trace):
+    def fn(x):
+        d = {"a": 1}
+        m = d.keys().mapping
+        return x + 1, m["a"], len(m), m == d
+
+    same_as_eager(fn, torch.ones(2))
+    assert strict_trace.graphs == 1
