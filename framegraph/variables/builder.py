@@ -363,6 +363,12 @@ def _wrap_builtin(tx, value, source):
         return TorchFunctionVariable(value, source=source)
     if value in BUILTINS or value in PURE or getattr(value, "__module__", None) in ("math", "_operator"):
         return BuiltinVariable(value, source=source)
+    owner = getattr(value, "__self__", None)
+    if isinstance(value, types.BuiltinMethodType) and not isinstance(owner, (type, types.ModuleType)) \
+            and owner is not None and is_constant_value(owner):
+        # a stored C method of an immutable constant (keyword.iskeyword is
+        # frozenset(kwlist).__contains__): folded on constant arguments like the constant's methods
+        return BuiltinVariable(value, source=source)
     if value in EXC_INFO_MODELS:  # sys.exc_info(): the exception the trace handles
         return ModelledCallVariable(value, EXC_INFO_MODELS[value], source=source)
     if has_twin(value):  # heapq.heappush: its Python twin is traced (twins.py)

@@ -242,7 +242,8 @@ class ConstDictVariable(VariableTracker):
             traced = user_repr(tx, self)  # a subclass's Python __repr__
             if traced is not None:
                 return traced
-            base = builtin_base(self.py_type)  # else its base's C repr, which names the subclass
+            # else its base's C repr (which names the subclass), when that is the first in the MRO
+            base = next(klass for klass in self.py_type.__mro__ if "__repr__" in vars(klass))
             if base not in (dict, collections.OrderedDict, collections.defaultdict):
                 unsupported("unsupported_value", f"repr() of a {self.py_type.__name__}")
 
@@ -265,7 +266,8 @@ class ConstDictVariable(VariableTracker):
 
     def str(self, tx):
         """``str(d)``: object's tp_str, which is the repr (a subclass may define its own)."""
-        if self.py_type not in (dict, collections.OrderedDict, collections.defaultdict):
+        owner = next(klass for klass in self.py_type.__mro__ if "__str__" in vars(klass))
+        if owner is not object:  # a subclass's own __str__
             unsupported("unsupported_value", f"str() of a {self.py_type.__name__}")
         return self.repr(tx)
 

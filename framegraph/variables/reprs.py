@@ -85,8 +85,8 @@ def user_repr(tx, obj):
     """``repr(obj)`` through a Python ``__repr__`` of its type, or None when it has none."""
     from .user_defined import UserDefinedObjectVariable, bind_class_attribute
 
-    if not isinstance(obj, UserDefinedObjectVariable):
-        return None
+    if not isinstance(obj, UserDefinedObjectVariable) and not hasattr(obj, "_override"):
+        return None  # not a user object, nor a user subclass of a builtin container (Counter)
     fn = next((klass.__dict__["__repr__"] for klass in obj.python_type().__mro__
                if "__repr__" in klass.__dict__), None)
     if not isinstance(fn, types.FunctionType):

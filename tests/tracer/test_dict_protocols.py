@@ -197,11 +197,15 @@ def test_reprs_of_views_subclasses_and_nested_sequences(strict_trace):
     class Ordered(collections.OrderedDict):
         pass
 
+    class Plain(dict):
+        pass
+
     def fn(x):
         od = collections.OrderedDict()
         od[42] = od.items()
         return (x + 1, repr(od), repr(Ordered(a=1)), repr(Ordered()), repr([(1, [2])]), repr((3,)),
-                repr({"k": [(1, 2)]}.values()))
+                repr({"k": [(1, 2)]}.values()), str(Plain(b=2)),
+                repr(collections.Counter("aab")))  # Counter's own Python __repr__, not dict's
 
     same_as_eager(fn, torch.ones(2))
     assert strict_trace.graphs == 1
