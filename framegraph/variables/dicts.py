@@ -20,7 +20,7 @@ from ..errors import unsupported
 from .base import VariableTracker
 from .call_shapes import STAND_INS, builtin_base, check_method_shape, fits
 from .constant import ConstantVariable, items_of, wrap_constant
-from .exceptions import python_operation
+from .exceptions import python_operation, raise_in_trace
 from .lists import TupleVariable
 from .traced_keys import note_operation, runs_python_hash_and_eq, traced_key
 
@@ -279,8 +279,9 @@ class ConstDictVariable(VariableTracker):
             self.call_method(tx, "update", [other], {})
             return self
         if fn not in (operator.or_, operator.ior) or not isinstance(other, ConstDictVariable) \
-                or other.py_type not in _UPDATE_IN_PLACE or self.py_type not in _UPDATE_IN_PLACE:
-            return NotImplemented
+                or builtin_base(other.py_type) not in _UPDATE_IN_PLACE \
+                or builtin_base(self.py_type) not in _UPDATE_IN_PLACE or fn is operator.ior and not reflected:
+            return NotImplemented  # (|= of a subclass: its own update rules, not modelled)
         return _dict_or(tx, *((other, self) if reflected else (self, other)))
 
     def call_method(self, tx, name, args, kwargs):
@@ -321,19 +322,54 @@ _UPDATE_IN_PLACE = (dict, collections.OrderedDict, collections.defaultdict)
 
 
 def _dict_or(tx, left, right):
-    """``left | right`` between a dict, an OrderedDict and a defaultdict. Python asks the right
-    operand first when its type is a proper subclass of the left's (``dict | OrderedDict``),
-    else the left; the type asked makes a mapping of its own type from ``left`` (a
-    defaultdict takes its own factory) and updates it with ``right``."""
+    """``left | right`` between dicts, OrderedDicts and defaultdicts (or subclasses). Python
+    asks the right operand first when its type is a proper subclass of the left's (``dict |
+    OrderedDict``), else the left. The base of the type asked decides: dict_or copies
+    ``left`` into an exact dict; odict_or calls that type with ``left``; defdict_or makes one
+    of that type with its factory from ``left``; each then updates it with ``right``."""
     handler = right if right.py_type is not left.py_type and issubclass(right.py_type, left.py_type) else left
-    kind = handler.py_type
-    if kind is collections.defaultdict and handler.default_factory is None:
+    kind, base = handler.py_type, builtin_base(handler.py_type)
+    if base is collections.OrderedDict and kind is not base:  # type(left)(left): its own __init__
+        from .user_dict import new_user_dict
+
+        merged = new_user_dict(tx, kind, [left], {})
+        _setitems(tx, merged, right)  # mutablemapping_update_arg: through its __setitem__
+        return merged
+    if base is collections.defaultdict and (kind is not base or handler.default_factory is None):
         unsupported("unsupported_value", f"{left.py_type.__name__} | {right.py_type.__name__} (a defaultdict "
-                                         "whose factory the trace does not know)")
+                                         "subclass, or one whose factory the trace does not know)")
+    kind = dict if base is dict else kind
     merged = ConstDictVariable.copied(left, tx, py_type=kind,
-                               default_factory=handler.default_factory if kind is collections.defaultdict else None)
+                                      default_factory=handler.default_factory if kind is collections.defaultdict else None)
     _update(merged, tx, right)
     return merged
+
+
+def _setitems(tx, target, source):
+    """``target[k] = source[k]`` for each key (mutablemapping_update_arg with a mapping)."""
+    exact = isinstance(source, ConstDictVariable) and source.py_type is dict
+    keys = source.keys_vars() if exact else items_of(tx, source.call_method(tx, "keys", [], {}))
+    for k in keys:
+        target.setitem(tx, k, source.getitem(tx, k))
+
+
+def mutablemapping_update(tx, target, args, kwargs):
+    """OrderedDict's ``update(other=(), **kw)`` and ``__init__`` (mutablemapping_update): each
+    item stored by ``target[k] = v``, so a subclass's ``__setitem__`` sees it. ``other``: an
+    exact dict's items, a mapping's keys() and [key], an ``items()``, or pairs."""
+    if len(args) > 1:
+        raise_in_trace(TypeError, f"update expected at most 1 argument, got {len(args)}")
+    if args:
+        other = args[0]
+        if isinstance(other, ConstDictVariable) and other.py_type is dict or _is_mapping(other):
+            _setitems(tx, target, other)
+        else:
+            if hasattr(other.python_type(), "items"):
+                other = other.call_method(tx, "items", [], {})
+            for i, pair in enumerate(items_of(tx, other)):
+                target.setitem(tx, *_pair(tx, i, pair))
+    for k, v in kwargs.items():
+        target.setitem(tx, ConstantVariable(k), v)
 
 
 def _is_none(value) -> bool:

@@ -9,9 +9,9 @@ shows where a comparison fails midway).
 """
 import types
 
-from ..errors import unsupported
+from ..errors import Unsupported, unsupported
 from .constant import items_of
-from .exceptions import python_operation, raise_in_trace, raise_python_error
+from .exceptions import TracedException, python_operation, raise_in_trace, raise_python_error
 from .tensor import TensorVariable
 
 
@@ -20,27 +20,41 @@ def _is_none(v):
 
 
 class _Keyed:
-    """An item's index and its real key. Sorting (or ``min``/``max`` of) these runs the
+    """An item's index and its key: a real constant, or a tracker (a user object with
+    ``__lt__``) compared in the trace. Sorting (or ``min``/``max`` of) these runs the
     keys' comparisons exactly as CPython's list.sort, min and max run them on the
-    items: the same order, and the same ``'<' not supported`` TypeError."""
+    items: the same calls in the same order, and the same ``'<' not supported`` TypeError."""
 
-    __slots__ = ("key", "index")
+    __slots__ = ("key", "index", "tx")
 
-    def __init__(self, key, index):
-        self.key, self.index = key, index
+    def __init__(self, key, index, tx=None):
+        self.key, self.index, self.tx = key, index, tx
+
+    def _traced(self, op, other):
+        from .constant import wrap_constant
+        from .ops import compare
+
+        tx = self.tx or other.tx
+        a, b = (k if k_tx is not None else wrap_constant(k) for k, k_tx in ((self.key, self.tx), (other.key, other.tx)))
+        return compare(tx, op, a, b).truth(tx)
 
     def __lt__(self, other):
-        return self.key < other.key
+        if self.tx is None and other.tx is None:
+            return self.key < other.key
+        return self._traced("<", other)
 
     def __gt__(self, other):
-        return self.key > other.key
+        if self.tx is None and other.tx is None:
+            return self.key > other.key
+        return self._traced(">", other)
 
 
 def _keyed(tx, items, key):
     keys = [key.call(tx, [x], {}) if key is not None and not _is_none(key) else x for x in items]
-    if not all(k.is_python_constant() for k in keys):
-        unsupported("unsupported_value", "sorting values that are not trace-time constants")
-    return [_Keyed(k.as_python_constant(), i) for i, k in enumerate(keys)]
+    if any(isinstance(k, TensorVariable) for k in keys):
+        unsupported("data_dependent_value", "sorting by tensors")
+    return [_Keyed(k.as_python_constant(), i) if k.is_python_constant() else _Keyed(k, i, tx)
+            for i, k in enumerate(keys)]
 
 
 def sorted_items(tx, items, key=None, reverse=None, into=None):
@@ -53,6 +67,8 @@ def sorted_items(tx, items, key=None, reverse=None, into=None):
     except Exception as error:  # noqa: BLE001 - the comparison's own error
         if into is not None:
             into.items = [items[s.index] for s in slots]
+        if isinstance(error, (TracedException, Unsupported)):  # raised by a traced __lt__
+            raise
         raise_python_error(error, "sort")
     return [items[s.index] for s in slots]
 

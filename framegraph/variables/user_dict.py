@@ -105,6 +105,14 @@ class UserDictVariable(BuiltinSubclassMixin, ConstDictVariable):
             self.attrs[args[0].as_python_constant()] = args[1]
             return ConstantVariable(None)
         check_method_shape(self.py_type, name, args, kwargs)  # `super().__getitem__()`: CPython's TypeError
+        if name in ("__init__", "update") and self._override("__setitem__") is not None \
+                and issubclass(self.py_type, collections.OrderedDict):
+            # odict_init and update (mutablemapping_update) store through PyObject_SetItem: the
+            # subclass's __setitem__ (dict's own merge does not)
+            from .dicts import mutablemapping_update
+
+            mutablemapping_update(tx, self, args, kwargs)
+            return ConstantVariable(None)
         if name == "__init__":
             return ConstDictVariable.call_method(self, tx, "update", args, kwargs)
         slot = _DICT_SLOTS.get(name)

@@ -28,6 +28,10 @@ from .base import VariableTracker, guard_identity
 from .ctx_managers import GradModeVariable, WithExitVariable
 
 
+_C_CALLABLES = (types.BuiltinFunctionType, types.MethodDescriptorType, types.WrapperDescriptorType,
+                 types.MethodWrapperType, types.ClassMethodDescriptorType)
+
+
 class BreakingCallVariable(VariableTracker):
     """A callable that must run in CPython: calling it is a graph break
     (catalogue ``entry``); loading, storing and passing it around is not."""
@@ -46,6 +50,16 @@ class BreakingCallVariable(VariableTracker):
 
     def call(self, tx, args, kwargs):
         unsupported(self.entry, self.context)
+
+    def getattr(self, tx, name):
+        """The names of a C callable (``OrderedDict.update.__name__``, what ``assertRaises``
+        prints): fixed for C code, as its identity is guarded."""
+        if name in ("__name__", "__qualname__", "__module__", "__doc__") and isinstance(self.fn, _C_CALLABLES) \
+                and hasattr(self.fn, name):  # a method descriptor has no __module__
+            from .constant import ConstantVariable
+
+            return ConstantVariable(getattr(self.fn, name))
+        return super().getattr(tx, name)
 
     def __repr__(self):
         return f"BreakingCallVariable({getattr(self.fn, '__qualname__', '?')})"

@@ -219,3 +219,27 @@ def test_views_mapping_is_a_proxy_of_the_dict(strict_trace):
 
     same_as_eager(fn, torch.ones(2))
     assert strict_trace.graphs == 1
+
+
+class Scaled(collections.OrderedDict):
+    """An OrderedDict subclass storing through its own __setitem__."""
+
+    def __setitem__(self, key, value):
+        super().__setitem__(key, value * 10)
+
+
+class Plain(collections.OrderedDict):
+    pass
+
+
+def test_ordered_dict_subclasses_store_through_their_setitem(strict_trace):
+    def fn(x):
+        s = Scaled([("a", 1)], b=2)
+        s.update(c=3)
+        s.update({"d": 4})
+        merged = [Plain({0: 0}) | Plain({1: 1}), Plain({0: 0}) | {2: 2}, {3: 3} | Plain({0: 0}), s | {"e": 5}]
+        return x + 1, list(s.items()), [(type(m).__name__, list(m.items())) for m in merged]
+
+    same_as_eager(fn, torch.ones(2))
+    assert strict_trace.graphs == 1
+

@@ -1,0 +1,68 @@
+"""sorted(), list.sort(), min() and max() of objects that compare by Python code.
+
+CPython's sort calls ``__lt__`` in an order fixed by its algorithm; the
+trace sorts stand-ins whose ``<`` runs the traced comparison, so the calls,
+their order and what a raising one leaves in the list are CPython's.
+"""
+import torch
+
+import framegraph
+from helpers import assert_same
+
+
+def same_as_eager(fn, *args):
+    expected = fn(*args)
+    actual = framegraph.compile(fn, backend="eager")(*args)
+    assert_same(actual, expected)
+    return actual
+
+
+def test_sorting_objects_that_compare_in_python(strict_trace):
+    import functools
+
+    @functools.total_ordering
+    class Version:
+        def __init__(self, major, minor):
+            self.major, self.minor = major, minor
+
+        def __lt__(self, other):
+            return (self.major, self.minor) < (other.major, other.minor)
+
+        def __eq__(self, other):
+            return (self.major, self.minor) == (other.major, other.minor)
+
+    def fn(x):
+        vs = [Version(1, 2), Version(0, 9), Version(1, 0)]
+        ordered = [(v.major, v.minor) for v in sorted(vs)]
+        vs.sort(reverse=True)
+        return x + 1, ordered, [(v.major, v.minor) for v in vs], max(vs).minor, min(vs).minor
+
+    same_as_eager(fn, torch.ones(2))
+    assert strict_trace.graphs == 1
+
+
+class Boom(Exception):
+    pass
+
+
+class Fragile:
+    def __init__(self, v):
+        self.v = v
+
+    def __lt__(self, other):
+        if self.v == 3:
+            raise Boom
+        return self.v < other.v
+
+
+def test_a_raising_comparison_leaves_the_list_as_cpython_does(strict_trace):
+    def fn(x):
+        items = [Fragile(1), Fragile(3), Fragile(2)]
+        try:
+            items.sort()
+        except Boom:
+            return x - 1, [i.v for i in items]
+        return x, None
+
+    same_as_eager(fn, torch.ones(2))
+    assert strict_trace.graphs == 1
