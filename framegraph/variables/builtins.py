@@ -9,7 +9,6 @@ functions on constants) and every argument is a constant.
 import abc
 import builtins
 import collections
-import functools
 import itertools
 import math
 import operator
@@ -446,14 +445,6 @@ def _side_effecting(fn):
     return model
 
 
-def _functools_reduce(tx, fn, iterable, initial=None):
-    items = iterable.unpack(tx)
-    acc = initial if initial is not None else items.pop(0)
-    for item in items:
-        acc = fn.call(tx, [acc, item], {})
-    return acc
-
-
 def _operator_fn(fn):
     def model(tx, *args):
         return binary_op(tx, fn, *args) if len(args) == 2 else unary_op(tx, fn, *args)
@@ -474,7 +465,7 @@ BUILTINS: Dict[Callable, Callable] = {
     reversed: _reversed, enumerate: _enumerate, zip: _zip, map: _map, filter: _filter,
     sorted: _sorted, abs: _abs, hash: hash_of, divmod: divmod_of, type: _type, callable: _callable,
     slice: _slice, range: _range, hex: index_builtin(hex), oct: index_builtin(oct), bin: index_builtin(bin),
-    super: _super, print: _print, functools.reduce: _functools_reduce, repr: _repr,
+    super: _super, print: _print, repr: _repr,
     torch.Size: lambda tx, it=None: SizeVariable(it.unpack(tx) if it is not None else []),
     operator.getitem: lambda tx, a, b: a.getitem(tx, b), operator.countOf: count_of, operator.indexOf: index_of,
     operator.setitem: lambda tx, a, b, c: a.setitem(tx, b, c) or ConstantVariable(None),

@@ -25,6 +25,7 @@ break that CPython runs:
 """
 import bisect
 import collections
+import functools
 import heapq
 import importlib.util
 import sys
@@ -33,7 +34,7 @@ from ..errors import unsupported
 from .base import CallableVariable
 
 # A module, and the accelerator its Python code tries to import.
-_SOURCES = {heapq: "_heapq", bisect: "_bisect", collections: "_collections"}
+_SOURCES = {heapq: "_heapq", bisect: "_bisect", collections: "_collections", functools: "_functools"}
 _loaded = {}
 
 
@@ -115,6 +116,21 @@ _TWINS = {
     **{getattr(bisect, n): (bisect, _bisect_args)
        for n in ("bisect_left", "bisect_right", "insort_left", "insort_right")},
 }
+def _cmp_to_key_args(args, kwargs):
+    """``functools.cmp_to_key(mycmp)``: the twin's K compares as the C KeyWrapper does
+    (``mycmp(a.obj, b.obj) < 0``); both wrap any callable."""
+    return len(args) + len(kwargs) == 1 and set(kwargs) <= {"mycmp"}
+
+
+def _reduce_args(args, kwargs):
+    """``functools.reduce(function, iterable[, initial])``: positional only, in C and Python
+    alike; the twin's loop is C's (a raising function or iterable is a break: C words
+    some errors its own way)."""
+    return not kwargs and len(args) in (2, 3)
+
+
+_TWINS[functools.cmp_to_key] = (functools, _cmp_to_key_args)
+_TWINS[functools.reduce] = (functools, _reduce_args)
 if hasattr(collections, "_count_elements"):
     _TWINS[collections._count_elements] = (collections, _count_args)
 

@@ -66,3 +66,39 @@ def test_a_raising_comparison_leaves_the_list_as_cpython_does(strict_trace):
 
     same_as_eager(fn, torch.ones(2))
     assert strict_trace.graphs == 1
+
+
+def test_sorting_with_cmp_to_key(strict_trace):
+    from functools import cmp_to_key
+
+    def by_length_then_reversed(a, b):
+        return (len(a) - len(b)) or ((a < b) - (a > b))
+
+    def fn(x):
+        words = ["bb", "a", "ccc", "aa"]
+        words.sort(key=cmp_to_key(by_length_then_reversed))
+        return x + 1, words, max(["x", "yy"], key=cmp_to_key(by_length_then_reversed))
+
+    same_as_eager(fn, torch.ones(2))
+    assert strict_trace.graphs == 1
+
+
+def test_reduce_reads_its_iterable_in_step_with_the_function(strict_trace):
+    import functools
+
+    def fn(x):
+        seen = []
+
+        def numbers():
+            for i in range(3):
+                seen.append(("yield", i))
+                yield i
+
+        def add(a, b):
+            seen.append(("add", a, b))
+            return a + b
+
+        return x + functools.reduce(add, numbers(), 10), seen
+
+    same_as_eager(fn, torch.ones(2))
+    assert strict_trace.graphs == 1
