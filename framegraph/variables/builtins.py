@@ -529,6 +529,18 @@ def _tuple_new(tx, cls, iterable=None):
 
 BUILTINS[tuple.__new__] = _tuple_new
 BUILTINS[object.__new__] = object_new  # super().__new__(cls) in a Python __new__
+
+
+def _object(tx, *args, **kwargs):
+    """``object()``: a new featureless object (a sentinel: ``d.get(k, missing) is missing``)."""
+    from .user_defined import UserDefinedObjectVariable
+
+    if args or kwargs:
+        raise_in_trace(TypeError, "object() takes no arguments")
+    return UserDefinedObjectVariable(None, object)
+
+
+BUILTINS[object] = _object
 BUILTINS.update(BUILTIN_METHOD_MODELS)
 BUILTINS.update(ITERTOOLS_MODELS)
 BUILTINS.update(OPERATOR_GETTER_MODELS)

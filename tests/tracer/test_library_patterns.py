@@ -311,3 +311,18 @@ def test_table_keyed_by_typing_origins_is_read_in_the_trace():
     x = torch.randn(3)
     cnt = check(f, x, TypedConfig())
     assert cnt.frame_count == 1
+
+
+def test_a_sentinel_made_with_object(strict_trace):
+    def get_option(options, name, x):
+        missing = object()
+        value = options.get(name, missing)
+        if value is missing:
+            return x * 2
+        return x * value
+
+    def fn(x):
+        return get_option({"scale": 3}, "scale", x), get_option({}, "scale", x)
+
+    check(fn, torch.ones(2))
+    assert strict_trace.graphs == 1
