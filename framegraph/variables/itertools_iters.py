@@ -1,7 +1,7 @@
 """The iterators of ``itertools``, lazy as in CPython's ``Modules/itertoolsmodule.c``.
 
 ``islice``, ``compress``, ``takewhile``, ``dropwhile``, ``accumulate``,
-``starmap``, ``zip_longest``, ``pairwise``, ``count`` and ``repeat`` pull from their inner
+``starmap``, ``filterfalse``, ``cycle``, ``zip_longest``, ``pairwise``, ``count`` and ``repeat`` pull from their inner
 iterators one item at a time, exactly when CPython's would: ``islice(it, 2)``
 takes two items from ``it`` and leaves the rest to whoever reads ``it`` next,
 and a predicate runs once per item, in the program's order. Each keeps the
@@ -259,6 +259,67 @@ class StarmapVariable(IteratorVariable):
         _emit_call(cg, itertools.starmap, self.fn, self.inner)
 
 
+class FilterFalseVariable(IteratorVariable):
+    """``filterfalse(predicate, it)``: the items for which the predicate (``bool`` when it is
+    None) is false, each read and tested when asked for."""
+
+    py_type = itertools.filterfalse
+
+    def __init__(self, predicate, inner, **kwargs):
+        super().__init__(**kwargs)
+        self.predicate, self.inner = predicate, inner
+
+    def next(self, tx):
+        while True:
+            item = self.inner.next(tx)
+            if item is None:
+                return None
+            test = item if _is_none_var(self.predicate) else self.predicate.call(tx, [item], {})
+            if not test.truth(tx):
+                return item
+
+    def reconstruct(self, cg):
+        _emit_call(cg, itertools.filterfalse, self.predicate, self.inner)
+
+
+class CycleVariable(IteratorVariable):
+    """``cycle(it)`` (cycle_next): the items of ``it`` as it yields them, each saved; once
+    ``it`` is exhausted, the saved ones again and again (nothing, if it yielded none)."""
+
+    py_type = itertools.cycle
+
+    def __init__(self, inner, **kwargs):
+        super().__init__(**kwargs)
+        self.inner, self.saved, self.index = inner, [], 0
+
+    def next(self, tx):
+        if self.inner is not None:
+            item = self.inner.next(tx)
+            if item is not None:
+                self.saved.append(item)
+                return item
+            self.inner = None
+        if not self.saved:
+            return None
+        item = self.saved[self.index]
+        self.index = (self.index + 1) % len(self.saved)
+        return item
+
+    def unpack(self, tx):
+        if self.next(tx) is None:  # nothing to repeat
+            return []
+        _endless("cycle")
+
+    def reconstruct(self, cg):
+        if self.saved:  # its saved items have no constructor argument (only deprecated pickling)
+            unsupported("graph_output", "rebuilding an itertools.cycle that has saved items")
+        _emit_call(cg, itertools.cycle, self.inner if self.inner is not None else ())
+
+
+def _is_none_var(v):
+    return v.is_python_constant() and v.as_python_constant() is None
+
+
 class ZipLongestVariable(IteratorVariable):
     py_type = itertools.zip_longest
 
@@ -435,6 +496,8 @@ MODELS = {
     itertools.dropwhile: lambda tx, predicate, it: DropWhileVariable(predicate, it.iter(tx)),
     itertools.accumulate: _accumulate,
     itertools.starmap: lambda tx, fn, it: StarmapVariable(fn, it.iter(tx)),
+    itertools.filterfalse: lambda tx, predicate, it: FilterFalseVariable(predicate, it.iter(tx)),
+    itertools.cycle: lambda tx, it: CycleVariable(it.iter(tx)),
     itertools.zip_longest: _zip_longest,
     itertools.count: _count,
     itertools.repeat: _repeat,

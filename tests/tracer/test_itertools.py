@@ -174,3 +174,16 @@ def test_pairwise_entered_again_from_its_own_inner_iterator():
 
     for maxcount in (1, 3, 4, 5):
         check(f, torch.ones(2), maxcount)
+
+
+def test_cycle_and_filterfalse_read_their_source_lazily():
+    def fn(x):
+        source = iter([1, 2, 3, 4])
+        rest = itertools.filterfalse(lambda n: n % 2, source)
+        first = next(rest)  # 2: two items read from source, the rest left to it
+        colours = itertools.cycle(["r", "g"])
+        tags = [next(colours) for _ in range(5)]
+        return (x * first, list(source), tags, list(itertools.filterfalse(None, [0, 1, "", "a"])),
+                list(itertools.cycle([])))
+
+    check(fn, torch.ones(2))
