@@ -60,6 +60,7 @@ from .trace_time import (NULL_CONTEXTS, PURE_CALLS, TYPING_MODELS, EnvironVariab
                          NullContextClassVariable, OpaqueConstantVariable, PureCallVariable)
 from .user_dict import is_user_dict_class, wrap_user_dict
 from .value_subclass import value_base, wrap_value_instance
+from .builtin_methods import is_unbound_builtin_method
 from .wrappers import (BreakingCallVariable, LruCacheVariable, grad_mode_exit, is_grad_mode_exit,
                        wrap_framegraph_wrapper)
 
@@ -362,6 +363,8 @@ def _wrap_builtin(tx, value, source):
     if value in TRACE_TIME or is_graph_callable(value):
         return TorchFunctionVariable(value, source=source)
     if value in BUILTINS or value in PURE or getattr(value, "__module__", None) in ("math", "_operator"):
+        return BuiltinVariable(value, source=source)
+    if is_unbound_builtin_method(value):  # toHex = float.hex; toHex(x): call_unbound, as `float.hex(x)` is
         return BuiltinVariable(value, source=source)
     owner = getattr(value, "__self__", None)
     if isinstance(value, types.BuiltinMethodType) and not isinstance(owner, (type, types.ModuleType)) \

@@ -72,7 +72,8 @@ def traced_get(tx, obj, attr, source):
 # pure-Python functools that tests import besides the C-accelerated one) has the
 # same model: it is the same source.
 _MODELS = {("functools", "cached_property"): cached_property_get,
-           ("functools", "singledispatchmethod"): traced_get}
+           ("functools", "singledispatchmethod"): traced_get,
+           ("functools", "partialmethod"): traced_get}  # a partial of the bound function
 
 
 def descriptor_get(tx, obj, attr, source):

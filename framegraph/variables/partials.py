@@ -175,7 +175,9 @@ class PartialVariable(VariableTracker):
         if name in _MEMBERS:
             raise_in_trace(AttributeError, "readonly attribute")
         found = next((k.__dict__[name] for k in self.cls.__mro__ if name in k.__dict__), None)
-        if self.source is not None or name.startswith("__") or hasattr(type(found), "__set__"):
+        # a name the class defines (__dict__, __class__, a method) is not a plain store; another
+        # dunder is (partialmethod.__get__ sets ``result.__self__``)
+        if self.source is not None or hasattr(type(found), "__set__") or name.startswith("__") and found is not None:
             unsupported("unsupported_attribute", f"setting {self.cls.__name__}.{name}")
         self._instance_dict().call_method(tx, "__setitem__", [ConstantVariable(name), value], {})
 

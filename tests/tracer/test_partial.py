@@ -329,3 +329,38 @@ def test_partial_of_an_outside_partial_returned_flattens_like_eager(strict_trace
     expected = f(torch.ones(2))[1]
     assert (p.func, p.args, p.keywords) == (expected.func, expected.args, expected.keywords)
     assert strict_trace.graphs == 1
+
+
+class Switch:
+    """partialmethod: a method made of another with some arguments fixed."""
+
+    def __init__(self):
+        self.on = False
+
+    def set_state(self, state, scale=1):
+        self.on = state
+        return scale
+
+    turn_on = functools.partialmethod(set_state, True)
+    turn_off = functools.partialmethod(set_state, False, scale=3)
+
+
+def test_partialmethod_binds_like_a_method():
+    def fn(x):
+        s = Switch()
+        a = s.turn_on()
+        states = [s.on]
+        b = s.turn_off()
+        states.append(s.on)
+        return x * (a + b + s.turn_on(scale=5)), states, s.turn_on.__self__ is s
+
+    check(fn, torch.ones(2))
+
+
+def test_stored_unbound_methods_of_builtin_types():
+    to_hex, lookup = float.hex, dict.get  # module-level aliases, as test_float's toHex
+
+    def fn(x):
+        return x + 1, to_hex(1.5), lookup({"a": 1}, "a"), lookup({}, "b", "default")
+
+    check(fn, torch.ones(2))
