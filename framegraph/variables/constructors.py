@@ -34,7 +34,7 @@ def collection(kind):
             return TupleVariable(items)
         if kind is list:
             return ListVariable(items)
-        return SetVariable(items, py_type=kind)
+        return SetVariable(items, py_type=kind, tx=tx)
     return model
 
 

@@ -50,10 +50,10 @@ class _Member:
         return self.key is key or self.key == key
 
 
-def _member(var):
+def _member(var, tx=None):
     """What stands for tracker ``var`` in a real set: a scalar constant itself (a tuple's
     tracker is kept, for the identity of its items), else a _Member."""
-    key = hash_key(var)
+    key = hash_key(var, tx)
     return key if type(var) is ConstantVariable and _scalar(key) else _Member(var, key)
 
 
@@ -115,10 +115,10 @@ def _operand(tx, var):
     if type(var) is ConstantVariable and type(var.value) in (set, frozenset) and all(map(_scalar, var.value)):
         return var.value  # of constants: walked as CPython walks it (set_merge copies its table)
     if isinstance(var, ConstDictVariable):
-        return dict.fromkeys(_member(k) for k in var.keys_vars())
+        return dict.fromkeys(_member(k, tx) for k in var.keys_vars())
     if isinstance(var, DictViewVariable) and var.kind == "keys":
-        return dict.fromkeys(_member(k) for k in var.unpack(tx)).keys()
-    return [_member(v) for v in items_of(tx, var)]
+        return dict.fromkeys(_member(k, tx) for k in var.unpack(tx)).keys()
+    return [_member(v, tx) for v in items_of(tx, var)]
 
 
 class SetVariable(VariableTracker):
@@ -126,13 +126,13 @@ class SetVariable(VariableTracker):
     def replay_kind(self):
         return "set" if issubclass(self.py_type, set) else None  # a frozenset never mutates
 
-    def __init__(self, items=(), *, py_type=set, members=None, **kwargs):
+    def __init__(self, items=(), *, py_type=set, members=None, tx=None, **kwargs):
         super().__init__(**kwargs)
         self.py_type = py_type
         if members is None:  # BUILD_SET, set(iterable): added one by one, in order
             members = set()
             for item in items:
-                members.add(_member(item))
+                members.add(_member(item, tx))
         self.members = members
         self._trackers = {}  # id of a constant element -> its tracker (var_of)
         # False when `members`' table need not be the real set's (a set from outside no
@@ -186,7 +186,7 @@ class SetVariable(VariableTracker):
             self.table_known, self.outside_order = False, None
 
     def contains(self, tx, item):
-        return _member(_frozen_retry(item)) in self.members
+        return _member(_frozen_retry(item), tx) in self.members
 
     def length(self, tx):
         return len(self.members)
@@ -238,9 +238,9 @@ class SetVariable(VariableTracker):
         if name == "pop" and not self.table_known:  # it takes the table's first element
             unsupported("unsupported_value", "set.pop() of a set whose real table the trace does not know")
         if name in ("discard", "remove"):  # set_discard_key/set_remove: a set key is retried frozen
-            real = [_member(_frozen_retry(a)) for a in args]
+            real = [_member(_frozen_retry(a), tx) for a in args]
         else:
-            real = [_member(a) for a in args] if name in _ELEMENT_ARG else [_operand(tx, a) for a in args]
+            real = [_member(a, tx) for a in args] if name in _ELEMENT_ARG else [_operand(tx, a) for a in args]
         try:
             result = getattr(self.members, name)(*real)
         except KeyError:

@@ -11,10 +11,16 @@ the comparisons CPython's would, in its order, and a comparison that mutates
 the dict restarts the lookup as CPython's does.
 
 What the graph's caller sees is rebuilt after the graph (a dict display, or the
-side-effect replay), which hashes and compares the keys again. That is only
-the same program when those calls change nothing: a ``__hash__`` or ``__eq__``
-that writes any state (an attribute, a list, a global) is refused.
+side-effect replay), which hashes and compares the keys again, in the state the
+frame ends in. That is only the same program when those calls give what they
+gave here and change nothing, so a class is modelled only when its
+``__hash__`` and ``__eq__`` (and the code they contain) write nothing and read
+no module global that holds data (``be_bad = True`` read by ``__eq__``: a flag
+the frame may flip), each traced call changes no state, and no key object gets
+an attribute written once it is a key (its hash would change under the dict).
 """
+import dis
+import types
 import weakref
 
 from ..errors import unsupported
@@ -57,11 +63,10 @@ class TracedKey:
         other_var = other.var if isinstance(other, TracedKey) else wrap_constant(other)
         before = _state(tx)
         try:
-            equal = compare(tx, "==", self.var, other_var).truth(tx)
-        finally:
+            return compare(tx, "==", self.var, other_var).truth(tx)
+        finally:  # (also when it raises: a raise after a change, rebuilt, would change it again)
             note_operation(tx)  # a nested dict operation in __eq__ set its own
-        _refuse_state_change(tx, before, self.var, "__eq__")
-        return equal
+            _refuse_state_change(tx, before, self.var, "__eq__")
 
     def __repr__(self):
         return f"TracedKey({self.var!r}, hash={self.hash})"
@@ -76,10 +81,38 @@ def _refuse_state_change(tx, before, var, name):
 def runs_python_hash_and_eq(var) -> bool:
     """Whether ``var`` is a user object whose class hashes by a Python ``__hash__``."""
     from .user_defined import UserDefinedObjectVariable, _static
-    import types
 
     return isinstance(var, UserDefinedObjectVariable) and isinstance(_static(var.python_type(), "__hash__")[1],
                                                                      types.FunctionType)
+
+
+_WRITES = frozenset({"STORE_ATTR", "DELETE_ATTR", "STORE_GLOBAL", "DELETE_GLOBAL", "STORE_DEREF",
+                     "DELETE_DEREF", "STORE_SUBSCR", "DELETE_SUBSCR", "IMPORT_NAME", "IMPORT_FROM",
+                     "STORE_NAME", "DELETE_NAME"})
+
+
+def _reads_only(fn) -> bool:
+    """Whether ``fn``'s code (nested code included) writes nothing outside its frame and
+    reads no module global that holds data (a class, a function or a module it may read)."""
+    codes = [fn.__code__]
+    while codes:
+        code = codes.pop()
+        codes.extend(c for c in code.co_consts if isinstance(c, types.CodeType))
+        for inst in dis.get_instructions(code):
+            if inst.opname in _WRITES:
+                return False
+            if inst.opname == "LOAD_GLOBAL" and inst.argval in fn.__globals__:  # (a builtin is fine)
+                value = fn.__globals__[inst.argval]
+                if not isinstance(value, (type, types.FunctionType, types.BuiltinFunctionType, types.ModuleType)):
+                    return False
+    return True
+
+
+def _modelled_class(cls) -> bool:
+    from .user_defined import _static
+
+    return all(_reads_only(fn) for fn in (_static(cls, "__hash__")[1], _static(cls, "__eq__")[1])
+               if isinstance(fn, types.FunctionType))
 
 
 def traced_key(tx, var) -> TracedKey:
@@ -87,11 +120,18 @@ def traced_key(tx, var) -> TracedKey:
     as slot_tp_hash does), for one dict operation."""
     from .number_protocol import hash_of
 
+    cls = var.python_type()
+    if not _modelled_class(cls):
+        unsupported("unsupported_value", f"a dict or set key of type {cls.__name__} whose __hash__ or __eq__ "
+                                         "writes state or reads a module global")
     note_operation(tx)
     before = _state(tx)
-    value = hash_of(tx, var).as_python_constant()
-    note_operation(tx)
-    _refuse_state_change(tx, before, var, "__hash__")
+    try:
+        value = hash_of(tx, var).as_python_constant()
+    finally:
+        note_operation(tx)
+        _refuse_state_change(tx, before, var, "__hash__")
+    var.hashed_as_key = True  # an attribute written later would change its hash under the dict
     return TracedKey(var, value, tx.output)
 
 

@@ -384,6 +384,11 @@ class UserDefinedObjectVariable(ObjectIteration, VariableTracker):
     def mutable(self):
         return self.value is None
 
+    def check_mutable(self, what, tx=None):
+        if getattr(self, "hashed_as_key", False):  # its hash, read from its fields, would change (traced_keys.py)
+            unsupported("unsupported_value", f"{what} on a {self.cls.__name__} hashed as a dict or set key")
+        super().check_mutable(what, tx)
+
     @property
     def overrides_setattr(self) -> bool:
         """Whether the class has its own ``__setattr__``: the trace models it, so

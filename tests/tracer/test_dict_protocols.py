@@ -243,3 +243,46 @@ def test_ordered_dict_subclasses_store_through_their_setitem(strict_trace):
     same_as_eager(fn, torch.ones(2))
     assert strict_trace.graphs == 1
 
+
+
+STRICT = False
+
+
+class FlagEq:
+    """Its __eq__ reads a module flag the frame flips: a dict rebuilt after the graph
+    would compare in the flipped state (CPython's test_set.test_8420_set_merge)."""
+
+    def __hash__(self):
+        return 0
+
+    def __eq__(self, other):
+        if STRICT:
+            raise ZeroDivisionError
+        return self is other
+
+
+@pytest.mark.expect_fallback("unsupported_value")
+def test_keys_whose_eq_reads_a_global_flag_are_not_modelled(strict_trace):
+    def fn(x):
+        global STRICT
+        s = {FlagEq(), FlagEq()}
+        STRICT = True
+        try:
+            return x + len(s)
+        finally:
+            STRICT = False
+
+    same_as_eager(fn, torch.ones(2))
+    assert strict_trace.graphs == 0
+
+
+@pytest.mark.expect_fallback("unsupported_value")
+def test_a_key_whose_fields_change_after_it_is_stored_is_not_modelled(strict_trace):
+    def fn(x):
+        k = Sig((2,), "f32")
+        d = {k: x}
+        k.shape = (3,)  # CPython's dict keeps k where its old hash put it
+        return d.get(Sig((3,), "f32"), "missing"), d.get(Sig((2,), "f32"), "missing")
+
+    same_as_eager(fn, torch.ones(2))
+    assert strict_trace.graphs == 0

@@ -19,14 +19,14 @@ def build(opname, make):
     """BUILD_TUPLE / BUILD_LIST / BUILD_SET: (item_1 ... item_n -- container)."""
 
     def fn(tx, inst):
-        tx.push(make(tx.popn(inst.arg)))
+        tx.push(make(tx, tx.popn(inst.arg)))
 
     return family_member(opname, fn, "(item_1 ... item_n -- container)")
 
 
-build("BUILD_TUPLE", TupleVariable)
-build("BUILD_LIST", ListVariable)
-build("BUILD_SET", SetVariable)
+build("BUILD_TUPLE", lambda tx, items: TupleVariable(items))
+build("BUILD_LIST", lambda tx, items: ListVariable(items))
+build("BUILD_SET", lambda tx, items: SetVariable(items, tx=tx))  # members hashed as set_add does
 
 
 @handler("BUILD_MAP")
