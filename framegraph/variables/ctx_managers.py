@@ -263,6 +263,14 @@ def enter_context(tx, ctx: VariableTracker):
     from .user_defined import UserDefinedObjectVariable
 
     if isinstance(ctx, UserDefinedObjectVariable):
+        from .exceptions import raise_in_trace
+        from .user_defined import _static
+
+        # _PyObject_LookupSpecial: on the type, __enter__ first, then __exit__
+        for name, missed in (("__enter__", ""), ("__exit__", " (missed __exit__ method)")):
+            if not _static(ctx.python_type(), name)[0]:
+                raise_in_trace(TypeError, f"'{ctx.python_type().__name__}' object does not support the "
+                                          f"context manager protocol{missed}")
         exit_fn = ctx.getattr(tx, "__exit__")
         return exit_fn, ctx.call_method(tx, "__enter__", [], {})
     unsupported("unsupported_ctx_manager", f"with {ctx}")

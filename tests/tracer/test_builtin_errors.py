@@ -307,3 +307,27 @@ def test_sequence_operators_between_builtin_types():
                                            lambda: [1] - [1], lambda: range(2) + [1])]
         return x + 1, items, errors
     assert_same_as_eager(f, torch.ones(2), graphs=1)
+
+
+class LacksEnter:
+    def __exit__(self, *exc):
+        return False
+
+
+class LacksExit:
+    def __enter__(self):
+        return self
+
+
+def test_with_on_an_object_that_is_not_a_context_manager():
+    def fn(x):
+        messages = []
+        for cls in (LacksEnter, LacksExit):
+            try:
+                with cls():
+                    pass
+            except TypeError as error:  # BEFORE_WITH's own TypeError, looked up on the type
+                messages.append(str(error))
+        return x + 1, messages
+
+    assert_same_as_eager(fn, torch.ones(1), graphs=1)
