@@ -28,6 +28,7 @@ from .call_shapes import STAND_INS, builtin_base, check_function_shape, fits, ow
 from .builtin_methods import MODELS as BUILTIN_METHOD_MODELS, call_unbound, is_unbound_builtin_method, joined_items
 from .constant import ConstantVariable, is_constant_value, items_of, wrap_constant
 from .deques import make_deque
+from .evaluation import compile_model, eval_model
 from .exceptions import TracedException, is_exception_class, make_exception, python_operation, raise_in_trace
 from .fresh import wrap_fresh
 from .generators import GeneratorVariable
@@ -487,8 +488,10 @@ for _op, _fn in COMPARE_OPS.items():
     BUILTINS[_fn] = _compare_fn(_op)
 
 # Builtins that are pure functions of constant arguments.
-for _fn in (input, open, breakpoint, exec, eval, compile, globals, locals, vars, delattr, __import__):
+for _fn in (input, open, breakpoint, exec, globals, locals, vars, delattr, __import__):
     BUILTINS[_fn] = _side_effecting(_fn)
+BUILTINS[eval] = eval_model  # of a constant expression, in the frame's namespaces (evaluation.py)
+BUILTINS[compile] = compile_model
 
 
 def _product(tx, *iterables, repeat=ConstantVariable(1)):

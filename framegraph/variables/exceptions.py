@@ -341,13 +341,27 @@ def raise_python_error(error: BaseException, context: str = ""):
     values raised. Builtin exception classes are fully described by their
     arguments; any other (raised by user code the operation ran) is a break."""
     cls = type(error)
-    if cls.__module__ != "builtins" or issubclass(cls, _PARSING_ARGS):
+    if cls.__module__ != "builtins" or issubclass(cls, _PARSING_ARGS) and not _rebuilt_by_args(error):
         unsupported("operator_error", f"{context}: {cls.__name__}: {error}")
     try:
         args = [wrap_constant(a) for a in error.args]
     except FramegraphError:
         unsupported("operator_error", f"{context}: {cls.__name__} with arguments that are not constants")
+    if issubclass(cls, _PARSING_ARGS):  # compile()'s SyntaxError: its constructor parses them again
+        raise TracedException(_parsed_exception(cls, args, {})) from None
     raise TracedException(ExceptionVariable(cls, args)) from None
+
+
+def _rebuilt_by_args(error) -> bool:
+    """Whether ``type(error)(*error.args)`` has every field ``error`` has (a SyntaxError's
+    location is in its args; an OSError's filename is not)."""
+    fields = parsed_fields(type(error))
+    try:
+        again = type(error)(*error.args)
+    except Exception:  # noqa: BLE001 - args its constructor does not take back
+        return False
+    return bool(fields) and type(again) is type(error) and all(
+        getattr(again, f, None) == getattr(error, f, None) for f in fields)
 
 
 class python_operation:

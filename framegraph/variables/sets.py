@@ -26,7 +26,7 @@ from ..bytecode import create_instruction
 from ..errors import unsupported
 from .base import VariableTracker
 from .call_shapes import check_method_shape
-from .constant import ConstantVariable, items_of, wrap_constant
+from .constant import ConstantVariable, is_constant_value, items_of, wrap_constant
 from .dicts import _IN_PLACE, ConstDictVariable, DictViewVariable, _key_error, hash_key
 from .exceptions import raise_in_trace
 
@@ -112,8 +112,10 @@ def _operand(tx, var):
     else a list of the iterable's members."""
     if isinstance(var, SetVariable):
         return var.members
-    if type(var) is ConstantVariable and type(var.value) in (set, frozenset) and all(map(_scalar, var.value)):
-        return var.value  # of constants: walked as CPython walks it (set_merge copies its table)
+    if type(var) is ConstantVariable and type(var.value) in (set, frozenset) and all(map(is_constant_value, var.value)):
+        # of constants (a display's frozenset, tuples in it too): walked as CPython walks it;
+        # set_merge copies its table, which inserting its items in iteration order may not rebuild
+        return var.value
     if isinstance(var, ConstDictVariable):
         return dict.fromkeys(_member(k, tx) for k in var.keys_vars())
     if isinstance(var, DictViewVariable) and var.kind == "keys":

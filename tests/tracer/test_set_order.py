@@ -97,3 +97,12 @@ def test_copies_of_sets_iterate_as_cpythons_copies():
                        copy.deepcopy(frozen) == frozen, sorted(copy.deepcopy(outside))]
 
     check(f, torch.ones(2), {"x", "y"})
+
+
+def test_a_constant_display_with_a_tuple_iterates_as_cpythons():
+    # the compiler makes the display a frozenset constant merged into an empty set: CPython
+    # copies its table, which inserting its items in iteration order does not rebuild
+    def display(x):
+        return x + 1, list({0, 1, 5, (9,)}), list({"a", None, 0, (1, 2)} | {(3,)})
+
+    check(display, torch.ones(2))
