@@ -19,8 +19,8 @@ from ..bytecode import create_instruction
 from ..errors import unsupported
 from .base import VariableTracker
 from .call_shapes import STAND_INS, builtin_base, check_method_shape, fits
-from .constant import ConstantVariable, items_of, wrap_constant
-from .exceptions import python_operation, raise_in_trace
+from .constant import ConstantVariable
+from .exceptions import python_operation
 from .lists import TupleVariable
 from .traced_keys import note_operation, runs_python_hash_and_eq, traced_key
 
@@ -275,14 +275,14 @@ class ConstDictVariable(VariableTracker):
         """``d | e`` (dict_or, odict_or, defdict_or: a new mapping) and ``d |= e`` (dict_ior:
         ``update()`` in place from any mapping or iterable of pairs; what update() refuses,
         |= refuses)."""
-        if fn is operator.ior and not reflected and self.py_type in _UPDATE_IN_PLACE:
+        if fn is operator.ior and not reflected and self.py_type in MERGEABLE:
             self.call_method(tx, "update", [other], {})
             return self
         if fn not in (operator.or_, operator.ior) or not isinstance(other, ConstDictVariable) \
-                or builtin_base(other.py_type) not in _UPDATE_IN_PLACE \
-                or builtin_base(self.py_type) not in _UPDATE_IN_PLACE or fn is operator.ior and not reflected:
+                or builtin_base(other.py_type) not in MERGEABLE \
+                or builtin_base(self.py_type) not in MERGEABLE or fn is operator.ior and not reflected:
             return NotImplemented  # (|= of a subclass: its own update rules, not modelled)
-        return _dict_or(tx, *((other, self) if reflected else (self, other)))
+        return dict_or(tx, *((other, self) if reflected else (self, other)))  # (dict_merge.py)
 
     def call_method(self, tx, name, args, kwargs):
         if name == "__missing__" and self.py_type is collections.defaultdict and len(args) == 1 and not kwargs:
@@ -318,60 +318,6 @@ class ConstDictVariable(VariableTracker):
         return f"ConstDictVariable({list(self.items)!r})"
 
 
-_UPDATE_IN_PLACE = (dict, collections.OrderedDict, collections.defaultdict)
-
-
-def _dict_or(tx, left, right):
-    """``left | right`` between dicts, OrderedDicts and defaultdicts (or subclasses). Python
-    asks the right operand first when its type is a proper subclass of the left's (``dict |
-    OrderedDict``), else the left. The base of the type asked decides: dict_or copies
-    ``left`` into an exact dict; odict_or calls that type with ``left``; defdict_or makes one
-    of that type with its factory from ``left``; each then updates it with ``right``."""
-    handler = right if right.py_type is not left.py_type and issubclass(right.py_type, left.py_type) else left
-    kind, base = handler.py_type, builtin_base(handler.py_type)
-    if base is collections.OrderedDict and kind is not base:  # type(left)(left): its own __init__
-        from .user_dict import new_user_dict
-
-        merged = new_user_dict(tx, kind, [left], {})
-        _setitems(tx, merged, right)  # mutablemapping_update_arg: through its __setitem__
-        return merged
-    if base is collections.defaultdict and (kind is not base or handler.default_factory is None):
-        unsupported("unsupported_value", f"{left.py_type.__name__} | {right.py_type.__name__} (a defaultdict "
-                                         "subclass, or one whose factory the trace does not know)")
-    kind = dict if base is dict else kind
-    merged = ConstDictVariable.copied(left, tx, py_type=kind,
-                                      default_factory=handler.default_factory if kind is collections.defaultdict else None)
-    _update(merged, tx, right)
-    return merged
-
-
-def _setitems(tx, target, source):
-    """``target[k] = source[k]`` for each key (mutablemapping_update_arg with a mapping)."""
-    exact = isinstance(source, ConstDictVariable) and source.py_type is dict
-    keys = source.keys_vars() if exact else items_of(tx, source.call_method(tx, "keys", [], {}))
-    for k in keys:
-        target.setitem(tx, k, source.getitem(tx, k))
-
-
-def mutablemapping_update(tx, target, args, kwargs):
-    """OrderedDict's ``update(other=(), **kw)`` and ``__init__`` (mutablemapping_update): each
-    item stored by ``target[k] = v``, so a subclass's ``__setitem__`` sees it. ``other``: an
-    exact dict's items, a mapping's keys() and [key], an ``items()``, or pairs."""
-    if len(args) > 1:
-        raise_in_trace(TypeError, f"update expected at most 1 argument, got {len(args)}")
-    if args:
-        other = args[0]
-        if isinstance(other, ConstDictVariable) and other.py_type is dict or _is_mapping(other):
-            _setitems(tx, target, other)
-        else:
-            if hasattr(other.python_type(), "items"):
-                other = other.call_method(tx, "items", [], {})
-            for i, pair in enumerate(items_of(tx, other)):
-                target.setitem(tx, *_pair(tx, i, pair))
-    for k, v in kwargs.items():
-        target.setitem(tx, ConstantVariable(k), v)
-
-
 def _is_none(value) -> bool:
     return value.is_python_constant() and value.as_python_constant() is None
 
@@ -387,68 +333,6 @@ def _pop(d, tx, key, default=None):
         _key_error(key)
     d.od_state += pair is not None
     return pair[1] if pair else default
-
-
-def _update(d, tx, /, *args, **kwargs):
-    """``d.update(other=(), **kwargs)`` (the keywords may be any names: ``update(d=1)``)."""
-    if args:
-        other = args[0]
-        from .mapping_proxy import MappingProxyVariable
-
-        if isinstance(other, MappingProxyVariable):  # dict(E.__members__): its mapping's items
-            other = other.mapping
-        # dict_merge reads a dict's own table while its type keeps dict's C iterator; a
-        # subclass's __iter__, or a mapping of another type, goes through keys() and [key]
-        if isinstance(other, ConstDictVariable) and not isinstance(other.py_type.__iter__, types.FunctionType):
-            # the stored hashes are reused, as dict_merge does (no key is hashed again)
-            for h, (k, v) in list(other.items.items()):
-                _store(d, h, k, v)
-            pairs = ()
-        elif _is_mapping(other):  # PyDict_Merge: list(other.keys()), then other[key] for each, stored
-            if issubclass(other.python_type(), types.MappingProxyType) or (
-                    issubclass(other.python_type(), dict) and not isinstance(other, ConstDictVariable)):
-                pairs = [(k, other.getitem(tx, k)) for k in other.unpack(tx)]
-            else:  # any object with keys() and __getitem__ (a Mapping of the user's)
-                keys = items_of(tx, other.call_method(tx, "keys", [], {}))
-                pairs = ((k, other.getitem(tx, k)) for k in keys)
-        else:  # a sequence of pairs (dict_merge_from_seq2)
-            pairs = (_pair(tx, i, p) for i, p in enumerate(items_of(tx, other)))
-        for k, v in pairs:
-            _store(d, hash_key(k, tx), k, v)
-    for k, v in kwargs.items():
-        _store(d, k, ConstantVariable(k), v)
-
-
-def _is_mapping(var) -> bool:
-    """Does ``dict.update`` treat ``var`` as a mapping (its type has ``keys``)?"""
-    try:
-        return hasattr(var.python_type(), "keys")
-    except Exception:  # a tracker that does not know its type: an iterable of pairs
-        return False
-
-
-def _pair(tx, i, element):
-    """Element ``i`` of the sequence ``dict.update`` was given, as (key, value). One that
-    is not a sequence of two raises what dict_merge_from_seq2 raises: the real
-    ``dict()`` of ``i`` good pairs then a stand-in of the element (the constant
-    itself, or as many Nones as it has items) raises the same TypeError/ValueError."""
-    if element.is_python_constant() and not isinstance(element.as_python_constant(), (tuple, frozenset)):
-        stand_in = element.as_python_constant()  # an int, a str of two characters...
-    else:
-        items = element.unpack(tx)
-        if len(items) == 2:
-            return items
-        stand_in = [None] * len(items)
-    with python_operation("dict.update"):
-        dict([(None, None)] * i + [stand_in])
-    return [wrap_constant(x) for x in stand_in]  # a constant of two items (``"ab"``)
-
-
-def _store(d, h, key, value):
-    """``d[key] = value`` on the items table: an existing key keeps its first object."""
-    pair = d.items.get(h)
-    d.items[h] = (pair[0] if pair is not None else key, value)
-    d.od_state += pair is None
 
 
 def _setdefault(d, tx, key, default=None):
@@ -508,7 +392,6 @@ _DICT_METHODS = {
     "items": lambda d, tx: DictViewVariable(d, "items"),
     "get": _get,
     "pop": _pop,
-    "update": _update,
     "setdefault": _setdefault,
     "clear": lambda d, tx: _clear(d),
     "copy": lambda d, tx: ConstDictVariable.copied(d, tx, py_type=d.py_type,
@@ -619,3 +502,6 @@ class DictViewVariable(VariableTracker):
 
 
 from .sets import SetVariable  # noqa: E402  (sets.py builds on this module)
+from .dict_merge import MERGEABLE, dict_or, update  # noqa: E402  (dict_merge.py builds on this module)
+
+_DICT_METHODS["update"] = update

@@ -109,7 +109,7 @@ class UserDictVariable(BuiltinSubclassMixin, ConstDictVariable):
                 and issubclass(self.py_type, collections.OrderedDict):
             # odict_init and update (mutablemapping_update) store through PyObject_SetItem: the
             # subclass's __setitem__ (dict's own merge does not)
-            from .dicts import mutablemapping_update
+            from .dict_merge import mutablemapping_update
 
             mutablemapping_update(tx, self, args, kwargs)
             return ConstantVariable(None)
