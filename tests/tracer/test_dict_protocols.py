@@ -10,15 +10,7 @@ import collections
 import pytest
 import torch
 
-import framegraph
-from helpers import assert_same
-
-
-def same_as_eager(fn, *args):
-    expected = fn(*args)
-    actual = framegraph.compile(fn, backend="eager")(*args)
-    assert_same(actual, expected)
-    return actual
+from helpers import same_as_eager
 
 
 class Sig:

@@ -9,17 +9,9 @@ import collections
 
 import torch
 
-import framegraph
-from helpers import assert_same
+from helpers import same_as_eager
 
 SCALE = 3
-
-
-def same_as_eager(fn, *args):
-    expected = fn(*args)
-    actual = framegraph.compile(fn, backend="eager")(*args)
-    assert_same(actual, expected)
-    return actual
 
 
 def test_eval_sees_locals_then_globals_then_builtins(strict_trace):

@@ -6,15 +6,7 @@ their order and what a raising one leaves in the list are CPython's.
 """
 import torch
 
-import framegraph
-from helpers import assert_same
-
-
-def same_as_eager(fn, *args):
-    expected = fn(*args)
-    actual = framegraph.compile(fn, backend="eager")(*args)
-    assert_same(actual, expected)
-    return actual
+from helpers import same_as_eager
 
 
 def test_sorting_objects_that_compare_in_python(strict_trace):

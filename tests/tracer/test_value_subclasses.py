@@ -8,14 +8,7 @@ base's C code on the value; what it defines is Python code, traced.
 import torch
 
 import framegraph
-from helpers import assert_same
-
-
-def same_as_eager(fn, *args):
-    expected = fn(*args)
-    actual = framegraph.compile(fn, backend="eager")(*args)
-    assert_same(actual, expected)
-    return actual
+from helpers import assert_same, same_as_eager
 
 
 class Name(str):
