@@ -275,6 +275,12 @@ class ConstDictVariable(VariableTracker):
         """``d | e`` (dict_or, odict_or, defdict_or: a new mapping) and ``d |= e`` (dict_ior:
         ``update()`` in place from any mapping or iterable of pairs; what update() refuses,
         |= refuses)."""
+        if fn in (operator.eq, operator.ne) and isinstance(other, ConstDictVariable):
+            # dict_richcompare (a subclass whose own __eq__ gave NotImplemented ends here: Counter == dict)
+            from .ops import _dicts_equal
+
+            same = _dicts_equal(tx, self, other)
+            return ConstantVariable(same if fn is operator.eq else not same)
         if fn is operator.ior and not reflected and self.py_type in MERGEABLE:
             self.call_method(tx, "update", [other], {})
             return self

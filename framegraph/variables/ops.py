@@ -234,6 +234,9 @@ def _items_equal(tx, a, b) -> bool:
 def _dicts_equal(tx, a, b) -> bool:
     """``dict_richcompare``: the same keys, and each value identical or ``==``; two
     OrderedDicts must also have their keys in the same order (``OrderedDict.__eq__``)."""
+    from .traced_keys import note_operation
+
+    note_operation(tx)  # keys hashed by Python code compare in this operation
     if len(a.items) != len(b.items):
         return False
     if issubclass(a.py_type, collections.OrderedDict) and issubclass(b.py_type, collections.OrderedDict) \

@@ -19,6 +19,7 @@ no module global that holds data (``be_bad = True`` read by ``__eq__``: a flag
 the frame may flip), each traced call changes no state, and no key object gets
 an attribute written once it is a key (its hash would change under the dict).
 """
+import builtins
 import dis
 import types
 import weakref
@@ -101,11 +102,18 @@ def _reads_only(fn) -> bool:
         for inst in dis.get_instructions(code):
             if inst.opname in _WRITES:
                 return False
-            if inst.opname == "LOAD_GLOBAL" and inst.argval in fn.__globals__:  # (a builtin is fine)
+            if inst.opname == "LOAD_GLOBAL":
+                if inst.argval not in fn.__globals__:  # a builtin; else a global the frame may still define
+                    if inst.argval not in _BUILTINS:
+                        return False
+                    continue
                 value = fn.__globals__[inst.argval]
                 if not isinstance(value, (type, types.FunctionType, types.BuiltinFunctionType, types.ModuleType)):
                     return False
     return True
+
+
+_BUILTINS = vars(builtins)
 
 
 def _modelled_class(cls) -> bool:

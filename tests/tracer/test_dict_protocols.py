@@ -278,3 +278,13 @@ def test_a_key_whose_fields_change_after_it_is_stored_is_not_modelled(strict_tra
 
     same_as_eager(fn, torch.ones(2))
     assert strict_trace.graphs == 0
+
+
+def test_a_subclass_eq_that_gives_not_implemented_falls_to_dicts(strict_trace):
+    def fn(x):
+        c = collections.Counter("abcaba")  # Counter.__eq__ is NotImplemented for a plain dict
+        return x + 1, c == dict(a=3, b=2, c=1), dict(a=3, b=2, c=1) == c, c != {"a": 3}, c == collections.Counter("aaabbc")
+
+    out = same_as_eager(fn, torch.ones(2))
+    assert out[1:] == (True, True, True, True)
+    assert strict_trace.graphs == 1
