@@ -151,11 +151,13 @@ def _prepare_list(se, cg, m):
 
 
 def _prepare_dict(se, cg, m):
+    m.target.check_rebuild()  # the update() below hashes and compares the keys again
     pairs = [x for pair in m.target.items.values() for x in pair]
     return cg.materialize(m.target), cg.materialize_items(pairs, dict)
 
 
 def _prepare_set(se, cg, m):
+    m.target.check_rebuild()
     return cg.materialize(m.target), cg.materialize_items(list(m.target.items.values()), set)
 
 

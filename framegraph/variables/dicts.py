@@ -22,7 +22,7 @@ from .call_shapes import STAND_INS, builtin_base, check_method_shape, fits
 from .constant import ConstantVariable
 from .exceptions import python_operation
 from .lists import TupleVariable
-from .traced_keys import note_operation, runs_python_hash_and_eq, traced_key
+from .traced_keys import check_rebuild, note_operation, runs_python_hash_and_eq, traced_key
 
 
 def hash_key(key: VariableTracker, tx=None):
@@ -302,9 +302,14 @@ class ConstDictVariable(VariableTracker):
         result = method(self, tx, *args, **kwargs)
         return ConstantVariable(None) if result is None else result
 
+    def check_rebuild(self):
+        """Refuse when building the real dict again would not hash and compare as the trace did."""
+        check_rebuild(self.items)
+
     def reconstruct(self, cg):
         if self.source is not None:
             return super().reconstruct(cg)
+        self.check_rebuild()
         if self.py_type not in (dict, collections.OrderedDict, collections.defaultdict) or (
                 self.py_type is collections.defaultdict and self.default_factory is None):
             unsupported("graph_output", f"rebuilding a {self.py_type.__name__}")

@@ -28,6 +28,7 @@ from .base import VariableTracker
 from .call_shapes import check_method_shape
 from .constant import ConstantVariable, is_constant_value, items_of, wrap_constant
 from .dicts import _IN_PLACE, ConstDictVariable, DictViewVariable, _key_error, hash_key
+from .traced_keys import check_rebuild
 from .exceptions import raise_in_trace
 
 
@@ -259,12 +260,17 @@ class SetVariable(VariableTracker):
             return self.var_of(result)
         return ConstantVariable(result)
 
+    def check_rebuild(self):
+        """Refuse when building the real set again would not hash and compare as the trace did."""
+        check_rebuild(_key(m) for m in self.members)
+
     def reconstruct(self, cg):
         """BUILD_SET of the items (wrapped in frozenset() for a frozenset); for constants,
         if that table would iterate in another order than this one, ``set(F)`` of a
         frozenset constant, whose table set_merge copies; else a break."""
         if self.source is not None:
             return super().reconstruct(cg)
+        self.check_rebuild()
         frozen = self.py_type is not set  # frozenset(...), or a subclass's: (NULL, type, set) CALL 1
         table = self._table_to_copy()
         if frozen:

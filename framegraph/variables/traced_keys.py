@@ -10,14 +10,16 @@ its ``__eq__`` runs the traced comparison. So the real dict asks for exactly
 the comparisons CPython's would, in its order, and a comparison that mutates
 the dict restarts the lookup as CPython's does.
 
-What the graph's caller sees is rebuilt after the graph (a dict display, or the
-side-effect replay), which hashes and compares the keys again, in the state the
-frame ends in. That is only the same program when those calls give what they
-gave here and change nothing, so a class is modelled only when its
-``__hash__`` and ``__eq__`` (and the code they contain) write nothing and read
-no module global that holds data (``be_bad = True`` read by ``__eq__``: a flag
-the frame may flip), each traced call changes no state, and no key object gets
-an attribute written once it is a key (its hash would change under the dict).
+A dict or set that leaves the graph is rebuilt after it (a display, or the
+side-effect replay), which hashes and compares its keys again, in the state the
+frame ends in. That is the same program only when those calls give what they
+gave here and change nothing. So each stand-in notes what could make them
+differ: its class's ``__hash__`` or ``__eq__`` writes state or reads a module
+global that holds data (``be_bad = True`` read by ``__eq__``: a flag the frame
+may flip), a traced call of them changed state, or the key object got an
+attribute written after it was hashed; a container holding such a stand-in
+is then not rebuilt (``check_rebuild``: the frame runs as it is). Inside the
+trace all of it is exact: the calls are traced, their effects replayed once.
 """
 import builtins
 import dis
@@ -36,13 +38,14 @@ def _state(tx):
 class TracedKey:
     """The stand-in of a key tracker in a real dict: its traced hash, its traced ``==``."""
 
-    __slots__ = ("var", "hash", "output")
+    __slots__ = ("var", "hash", "output", "unsafe")
     # the translator of the dict operation in progress (note_operation), held weakly: a
     # finished trace's trackers must go (an object's __del__ runs when CPython drops it)
     _tx = staticmethod(lambda: None)
 
-    def __init__(self, var, value, output):
+    def __init__(self, var, value, output, unsafe=None):
         self.var, self.hash, self.output = var, value, output
+        self.unsafe = unsafe  # why a rebuild would not be the same program, or None
 
     def __hash__(self):
         return self.hash
@@ -65,18 +68,25 @@ class TracedKey:
         before = _state(tx)
         try:
             return compare(tx, "==", self.var, other_var).truth(tx)
-        finally:  # (also when it raises: a raise after a change, rebuilt, would change it again)
+        finally:  # (also when it raises)
             note_operation(tx)  # a nested dict operation in __eq__ set its own
-            _refuse_state_change(tx, before, self.var, "__eq__")
+            if _state(tx) != before:
+                for key in (self, other):
+                    if isinstance(key, TracedKey):
+                        key.unsafe = "its __eq__ changed state"
 
     def __repr__(self):
         return f"TracedKey({self.var!r}, hash={self.hash})"
 
 
-def _refuse_state_change(tx, before, var, name):
-    if _state(tx) != before:
-        unsupported("unsupported_value", f"a dict key of type {var.python_type().__name__} whose {name} "
-                                         "changes state (the dict rebuilt after the graph would call it again)")
+def check_rebuild(keys) -> None:
+    """Before code that builds a real dict or set of these stand-ins (and so hashes and
+    compares the keys again): refuse where that would not do what the trace did."""
+    for key in keys:
+        if type(key) is TracedKey and (key.unsafe or getattr(key.var, "key_changed", False)):
+            why = key.unsafe or "it got an attribute written after it was hashed"
+            unsupported("graph_output", f"rebuilding a dict or set keyed by a {key.var.python_type().__name__}: "
+                                        f"{why} (the rebuild hashes and compares it again)")
 
 
 def runs_python_hash_and_eq(var) -> bool:
@@ -128,19 +138,17 @@ def traced_key(tx, var) -> TracedKey:
     as slot_tp_hash does), for one dict operation."""
     from .number_protocol import hash_of
 
-    cls = var.python_type()
-    if not _modelled_class(cls):
-        unsupported("unsupported_value", f"a dict or set key of type {cls.__name__} whose __hash__ or __eq__ "
-                                         "writes state or reads a module global")
+    unsafe = None if _modelled_class(var.python_type()) else "its __hash__ or __eq__ writes state or reads a global"
     note_operation(tx)
     before = _state(tx)
     try:
         value = hash_of(tx, var).as_python_constant()
     finally:
         note_operation(tx)
-        _refuse_state_change(tx, before, var, "__hash__")
-    var.hashed_as_key = True  # an attribute written later would change its hash under the dict
-    return TracedKey(var, value, tx.output)
+    if _state(tx) != before:
+        unsafe = "its __hash__ changed state"
+    var.hashed_as_key = True  # an attribute written later is noted (key_changed): its hash may differ
+    return TracedKey(var, value, tx.output, unsafe)
 
 
 def note_operation(tx) -> None:

@@ -385,8 +385,8 @@ class UserDefinedObjectVariable(ObjectIteration, VariableTracker):
         return self.value is None
 
     def check_mutable(self, what, tx=None):
-        if getattr(self, "hashed_as_key", False):  # its hash, read from its fields, would change (traced_keys.py)
-            unsupported("unsupported_value", f"{what} on a {self.cls.__name__} hashed as a dict or set key")
+        if getattr(self, "hashed_as_key", False):  # a dict holding it is not rebuilt (traced_keys.py)
+            self.key_changed = True
         super().check_mutable(what, tx)
 
     @property
