@@ -10,16 +10,21 @@ its ``__eq__`` runs the traced comparison. So the real dict asks for exactly
 the comparisons CPython's would, in its order, and a comparison that mutates
 the dict restarts the lookup as CPython's does.
 
+CPython hashes once per operation, and so does the trace, so a ``__hash__``
+that counts its calls counts right. The real dict may ask for a comparison
+twice where CPython's asks once (a store looks the key up, then stores it), so
+an ``__eq__`` that writes state (its code stores, or a traced call changed
+something) is refused where it would be called.
+
 A dict or set that leaves the graph is rebuilt after it (a display, or the
 side-effect replay), which hashes and compares its keys again, in the state the
 frame ends in. That is the same program only when those calls give what they
 gave here and change nothing. So each stand-in notes what could make them
-differ: its class's ``__hash__`` or ``__eq__`` writes state or reads a module
-global that holds data (``be_bad = True`` read by ``__eq__``: a flag the frame
-may flip), a traced call of them changed state, or the key object got an
-attribute written after it was hashed; a container holding such a stand-in
-is then not rebuilt (``check_rebuild``: the frame runs as it is). Inside the
-trace all of it is exact: the calls are traced, their effects replayed once.
+differ: a ``__hash__`` that changed state, a ``__hash__`` or ``__eq__`` that
+writes or reads a module global holding data (``be_bad = True`` read by
+``__eq__``: a flag the frame may flip), a key object that got an attribute
+written after it was hashed; a container holding such a stand-in is then not
+rebuilt (``check_rebuild``: the frame runs as it is).
 """
 import builtins
 import dis
@@ -65,15 +70,20 @@ class TracedKey:
         from .ops import compare
 
         other_var = other.var if isinstance(other, TracedKey) else wrap_constant(other)
+        # this dict may ask for a comparison twice where CPython's asks once (a store looks the
+        # key up, then stores it): only a comparison that changes nothing may be asked again
+        for key in (self, other):
+            if isinstance(key, TracedKey) and _slot_scan(key.var.python_type(), "__eq__") == "writes":
+                unsupported("unsupported_value", f"a dict or set key of type {key.var.python_type().__name__} "
+                                                 "whose __eq__ writes state")
         before = _state(tx)
         try:
             return compare(tx, "==", self.var, other_var).truth(tx)
         finally:  # (also when it raises)
             note_operation(tx)  # a nested dict operation in __eq__ set its own
             if _state(tx) != before:
-                for key in (self, other):
-                    if isinstance(key, TracedKey):
-                        key.unsafe = "its __eq__ changed state"
+                unsupported("unsupported_value", f"a dict or set key of type {self.var.python_type().__name__} "
+                                                 "whose __eq__ changed state")
 
     def __repr__(self):
         return f"TracedKey({self.var!r}, hash={self.hash})"
@@ -102,35 +112,35 @@ _WRITES = frozenset({"STORE_ATTR", "DELETE_ATTR", "STORE_GLOBAL", "DELETE_GLOBAL
                      "STORE_NAME", "DELETE_NAME"})
 
 
-def _reads_only(fn) -> bool:
-    """Whether ``fn``'s code (nested code included) writes nothing outside its frame and
-    reads no module global that holds data (a class, a function or a module it may read)."""
-    codes = [fn.__code__]
+def scan(fn):
+    """What ``fn``'s code (nested code included) does beyond its frame: "writes" (a store to
+    an attribute, item, global or cell), "reads a global" (a module global that holds data,
+    or one not defined yet), or None (it may read classes, functions and modules)."""
+    codes, found = [fn.__code__], None
     while codes:
         code = codes.pop()
         codes.extend(c for c in code.co_consts if isinstance(c, types.CodeType))
         for inst in dis.get_instructions(code):
             if inst.opname in _WRITES:
-                return False
+                return "writes"
             if inst.opname == "LOAD_GLOBAL":
                 if inst.argval not in fn.__globals__:  # a builtin; else a global the frame may still define
-                    if inst.argval not in _BUILTINS:
-                        return False
+                    found = found if inst.argval in _BUILTINS else "reads a global"
                     continue
                 value = fn.__globals__[inst.argval]
                 if not isinstance(value, (type, types.FunctionType, types.BuiltinFunctionType, types.ModuleType)):
-                    return False
-    return True
+                    found = "reads a global"
+    return found
 
 
 _BUILTINS = vars(builtins)
 
 
-def _modelled_class(cls) -> bool:
+def _slot_scan(cls, name):
     from .user_defined import _static
 
-    return all(_reads_only(fn) for fn in (_static(cls, "__hash__")[1], _static(cls, "__eq__")[1])
-               if isinstance(fn, types.FunctionType))
+    fn = _static(cls, name)[1]
+    return scan(fn) if isinstance(fn, types.FunctionType) else None
 
 
 def traced_key(tx, var) -> TracedKey:
@@ -138,7 +148,9 @@ def traced_key(tx, var) -> TracedKey:
     as slot_tp_hash does), for one dict operation."""
     from .number_protocol import hash_of
 
-    unsafe = None if _modelled_class(var.python_type()) else "its __hash__ or __eq__ writes state or reads a global"
+    cls = var.python_type()
+    found = _slot_scan(cls, "__hash__") or _slot_scan(cls, "__eq__")
+    unsafe = f"its __hash__ or __eq__ {found}" if found else None
     note_operation(tx)
     before = _state(tx)
     try:

@@ -316,3 +316,30 @@ def test_a_dict_whose_key_changed_is_not_rebuilt(strict_trace):
     _, d, k = framegraph.compile(fn, backend="eager")(torch.ones(2))
     assert list(d) == [k] and k not in d  # as in CPython: filed under the old hash
     assert strict_trace.graphs == 0
+
+
+class CountsCompares:
+    """CPython's test_dict.test_setitem_atomic_at_resize: one hash and one comparison each."""
+
+    def __init__(self):
+        self.hashes, self.compares = 0, 0
+
+    def __hash__(self):
+        self.hashes += 1
+        return 42
+
+    def __eq__(self, other):
+        self.compares += 1
+        return self is other
+
+
+@pytest.mark.expect_fallback("unsupported_value")
+def test_an_eq_that_counts_its_calls_is_left_to_cpython(strict_trace):
+    def fn(x):
+        first, second = CountsCompares(), CountsCompares()
+        d = {first: 5, 0: 0, 1: 1}
+        d[second] = []  # CPython compares once; this tracer's dict may ask twice
+        return x + 1, first.hashes, second.hashes, first.compares + second.compares
+
+    assert same_as_eager(fn, torch.ones(2))[1:] == (1, 1, 1)
+    assert strict_trace.graphs == 0
