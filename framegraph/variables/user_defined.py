@@ -580,6 +580,10 @@ class UserDefinedObjectVariable(ObjectIteration, VariableTracker):
             cg.call(1)
         else:
             cg.call_constant(object.__new__, self.cls)
+        self.rebuild_attributes(cg)
+
+    def rebuild_attributes(self, cg):
+        """Store the trace's attributes on the object just made on the stack (left there)."""
         temp = cg.remember(self)  # attributes may refer back to the object
         for name, value in self.attrs.items():
             cg(value)

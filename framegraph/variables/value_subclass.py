@@ -194,11 +194,7 @@ class ValueSubclassVariable(UserDefinedObjectVariable):
         if getattr(getattr(self, "class_var", None), "rebuilt", False):
             unsupported("graph_output", f"returning a {self.cls.__name__} of a class created inside compiled code")
         cg.call_constant(self.base.__new__, self.cls, self.plain)
-        temp = cg.remember(self)
-        for name, value in self.attrs.items():
-            cg(value)
-            cg.store_attr_of(temp, name, self.overrides_setattr)
-        cg.load_fast(temp)
+        self.rebuild_attributes(cg)
 
     def __repr__(self):
         return f"ValueSubclassVariable({self.cls.__name__}, {self.plain!r})"
