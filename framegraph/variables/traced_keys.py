@@ -28,6 +28,7 @@ rebuilt (``check_rebuild``: the frame runs as it is).
 """
 import builtins
 import dis
+import functools
 import types
 import weakref
 
@@ -112,25 +113,37 @@ _WRITES = frozenset({"STORE_ATTR", "DELETE_ATTR", "STORE_GLOBAL", "DELETE_GLOBAL
                      "STORE_NAME", "DELETE_NAME"})
 
 
-def scan(fn):
-    """What ``fn``'s code (nested code included) does beyond its frame: "writes" (a store to
-    an attribute, item, global or cell), "reads a global" (a module global that holds data,
-    or one not defined yet), or None (it may read classes, functions and modules)."""
-    codes, found = [fn.__code__], None
+@functools.lru_cache(maxsize=1024)
+def _code_effects(code):
+    """(whether ``code`` or code nested in it stores outside its frame, the globals it loads),
+    read once per code object: every comparison of such keys asks."""
+    codes, writes, names = [code], False, []
     while codes:
         code = codes.pop()
         codes.extend(c for c in code.co_consts if isinstance(c, types.CodeType))
         for inst in dis.get_instructions(code):
-            if inst.opname in _WRITES:
-                return "writes"
+            writes = writes or inst.opname in _WRITES
             if inst.opname == "LOAD_GLOBAL":
-                if inst.argval not in fn.__globals__:  # a builtin; else a global the frame may still define
-                    found = found if inst.argval in _BUILTINS else "reads a global"
-                    continue
-                value = fn.__globals__[inst.argval]
-                if not isinstance(value, (type, types.FunctionType, types.BuiltinFunctionType, types.ModuleType)):
-                    found = "reads a global"
-    return found
+                names.append(inst.argval)
+    return writes, tuple(names)
+
+
+def scan(fn):
+    """What ``fn``'s code (nested code included) does beyond its frame: "writes" (a store to
+    an attribute, item, global or cell), "reads a global" (a module global that holds data,
+    or one not defined yet), or None (it may read classes, functions and modules). The
+    globals are looked at now: what they hold may change."""
+    writes, names = _code_effects(fn.__code__)
+    if writes:
+        return "writes"
+    for name in names:
+        if name not in fn.__globals__:  # a builtin; else a global the frame may still define
+            if name not in _BUILTINS:
+                return "reads a global"
+        elif not isinstance(fn.__globals__[name], (type, types.FunctionType, types.BuiltinFunctionType,
+                                                   types.ModuleType)):
+            return "reads a global"
+    return None
 
 
 _BUILTINS = vars(builtins)
