@@ -40,10 +40,10 @@ from .. import _C, bytecode, pyver
 from ..codegen.rebuild import FrameCodegen
 from ..diagnostics import logs
 from ..errors import CATALOGUE, NO_BREAK, RETRY, Entry, InternalError, Unsupported, unsupported
-from ..variables.base import NULL
-from ..variables.functions import CellVariable
-from ..variables.iterators import IteratorVariable, checked_rest, remaining_items
-from ..variables.lists import TupleVariable
+from ..variables.core.base import NULL
+from ..variables.callables.functions import CellVariable
+from ..variables.iteration.iterators import IteratorVariable, checked_rest, remaining_items
+from ..variables.containers.lists import TupleVariable
 from . import resume
 
 _resume_names = itertools.count(1)
@@ -262,7 +262,7 @@ _FRAME_READERS = (locals, vars, dir, eval, exec)
 
 
 def _reads_the_frame(value) -> bool:
-    from ..variables.builtins import BuiltinVariable
+    from ..variables.callables.builtins import BuiltinVariable
 
     return isinstance(value, BuiltinVariable) and value.fn in _FRAME_READERS
 

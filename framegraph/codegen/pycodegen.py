@@ -25,9 +25,9 @@ from typing import Dict, List
 from .. import bytecode, pyver
 from ..bytecode import create_instruction
 from ..errors import unsupported
-from ..variables.base import VariableTracker
-from ..variables.classes import is_prototype
-from ..variables.tensor import TensorVariable
+from ..variables.core.base import VariableTracker
+from ..variables.objects.classes import is_prototype
+from ..variables.tensors.tensor import TensorVariable
 
 GRAPH_OUT = "graph_out_0"
 

@@ -29,10 +29,10 @@ import torch
 
 from .. import bytecode
 from ..errors import unsupported
-from ..variables.base import VariableTracker
-from ..variables.constant import ConstantVariable
-from ..variables.symint import SymNodeVariable, is_symbolic
-from ..variables.tensor import TensorVariable
+from ..variables.core.base import VariableTracker
+from ..variables.core.constant import ConstantVariable
+from ..variables.tensors.symint import SymNodeVariable, is_symbolic
+from ..variables.tensors.tensor import TensorVariable
 from .pycodegen import GRAPH_OUT, PyCodegen
 
 _names = itertools.count()  # temporaries get process-unique names (readable in listings)
@@ -64,7 +64,7 @@ class FrameCodegen(PyCodegen):
 
     def replay_side_effects(self, side_effects):
         """Replay the trace's side effects, then advance the iterators that waited for them."""
-        from ..variables.iterators import advance_iterator
+        from ..variables.iteration.iterators import advance_iterator
 
         side_effects.replay(self)
         for temp, consumed, done in self.after_replay or ():

@@ -41,12 +41,12 @@ from ..errors import BackendError, unsupported
 from .dynamic import ShapeContext
 from ..guards.kinds import Guard, HookDicts, TensorSpec, global_state
 from ..guards.reader import plan_inputs
-from ..variables.aliases import Aliases
-from ..variables.base import VariableTracker
-from ..variables.constant import ConstantVariable, is_constant_value, wrap_constant
-from ..variables.lists import BaseListVariable, NamedTupleVariable, SizeVariable, TupleVariable
-from ..variables.symint import SYM_TYPES, SymNodeVariable, has_symbols, wrap_sym
-from ..variables.tensor import TensorVariable
+from ..variables.core.aliases import Aliases
+from ..variables.core.base import VariableTracker
+from ..variables.core.constant import ConstantVariable, is_constant_value, wrap_constant
+from ..variables.containers.lists import BaseListVariable, NamedTupleVariable, SizeVariable, TupleVariable
+from ..variables.tensors.symint import SYM_TYPES, SymNodeVariable, has_symbols, wrap_sym
+from ..variables.tensors.tensor import TensorVariable
 
 _GRAD_TOGGLE = torch._C._set_grad_enabled
 # Entering and leaving autocast / inference mode (variables/ctx_managers.py): kept by DCE.
@@ -246,7 +246,7 @@ class OutputGraph:
             items = [self._wrap_result(self.graph.call_function(operator.getitem, (node, i)), v, arguments)
                      for i, v in enumerate(fake)]
             if type(fake) is list:
-                from ..variables.lists import ListVariable
+                from ..variables.containers.lists import ListVariable
 
                 return ListVariable(items)
             if type(fake) is tuple:
@@ -372,7 +372,7 @@ def _target_name(target) -> str:
 
 def _tensor_arguments(value, found: dict):
     """{id(fake): tracker} of the tensor trackers in an op's arguments, through containers."""
-    from ..variables.dicts import ConstDictVariable
+    from ..variables.containers.dicts import ConstDictVariable
 
     if isinstance(value, TensorVariable):
         found[id(value._fake)] = value
@@ -408,7 +408,7 @@ def _lower(value):
         if kind not in (list, tuple):
             kind = tuple
         return kind(node), kind(fake)
-    from ..variables.dicts import ConstDictVariable
+    from ..variables.containers.dicts import ConstDictVariable
 
     if isinstance(value, ConstDictVariable):
         return _lower(value.as_plain_dict())

@@ -22,7 +22,7 @@ from ..config import config, on_reset
 from ..diagnostics import logs, records
 from ..diagnostics.records import CompileRecord
 from ..errors import InternalError, Unsupported
-from ..variables.base import collect_trace_cycles
+from ..variables.core.base import collect_trace_cycles
 from . import skip
 from .cache import arg_names, recompile_reasons, remember_guard
 

@@ -24,7 +24,7 @@ from ..codegen.finish import CompiledFrame, finish_frame, return_code
 from ..graph.output_graph import OutputGraph
 from ..side_effects import SideEffects
 from ..tracer.translator import InstructionTranslator
-from ..variables.torch_fn import TRACE_TIME
+from ..variables.tensors.torch_fn import TRACE_TIME
 from . import skip
 
 # framegraph.is_compiling() is the constant True in a trace, like torch.compiler's

@@ -27,8 +27,8 @@ outermost exception being handled then, or of this one. Running from there in
 CPython raises and handles everything for real (``breaks/split.py``).
 """
 from ..errors import Unsupported, unsupported
-from ..variables.constant import ConstantVariable
-from ..variables.exceptions import UNKNOWN_CONTEXT, TracedException, handled_exception
+from ..variables.core.constant import ConstantVariable
+from ..variables.core.exceptions import UNKNOWN_CONTEXT, TracedException, handled_exception
 
 
 def unwind(tx, inst, error: TracedException):

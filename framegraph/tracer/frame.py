@@ -7,9 +7,9 @@ argument adds no guard. Cells stay cells (``CellVariable``), so a closure the
 frame makes shares them as CPython's would.
 """
 from ..guards.sources import AttrSource, ClosureCellSource, ClosureSource, LocalSource
-from ..variables.base import VariableTracker
+from ..variables.core.base import VariableTracker
 from ..variables.builder import wrap_value
-from ..variables.functions import CellVariable
+from ..variables.callables.functions import CellVariable
 
 _ARG_FLAGS = (0x04, 0x08)  # CO_VARARGS, CO_VARKEYWORDS: one more argument slot each
 

@@ -31,12 +31,12 @@ from ..diagnostics import logs
 from ..errors import InternalError, Unsupported, unsupported
 from ..guards.sources import AttrSource, BuiltinSource, GetItemSource, GlobalSource
 from ..side_effects import written_global
-from ..variables.aliases import remember_cell
-from ..variables.base import NULL, STABLE_MODULES, VariableTracker
+from ..variables.core.aliases import remember_cell
+from ..variables.core.base import NULL, STABLE_MODULES, VariableTracker
 from ..variables.builder import wrap_value
-from ..variables.exceptions import TracedException
-from ..variables.functions import CellVariable
-from ..variables.generators import GeneratorVariable
+from ..variables.core.exceptions import TracedException
+from ..variables.callables.functions import CellVariable
+from ..variables.iteration.generators import GeneratorVariable
 from . import handlers  # noqa: F401  (registers every handler)
 from .exceptions import unwind
 from .frame import LazyVariable, frame_cells, frame_locals

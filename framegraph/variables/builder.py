@@ -32,37 +32,40 @@ from torch import nn
 from .. import _C
 from ..errors import unsupported
 from ..guards.sources import AttrSource, GetItemSource, ListItemSource, Source, TupleItemSource
-from .aliases import remember_object, same_object
-from .base import STABLE_MODULES, VariableTracker, guard_identity
-from .builtins import BUILTINS, PURE, BuiltinVariable
-from .call_shapes import own_methods
-from .classes import CLASS_DECORATORS, ClassDecoratorVariable
-from .constant import CONSTANT_TYPES, ConstantVariable, is_constant_value, is_struct_sequence, wrap_constant
-from .ctx_managers import GRAD_MODE_CLASSES, STATE_SWITCHES, GradModeClassVariable, StateSwitchClassVariable
-from .dicts import ConstDictVariable, SetVariable, plain_key
-from .sets import SCALARS, same_table
-from .functions import UserFunctionVariable
-from .lists import ListVariable, NamedTupleVariable, SizeVariable, TupleVariable
-from .nn_module import NNModuleVariable
-from .iterators import ChangedSize, wrap_changed_size
-from .lazy_dict import wrap_lazy_dict
-from .object_dicts import is_object_keyed, wrap_object_keyed_dict
-from .optim import OPTIM_MODELS
-from .partials import partial_class, wrap_partial
-from .rng import is_rng_method
-from .twins import TwinFunctionVariable, has_twin
-from .torch_fn import TRACE_TIME, TorchFunctionVariable, is_graph_callable
-from .supers import OBJECT_SLOTS, ObjectSlotVariable
-from .user_defined import UserDefinedClassVariable, UserDefinedObjectVariable, bind_class_attribute
-from .copying import COPY_MODELS
-from .exceptions import EXC_INFO_MODELS
-from .trace_time import (NULL_CONTEXTS, PURE_CALLS, TYPING_MODELS, EnvironVariable, ModelledCallVariable,
-                         NullContextClassVariable, OpaqueConstantVariable, PureCallVariable)
-from .user_dict import is_user_dict_class, wrap_user_dict
-from .value_subclass import value_base, wrap_value_instance
-from .builtin_methods import is_unbound_builtin_method
-from .wrappers import (BreakingCallVariable, LruCacheVariable, grad_mode_exit, is_grad_mode_exit,
-                       wrap_framegraph_wrapper)
+from .core.aliases import remember_object, same_object
+from .core.base import STABLE_MODULES, VariableTracker, guard_identity
+from .callables.builtins import BUILTINS, PURE, BuiltinVariable
+from .core.call_shapes import own_methods
+from .objects.classes import CLASS_DECORATORS, ClassDecoratorVariable
+from .core.constant import (CONSTANT_TYPES, ConstantVariable, is_constant_value, is_struct_sequence,
+                            wrap_constant)
+from .tensors.ctx_managers import (GRAD_MODE_CLASSES, STATE_SWITCHES, GradModeClassVariable,
+                                   StateSwitchClassVariable)
+from .containers.dicts import ConstDictVariable, SetVariable, plain_key
+from .containers.sets import SCALARS, same_table
+from .callables.functions import UserFunctionVariable
+from .containers.lists import ListVariable, NamedTupleVariable, SizeVariable, TupleVariable
+from .tensors.nn_module import NNModuleVariable
+from .iteration.iterators import ChangedSize, wrap_changed_size
+from .containers.lazy_dict import wrap_lazy_dict
+from .containers.object_dicts import is_object_keyed, wrap_object_keyed_dict
+from .tensors.optim import OPTIM_MODELS
+from .callables.partials import partial_class, wrap_partial
+from .tensors.rng import is_rng_method
+from .callables.twins import TwinFunctionVariable, has_twin
+from .tensors.torch_fn import TRACE_TIME, TorchFunctionVariable, is_graph_callable
+from .objects.supers import OBJECT_SLOTS, ObjectSlotVariable
+from .objects.user_defined import UserDefinedClassVariable, UserDefinedObjectVariable, bind_class_attribute
+from .objects.copying import COPY_MODELS
+from .core.exceptions import EXC_INFO_MODELS
+from .callables.trace_time import (NULL_CONTEXTS, PURE_CALLS, TYPING_MODELS, EnvironVariable,
+                                   ModelledCallVariable, NullContextClassVariable, OpaqueConstantVariable,
+                                   PureCallVariable)
+from .subclasses.user_dict import is_user_dict_class, wrap_user_dict
+from .subclasses.value_subclass import value_base, wrap_value_instance
+from .callables.builtin_methods import is_unbound_builtin_method
+from .callables.wrappers import (BreakingCallVariable, LruCacheVariable, grad_mode_exit, is_grad_mode_exit,
+                                 wrap_framegraph_wrapper)
 
 # Modules whose attributes are assumed stable (not guarded).
 
@@ -109,7 +112,7 @@ class PythonModuleVariable(VariableTracker):
         ``hasattr`` answers False; guarded on the name staying out of the module's
         ``__dict__``, unless the module is one whose contents are taken as they are."""
         from ..guards.sources import AttrSource
-        from .exceptions import raise_python_error
+        from .core.exceptions import raise_python_error
 
         stable = self.module.__name__.split(".")[0] in STABLE_MODULES
         if not stable:

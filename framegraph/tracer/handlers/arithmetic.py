@@ -5,10 +5,10 @@ containers and user classes -> their slots) live in ``variables/ops.py``;
 the handlers only move operands.
 """
 from ... import pyver
-from ...variables.constant import ConstantVariable
-from ...variables.lists import SliceVariable
-from ...variables.tensor import TensorVariable
-from ...variables.ops import NB_OPS, UNARY_OPS, binary_op, compare, contains_op, is_op, unary_op
+from ...variables.core.constant import ConstantVariable
+from ...variables.containers.lists import SliceVariable
+from ...variables.tensors.tensor import TensorVariable
+from ...variables.core.ops import NB_OPS, UNARY_OPS, binary_op, compare, contains_op, is_op, unary_op
 from ..registry import family_member, handler
 
 

@@ -6,8 +6,8 @@ callable), so CALL never needs to know whether the method was bound by the
 tracker or by the tracer.
 """
 from ... import pyver
-from ...variables.base import NULL
-from ...variables.builtins import delete_attribute
+from ...variables.core.base import NULL
+from ...variables.callables.builtins import delete_attribute
 from ..registry import handler
 
 

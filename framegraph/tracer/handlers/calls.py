@@ -10,10 +10,10 @@ CALL) or CALL_KW's top of stack (3.13) names the last arguments.
 """
 from ... import pyver
 from ...errors import unsupported
-from ...variables.base import NULL
-from ...variables.dicts import ConstDictVariable
-from ...variables.exceptions import raise_in_trace
-from ...variables.functions import NestedUserFunctionVariable
+from ...variables.core.base import NULL
+from ...variables.containers.dicts import ConstDictVariable
+from ...variables.core.exceptions import raise_in_trace
+from ...variables.callables.functions import NestedUserFunctionVariable
 from ..registry import handler
 
 

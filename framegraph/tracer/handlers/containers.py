@@ -8,10 +8,10 @@ import types
 
 from ... import pyver
 from ...errors import unsupported
-from ...variables.constant import ConstantVariable
-from ...variables.dicts import ConstDictVariable, SetVariable
-from ...variables.exceptions import raise_in_trace
-from ...variables.lists import ListVariable, SliceVariable, TupleVariable
+from ...variables.core.constant import ConstantVariable
+from ...variables.containers.dicts import ConstDictVariable, SetVariable
+from ...variables.core.exceptions import raise_in_trace
+from ...variables.containers.lists import ListVariable, SliceVariable, TupleVariable
 from ..registry import family_member, handler, unsupported_opcode
 
 
@@ -72,7 +72,7 @@ def _formatted(tx, value, conversion, spec):
     if conversion == 2 and not value.is_python_constant():
         # f"{x!r}" is format(repr(x), spec): repr() as the builtin's model does it (a
         # Python __repr__ is traced: a dataclass field holding another dataclass)
-        from ...variables.builtins import BUILTINS
+        from ...variables.callables.builtins import BUILTINS
 
         value, conversion = BUILTINS[repr](tx, value), 0
     if conversion == 1 and hasattr(value, "str"):  # f"{x!s}": the tracker's tp_str
@@ -81,8 +81,8 @@ def _formatted(tx, value, conversion, spec):
         return value.formatted(tx, spec)
     if not value.is_python_constant() and (conversion == 1 or conversion == 0 and not spec):
         # f"{obj}" is format(obj, ""): object.__format__ is str(obj), a Python __str__ traced
-        from ...variables.reprs import user_str
-        from ...variables.user_defined import UserDefinedObjectVariable, _static
+        from ...variables.core.reprs import user_str
+        from ...variables.objects.user_defined import UserDefinedObjectVariable, _static
 
         plain_format = isinstance(value, UserDefinedObjectVariable) and \
             _static(value.python_type(), "__format__")[1] is object.__format__
@@ -135,7 +135,7 @@ _updater("SET_UPDATE", "update")
 
 
 def _raise_type_error(message: str):
-    from ...variables.exceptions import ExceptionVariable, TracedException
+    from ...variables.core.exceptions import ExceptionVariable, TracedException
 
     raise TracedException(ExceptionVariable(TypeError, [ConstantVariable(message)]))
 
@@ -157,7 +157,7 @@ _FUNCTION_KINDS = (types.FunctionType, types.MethodType, types.BuiltinFunctionTy
 def _function_str(tx, var) -> str:
     """CPython's ``_PyObject_FunctionStr`` (what its call errors name the callee by):
     ``module.qualname()``, without the module for builtins."""
-    from ...variables.trace_time import real_value
+    from ...variables.callables.trace_time import real_value
 
     fn = real_value(var)
     if not isinstance(fn, _FUNCTION_KINDS):  # its __qualname__ could run user code

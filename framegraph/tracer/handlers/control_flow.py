@@ -7,9 +7,9 @@ branching (the brief's example: ``if x.sum() > 0``), catalogued
 and FOR_ITER advances the iterator tracker.
 """
 from ... import pyver
-from ...variables.base import NULL
-from ...variables.constant import ConstantVariable, wrap_constant
-from ...variables.tensor import TensorVariable
+from ...variables.core.base import NULL
+from ...variables.core.constant import ConstantVariable, wrap_constant
+from ...variables.tensors.tensor import TensorVariable
 from ..registry import family_member, handler
 
 

@@ -9,8 +9,8 @@ trace.
 """
 from ... import pyver
 from ...errors import unsupported
-from ...variables.constant import ConstantVariable
-from ...variables.generators import GeneratorVariable
+from ...variables.core.constant import ConstantVariable
+from ...variables.iteration.generators import GeneratorVariable
 from ..registry import handler, unsupported_opcode
 
 

@@ -7,8 +7,8 @@ PEP 695 typing helpers into two opcodes whose oparg picks a function
 use are modelled like the 3.11 opcodes; the rest are catalogued refusals.
 """
 from ...errors import unsupported
-from ...variables.lists import TupleVariable
-from ...variables.ops import UNARY_OPS, unary_op
+from ...variables.containers.lists import TupleVariable
+from ...variables.core.ops import UNARY_OPS, unary_op
 from ..registry import handler
 
 # pycore_intrinsics.h, CALL_INTRINSIC_1's opargs.
@@ -22,8 +22,8 @@ _INTRINSIC_2 = ("INVALID", "PREP_RERAISE_STAR", "TYPEVAR_WITH_BOUND", "TYPEVAR_W
 def _stopiteration_error(tx, exc):
     """PEP 479 in a generator's own handler: a StopIteration leaving the body becomes
     ``RuntimeError('generator raised StopIteration')`` from it; anything else is unchanged."""
-    from ...variables.constant import ConstantVariable
-    from ...variables.exceptions import ExceptionVariable
+    from ...variables.core.constant import ConstantVariable
+    from ...variables.core.exceptions import ExceptionVariable
 
     if not getattr(tx, "is_generator", False):
         unsupported("generator", "CALL_INTRINSIC_1 STOPITERATION_ERROR in the compiled frame")

@@ -13,11 +13,11 @@ import sys
 from ... import pyver
 from ...errors import unsupported
 from ...side_effects import store_global
-from ...variables.base import NULL
+from ...variables.core.base import NULL
 from ...variables.builder import wrap_value
-from ...variables.classes import BuildClassVariable
-from ...variables.constant import wrap_constant
-from ...variables.functions import CellVariable
+from ...variables.objects.classes import BuildClassVariable
+from ...variables.core.constant import wrap_constant
+from ...variables.callables.functions import CellVariable
 from ..registry import handler, unsupported_opcode
 
 

@@ -2,7 +2,7 @@
 
 https://docs.python.org/3.11/library/dis.html#opcode-NOP and neighbours.
 """
-from ...variables.base import NULL
+from ...variables.core.base import NULL
 from ..registry import family_member, handler, unsupported_opcode
 
 

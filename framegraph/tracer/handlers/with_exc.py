@@ -14,11 +14,11 @@ import torch
 
 from ...errors import FramegraphError, unsupported
 from ...variables.builder import wrap_value
-from ...variables.builtins import BuiltinVariable
-from ...variables.constant import ConstantVariable
-from ...variables.ctx_managers import enter_context
-from ...variables.exceptions import (ExceptionVariable, TracedException, caller_handles_nothing,
-                                      is_exception_class, make_exception, raise_in_trace, traceback_of)
+from ...variables.callables.builtins import BuiltinVariable
+from ...variables.core.constant import ConstantVariable
+from ...variables.tensors.ctx_managers import enter_context
+from ...variables.core.exceptions import (ExceptionVariable, TracedException, caller_handles_nothing,
+                                          is_exception_class, make_exception, raise_in_trace, traceback_of)
 from ..exceptions import handled_exception
 from ..registry import handler, unsupported_opcode
 

@@ -1,0 +1,1 @@
+"""Functions, builtins and library calls."""

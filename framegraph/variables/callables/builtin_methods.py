@@ -1,0 +1,154 @@
+"""Methods of builtin types called through the class: ``dict.get(d, k)``, ``list.__iadd__(l, m)``.
+
+``T.name`` of a builtin type ``T`` is a ``method_descriptor`` (``dict.get``)
+or a ``wrapper_descriptor`` (``list.__iadd__``, a slot). Called with an
+instance first, CPython runs the type's own C function on it, bypassing any
+override a subclass has. So the call is the tracker's own method when the
+instance's type does not override ``name`` (then ``obj.name(...)`` would run
+the same C function), and the slot's operator for the dunder slots. On
+trace-time constants of immutable types (``str.upper("ab")``,
+``int.__add__(1, 2.0)``) the descriptor itself runs now: it is pure, and what
+it returns (``NotImplemented`` too) is exactly what CPython returns.
+
+Class methods and constructors of builtin types are small models in
+``BUILTINS`` too: ``dict.fromkeys``, ``list.__new__``.
+"""
+import collections
+import operator
+import types
+
+from ...errors import unsupported
+from ..core.call_shapes import builtin_base, check_function_shape
+from ..core.constant import ConstantVariable, items_of, wrap_constant
+from ..core.exceptions import python_operation
+from ..core.ops import COMPARE_OPS
+
+DESCRIPTOR_TYPES = (types.MethodDescriptorType, types.WrapperDescriptorType)
+# instances of these have no identity or state a call could change: fold on constants
+_IMMUTABLE = (int, float, complex, str, bytes, tuple, frozenset, bool, type(None), range)
+
+# A binary slot reached through the descriptor: the operator, when both operands
+# are of the slot's own type (where the C function would return NotImplemented
+# for another type, the operator would try the other operand instead).
+_BINARY_SLOTS = {
+    "__add__": operator.add, "__iadd__": operator.iadd, "__mul__": operator.mul, "__imul__": operator.imul,
+    "__or__": operator.or_, "__ior__": operator.ior, "__and__": operator.and_, "__iand__": operator.iand,
+    "__sub__": operator.sub, "__isub__": operator.isub, "__xor__": operator.xor, "__ixor__": operator.ixor,
+    "__eq__": operator.eq, "__ne__": operator.ne, "__lt__": operator.lt, "__le__": operator.le,
+    "__gt__": operator.gt, "__ge__": operator.ge,
+}
+_REPEAT_SLOTS = {"__mul__", "__imul__"}  # the other operand is an int
+_SYMBOLS = {fn: symbol for symbol, fn in COMPARE_OPS.items()}
+
+
+def is_unbound_builtin_method(fn) -> bool:
+    """``dict.get``, ``list.__iadd__``: a method of a builtin type, not bound to an instance."""
+    return type(fn) in DESCRIPTOR_TYPES and isinstance(getattr(fn, "__objclass__", None), type)
+
+
+def joined_items(tx, iterable):
+    """The argument of ``str.join`` as it reads it: PySequence_Fast takes every item first
+    (``"".join(chain(a, b))``, ``"-".join(map(str, xs))``)."""
+    from .builtins import _is_constant_arg
+    from ..core.constant import items_of
+    from ..containers.lists import ListVariable
+
+    return iterable if _is_constant_arg(iterable) else ListVariable(items_of(tx, iterable))
+
+
+def _refused_slot(fn, obj, other):
+    """``dict.__or__(d, [])``: a binary slot given an operand it does not take. Run on real
+    stand-ins of the two types, it answers NotImplemented (dict_or) or raises (list_concat's
+    TypeError) as it would on the values; an operand without a stand-in is not modelled."""
+    from .builtins import _real_stand_in
+
+    stand_ins = [_real_stand_in(obj), _real_stand_in(other)]
+    if stand_ins[0] is None or stand_ins[1] is None and not isinstance(other, ConstantVariable):
+        unsupported("unsupported_call", f"{fn.__objclass__.__name__}.{fn.__name__} with a "
+                                        f"{other.python_type().__name__}")
+    with python_operation(f"{fn.__objclass__.__name__}.{fn.__name__}"):
+        result = fn(*stand_ins)
+    if result is not NotImplemented:
+        unsupported("unsupported_call", f"{fn.__objclass__.__name__}.{fn.__name__} with a "
+                                        f"{other.python_type().__name__}")
+    return ConstantVariable(NotImplemented)
+
+
+def call_unbound(tx, fn, args, kwargs):
+    """``T.name(obj, *args, **kwargs)`` for a builtin type ``T``, as CPython runs it."""
+    from .builtins import _constant_arg, _is_constant_arg
+    from ..core.ops import binary_op, compare
+
+    owner, name = fn.__objclass__, fn.__name__
+    if not args:
+        check_function_shape(fn, args, kwargs)  # CPython's "unbound method dict.get() needs an argument"
+        unsupported("operator_error", f"descriptor '{name}' of '{owner.__name__}' object needs an argument")
+    obj, rest = args[0], list(args[1:])
+    obj_type = obj.python_type()
+    if not issubclass(obj_type, owner):
+        unsupported("operator_error", f"descriptor '{name}' for '{owner.__name__}' objects "
+                                      f"doesn't apply to a '{obj_type.__name__}' object")
+    if hasattr(obj, "builtin_method"):  # a subclass instance: its builtin part, not its overrides
+        base = builtin_base(obj_type)
+        if base is not None and getattr(base, name, None) is not fn:
+            # `dict.pop(an_ordered_dict, k)`: dict's own function, which leaves the
+            # OrderedDict's order list behind (its repr raises then): not modelled
+            unsupported("unsupported_call", f"{owner.__name__}.{name} on a {base.__name__}, which overrides it")
+        return obj.builtin_method(tx, name, rest, kwargs)
+    if owner is object:  # object.__setattr__ is supers.ObjectSlotVariable; the rest is not modelled
+        unsupported("unsupported_call", f"object.{name}")
+    if name == "join" and owner in (str, bytes) and len(rest) == 1 and not kwargs:
+        args = [obj, joined_items(tx, rest[0])]
+    values = list(args) + list(kwargs.values())
+    if issubclass(owner, _IMMUTABLE) and all(_is_constant_arg(v) for v in values):
+        with python_operation(f"{owner.__name__}.{name}"):
+            result = fn(*[_constant_arg(a) for a in args], **{k: _constant_arg(v) for k, v in kwargs.items()})
+        return wrap_constant(result)
+    if getattr(obj_type, name, None) is not fn:
+        # the instance's class overrides it: obj.name(...) would run the override, not T's
+        unsupported("unsupported_call", f"{owner.__name__}.{name} on a {obj_type.__name__} that overrides it")
+    slot = _BINARY_SLOTS.get(name)
+    if slot is not None:
+        if kwargs or len(rest) != 1:
+            unsupported("operator_error", f"{owner.__name__}.{name} takes exactly one argument")
+        other = rest[0]
+        fits = other.python_type() is int if name in _REPEAT_SLOTS else issubclass(other.python_type(), owner)
+        if not fits:  # the C function returns NotImplemented, or raises: its types decide, as on stand-ins
+            return _refused_slot(fn, obj, other)
+        symbol = _SYMBOLS.get(slot)
+        return compare(tx, symbol, obj, other) if symbol else binary_op(tx, slot, obj, other)
+    return obj.call_method(tx, name, rest, kwargs)
+
+
+def _fromkeys(cls):
+    def model(tx, iterable, value=None):
+        """``dict.fromkeys(iterable, value=None)``: a new dict, each key mapped to the one ``value``."""
+        from ..containers.dicts import ConstDictVariable
+
+        value = value if value is not None else ConstantVariable(None)
+        result = ConstDictVariable([], py_type=cls)
+        for key in items_of(tx, iterable):
+            result.setitem(tx, key, value)
+        return result
+    return model
+
+
+def _empty(kind):
+    def model(tx, cls, *args, **kwargs):
+        """``list.__new__(list)``: an empty instance (``__init__`` fills it, not ``__new__``)."""
+        from ..containers.dicts import ConstDictVariable, SetVariable
+        from ..containers.lists import ListVariable
+
+        if not (cls.is_python_constant() and cls.as_python_constant() is kind):
+            unsupported("unsupported_call", f"{kind.__name__}.__new__ of a subclass")
+        return {list: ListVariable, dict: ConstDictVariable, set: SetVariable}[kind]([])
+    return model
+
+
+MODELS = {
+    dict.fromkeys: _fromkeys(dict),
+    collections.OrderedDict.fromkeys: _fromkeys(collections.OrderedDict),
+    list.__new__: _empty(list),
+    dict.__new__: _empty(dict),
+    set.__new__: _empty(set),
+}

@@ -1,0 +1,1 @@
+"""Sequences, dicts and sets."""

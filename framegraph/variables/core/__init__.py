@@ -1,0 +1,1 @@
+"""The tracker protocol and what every family stands on."""

@@ -1,0 +1,1 @@
+"""Iterators and generators."""

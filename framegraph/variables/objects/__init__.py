@@ -1,0 +1,1 @@
+"""User classes and their instances."""

@@ -1,0 +1,1 @@
+"""Instances of user subclasses of builtin types."""

@@ -1,0 +1,1 @@
+"""Tensors, sizes, torch callables and nn.Modules."""

@@ -1,0 +1,192 @@
+"""TensorVariable: a tensor during tracing, i.e. an FX node plus its FakeTensor.
+
+The FakeTensor (``fake``) knows shape, dtype, device and requires_grad but no
+data, so a tensor tracker answers metadata questions at trace time (``x.shape``,
+``x.dtype``, ``x.dim()``, ``x.size(0)``: static shapes, covered by the tensor
+guard) and turns everything else into graph nodes (``x.sum()``, ``x[1:]``,
+``x.T``). Asking for its data (``bool(x)``, ``x.item()``) is data-dependent
+and ends the trace with a catalogued reason.
+
+``used`` records that the trace relied on this tensor: an input placeholder
+that ends with no users and was never used is pruned, guard included.
+"""
+import operator
+
+import torch
+
+from ...errors import unsupported
+from ..core.base import METHOD_NAME_ATTRS, VariableTracker
+from ..core.constant import ConstantVariable, wrap_constant
+from .symint import symbolic_meta
+
+# Attributes answered from the FakeTensor at trace time (static, guarded).
+META_ATTRS = frozenset({
+    "dtype", "device", "ndim", "requires_grad", "is_cuda", "is_cpu", "is_sparse", "is_quantized",
+    "is_meta", "is_mkldnn", "is_nested", "layout", "is_leaf", "itemsize", "nbytes", "is_mps", "is_xpu",
+})
+# Attributes that are tensors computed from this one: recorded as graph nodes.
+GRAPH_ATTRS = frozenset({"T", "mT", "H", "mH", "real", "imag"})
+# Methods whose result depends only on metadata: computed at trace time.
+META_METHODS = frozenset({
+    "size", "dim", "ndimension", "numel", "nelement", "stride", "is_floating_point", "is_complex",
+    "is_contiguous", "element_size", "get_device", "is_signed", "__len__", "is_inference",
+    "storage_offset",
+})
+# Methods that need a tensor's data in Python.
+DATA_METHODS = frozenset({
+    "item", "tolist", "numpy", "__bool__", "__int__", "__float__", "__index__", "data_ptr",
+    "backward", "__array__", "__format__",
+})
+
+
+class TensorVariable(VariableTracker):
+    @property
+    def replay_kind(self):
+        return "object" if self.source is not None else None  # t.grad = ..., written back
+
+    def __init__(self, node, fake, *, cls=torch.Tensor, source=None):
+        super().__init__(source=source)
+        self.node = node
+        self._fake = fake
+        self.cls = cls
+        self.used = False
+        self.attrs = {}  # attributes written in the trace (only .grad): replayed as an object's
+        node.meta["example_value"] = fake
+
+    @property
+    def fake(self):
+        """The FakeTensor; reading it means the trace relied on this tensor."""
+        self.used = True
+        return self._fake
+
+    def python_type(self):
+        return self.cls
+
+    @property
+    def mutable(self):
+        return True  # tensor mutations are graph ops, replayed by the graph itself
+
+    def getattr(self, tx, name):
+        if name in ("shape",):
+            return symbolic_meta(tx, self, "size", [], self.fake.shape) or wrap_constant(self.fake.shape)
+        if name in META_ATTRS:
+            return wrap_constant(getattr(self.fake, name))
+        if name in GRAPH_ATTRS:
+            return tx.output.call_function(tx, getattr, [self, ConstantVariable(name)], {})
+        if name == "data":
+            return tx.output.call_method(tx, "detach", [self], {})
+        if name == "__class__":
+
+            return tx.wrap(self.cls)
+        if name == "grad" and name in self.attrs:  # written earlier in this trace
+            return self.attrs[name]
+        if name == "grad" and self.source is not None and self in tx.output.inputs:
+            # an input's .grad (an optimizer reading parameters): re-read and guarded on every call
+            from ...guards.sources import AttrSource
+
+            real = tx.output.example_inputs[tx.output.inputs.index(self)]
+            return tx.wrap(real.grad, AttrSource(self.source, "grad"))
+        if name in ("grad", "grad_fn", "_version", "_base"):
+            unsupported("unsupported_attribute", f"tensor.{name} is run-time autograd state")
+        if callable(getattr(torch.Tensor, name, None)):
+            return TensorMethodVariable(self, name)
+        unsupported("unsupported_attribute", f"Tensor.{name}")
+
+    def hasattr(self, tx, name):
+        """Attributes of the tensor type (a tensor's own ``__dict__`` is not modelled)."""
+        return hasattr(torch.Tensor, name) or name in META_ATTRS or name == "shape"
+
+    def setattr(self, tx, name, value):
+        """``t.grad = None`` or ``= g`` (``zero_grad(set_to_none=True)``, a gradient
+        hook written by hand): on a tensor from outside, a write replayed after the
+        graph like an object attribute's; later reads in the trace see it."""
+        if name != "grad":
+            unsupported("unsupported_attribute", f"setting tensor.{name}")
+        if isinstance(value, TensorVariable):
+            mine, theirs = self.fake, value.fake
+            if (mine.shape, mine.dtype, mine.device) != (theirs.shape, theirs.dtype, theirs.device):
+                # autograd would raise "assigned grad has data of a different size/type"
+                unsupported("unsupported_attribute", "assigning a .grad of another shape, dtype or device")
+        elif not (value.is_python_constant() and value.as_python_constant() is None):
+            unsupported("unsupported_attribute", f"assigning {value} to tensor.grad")
+        if self.source is None:
+            if isinstance(value, TensorVariable):  # a graph value's .grad is not modelled
+                unsupported("unsupported_attribute", "setting .grad of a tensor made in the graph")
+            return  # made in the graph: its .grad is None already (no backward runs inside)
+        if self not in tx.output.inputs:
+            unsupported("unsupported_attribute", "setting .grad of a tensor that is not a graph input")
+        from ...side_effects import record_mutation
+
+        record_mutation(tx, self, "setting tensor.grad")
+        self.attrs[name] = value
+
+    def call_method(self, tx, name, args, kwargs):
+        if name in META_METHODS:
+            from .torch_fn import lower_constants
+
+            cargs, ckwargs = lower_constants(args, kwargs)
+            value = getattr(self.fake, name)(*cargs, **ckwargs)
+            if not ckwargs:  # a symbolic size/stride/numel stays a graph value (symint.py)
+                symbolic = symbolic_meta(tx, self, name, cargs, value)
+                if symbolic is not None:
+                    return symbolic
+            return wrap_constant(value)
+        if name in DATA_METHODS:
+            unsupported("data_dependent_value", f"Tensor.{name}() needs the tensor's data")
+        if name == "type" and not args and not kwargs:
+            return ConstantVariable(self.fake.type())
+        if name == "__getitem__":
+            return self.getitem(tx, args[0])
+        return tx.output.call_method(tx, name, [self] + list(args), kwargs)
+
+    def truth(self, tx):
+        unsupported("data_dependent_branch", f"attempted to jump with {self}")
+
+    def length(self, tx):
+        if self.fake.dim() == 0:
+            unsupported("operator_error", "len() of a 0-d tensor")
+        return int(self.fake.shape[0])  # a symbolic size is specialised (guarded) here
+
+    def unpack(self, tx):
+        return [self.getitem(tx, ConstantVariable(i)) for i in range(self.length(tx))]
+
+    def getitem(self, tx, key):
+        return tx.output.call_function(tx, operator.getitem, [self, key], {})
+
+    def setitem(self, tx, key, value):
+        tx.output.call_function(tx, operator.setitem, [self, key, value], {})
+
+    def contains(self, tx, item):
+        unsupported("data_dependent_value", "`in` on a tensor needs its data")
+
+    def __repr__(self):
+        return "TensorVariable()"
+
+
+class TensorMethodVariable(VariableTracker):
+    """A bound tensor method, ``x.sum`` before it is called."""
+
+    def __init__(self, tensor: TensorVariable, name: str, **kwargs):
+        super().__init__(**kwargs)
+        self.tensor = tensor
+        self.name = name
+
+    def call(self, tx, args, kwargs):
+        return self.tensor.call_method(tx, self.name, args, kwargs)
+
+    def python_type(self):
+        return type(getattr(torch.zeros(0), self.name))
+
+    def getattr(self, tx, name):
+        if name == "__self__":
+            return self.tensor
+        if name in METHOD_NAME_ATTRS:  # x.sum.__name__: the bound method of the example tensor's
+            return ConstantVariable(getattr(getattr(self.tensor.fake, self.name), name))
+        return super().getattr(tx, name)
+
+    def reconstruct(self, cg):
+        cg(self.tensor)
+        cg.load_attr(self.name)
+
+    def __repr__(self):
+        return f"TensorMethodVariable({self.name})"
