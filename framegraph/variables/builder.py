@@ -41,7 +41,8 @@ from .core.constant import (CONSTANT_TYPES, ConstantVariable, is_constant_value,
                             wrap_constant)
 from .tensors.ctx_managers import (GRAD_MODE_CLASSES, STATE_SWITCHES, GradModeClassVariable,
                                    StateSwitchClassVariable)
-from .containers.dicts import ConstDictVariable, SetVariable, plain_key
+from .containers.dicts import ConstDictVariable, plain_key
+from .containers.sets import SetVariable
 from .containers.sets import SCALARS, same_table
 from .callables.functions import UserFunctionVariable
 from .containers.lists import ListVariable, NamedTupleVariable, SizeVariable, TupleVariable

@@ -136,7 +136,8 @@ def _fromkeys(cls):
 def _empty(kind):
     def model(tx, cls, *args, **kwargs):
         """``list.__new__(list)``: an empty instance (``__init__`` fills it, not ``__new__``)."""
-        from ..containers.dicts import ConstDictVariable, SetVariable
+        from ..containers.dicts import ConstDictVariable
+        from ..containers.sets import SetVariable
         from ..containers.lists import ListVariable
 
         if not (cls.is_python_constant() and cls.as_python_constant() is kind):

@@ -37,7 +37,6 @@ from ..core.fresh import wrap_fresh
 from ..iteration.generators import GeneratorVariable
 from .identity import MODELS as IDENTITY_MODELS
 from ..core.interpreter_state import MODELS as INTERPRETER_STATE_MODELS
-from ..subclasses.value_subclass import MODELS as VALUE_NEW_MODELS
 from ..objects.instances import object_new
 from ..iteration.itertools_iters import MODELS as ITERTOOLS_MODELS
 from ..iteration.iteration_protocol import CallableIteratorVariable, count_of, index_of
@@ -553,7 +552,6 @@ BUILTINS.update(ITERTOOLS_MODELS)
 BUILTINS.update(OPERATOR_GETTER_MODELS)
 BUILTINS.update(IDENTITY_MODELS)  # id(), _thread.get_ident() (identity.py)
 BUILTINS.update(INTERPRETER_STATE_MODELS)  # sys.get_int_max_str_digits() ... (guarded)
-BUILTINS.update(VALUE_NEW_MODELS)  # int.__new__(cls, x) from a subclass's __new__ (value_subclass.py)
 BUILTINS[collections.deque] = make_deque
 BUILTINS[types.MappingProxyType] = make_mapping_proxy
 

@@ -10,7 +10,8 @@ import collections
 
 from ...errors import unsupported
 from ..core.constant import ConstantVariable, items_of, wrap_constant
-from ..containers.dicts import ConstDictVariable, SetVariable
+from ..containers.dicts import ConstDictVariable
+from ..containers.sets import SetVariable
 from ..core.exceptions import python_operation, raise_in_trace
 from ..containers.lists import ListVariable, TupleVariable
 from ..core.interpreter_state import guard_digit_limit

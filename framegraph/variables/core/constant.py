@@ -146,16 +146,16 @@ def is_struct_sequence(value) -> bool:
 
 def wrap_constant(value) -> VariableTracker:
     """The tracker of a trace-time constant (tuples become TupleVariable, ...)."""
-    from ..containers import lists
+    from ..containers.lists import RangeVariable, SizeVariable, SliceVariable, TupleVariable
 
     if type(value) is tuple:
-        return lists.TupleVariable([wrap_constant(v) for v in value])
+        return TupleVariable([wrap_constant(v) for v in value])
     if type(value) is torch.Size:
-        return lists.SizeVariable([wrap_constant(v) for v in value])
+        return SizeVariable([wrap_constant(v) for v in value])
     if type(value) is slice:
-        return lists.SliceVariable([wrap_constant(v) for v in (value.start, value.stop, value.step)])
+        return SliceVariable([wrap_constant(v) for v in (value.start, value.stop, value.step)])
     if type(value) is range:
-        return lists.RangeVariable(value)
+        return RangeVariable(value)
     if isinstance(value, CONSTANT_TYPES) or type(value) is frozenset or is_struct_sequence(value):
         return ConstantVariable(value)
     if isinstance(value, enum.Enum):  # `Flag.A | Flag.B`: a member, as a member read from its class is

@@ -198,7 +198,8 @@ def _structurally_equal(tx, a, b):
 
 def _set_members(var):
     """The members of a set, frozenset or keys view, hashed as a set holds them; else None."""
-    from ..containers.dicts import DictViewVariable, SetVariable
+    from ..containers.dicts import DictViewVariable
+    from ..containers.sets import SetVariable
     from ..containers.sets import _Member
 
     if isinstance(var, DictViewVariable) and var.kind == "keys":

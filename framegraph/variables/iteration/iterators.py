@@ -74,7 +74,8 @@ def _dict_of(container):
 def _keys_of(container):
     """The key trackers of a dict or set tracker (or a dict view's dict), in order;
     None for containers whose iterator does not check for changes (lists, tuples...)."""
-    from ..containers.dicts import ConstDictVariable, DictViewVariable, SetVariable
+    from ..containers.dicts import ConstDictVariable, DictViewVariable
+    from ..containers.sets import SetVariable
 
     if isinstance(container, DictViewVariable):
         container = container.dict_var

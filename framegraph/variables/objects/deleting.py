@@ -16,7 +16,8 @@ def delete_object_attribute(tx, obj, name):
     """``del obj.name`` (PyObject_GenericSetAttr with NULL): a property's deleter, the
     class's Python ``__delattr__``, else the instance's own attribute."""
     from ..core.exceptions import raise_in_trace
-    from .user_defined import _static, bind_class_attribute, class_attr
+    from .user_defined import _static, bind_class_attribute
+    from .class_attrs import class_attr
 
     obj.check_mutable(f"del .{name}", tx)
     found, attr = class_attr(tx, obj.cls, name)

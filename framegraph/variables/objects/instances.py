@@ -131,7 +131,7 @@ def _plain_immutable_subclass(tx, cls, args, kwargs):
         made = TupleVariable(items)
         made.py_type = cls
         return made
-    from ..containers.dicts import SetVariable
+    from ..containers.sets import SetVariable
 
     return SetVariable(items, py_type=cls)
 

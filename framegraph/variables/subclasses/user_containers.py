@@ -17,7 +17,7 @@ from ...errors import unsupported
 from .builtin_subclass import BuiltinSubclassMixin
 from ..core.call_shapes import check_method_shape, fits
 from ..core.constant import ConstantVariable
-from ..containers.dicts import SetVariable
+from ..containers.sets import SetVariable
 from ..containers.lists import ListVariable
 
 _BASES = {list: ListVariable, set: SetVariable}

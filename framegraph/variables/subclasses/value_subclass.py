@@ -18,6 +18,7 @@ from ...errors import unsupported
 from ..core.call_shapes import builtin_base
 from ..core.constant import ConstantVariable, wrap_constant
 from ..core.exceptions import python_operation
+from ..callables.builtins import BUILTINS
 from ..objects.user_defined import UserDefinedObjectVariable, _owner, _static
 
 VALUE_BASES = (int, float, complex, str, bytes)
@@ -213,4 +214,5 @@ def base_new(base):
     return model
 
 
-MODELS = {base.__new__: base_new(base) for base in VALUE_BASES}
+# int.__new__(cls, x) from a subclass's __new__: models among the builtins' own
+BUILTINS.update({base.__new__: base_new(base) for base in VALUE_BASES})
