@@ -3,8 +3,10 @@
 A unit is a package directly under `framegraph/` (`tracer`, `variables`, ...) or a
 root module (`config`, `errors`, ...). Every `import`/`from ... import` anywhere in
 a file counts, at module level or inside a function, because a lazy import is a
-dependency all the same. Prints each cycle with the imports that make it, and
-exits 1 if there is one.
+dependency all the same. The same check runs one level down, inside
+`framegraph/variables/`, whose units are its floors (`core`, `containers`, ...,
+and `builder`). Prints each cycle with the imports that make it, and exits 1 if
+there is one.
 
     python scripts/import_cycles.py            # report; exit status says
     python scripts/import_cycles.py --edges    # also list every package arrow
@@ -43,13 +45,17 @@ def _imported(tree, modname, is_package):
             yield target, node.lineno
 
 
-def unit_of(modname):
+def unit_of(modname, inside=None):
     """The package (or root module) a framegraph module belongs to, or None.
 
     ``framegraph`` itself (its ``__init__.py``, the public API) is a unit too:
     code that calls ``framegraph.compile`` depends on everything the API
     imports."""
     parts = modname.split(".")
+    if inside is not None:  # the units one level down: framegraph.<inside>.<unit>
+        if parts[:2] != ["framegraph", inside]:
+            return None
+        return parts[2] if len(parts) > 2 else "__init__"
     if parts[0] != "framegraph":
         return None
     return parts[1] if len(parts) > 1 else "__init__"
@@ -64,8 +70,9 @@ def _only_submodules(tree, line, modules):
     return False
 
 
-def edges():
-    """{(unit_a, unit_b): [(file, line, target)]} for imports between different units."""
+def edges(inside=None):
+    """{(unit_a, unit_b): [(file, line, target)]} for imports between different units
+    (of framegraph's packages, or of the floors of ``framegraph.<inside>``)."""
     modules = {}
     for dirpath, _, files in os.walk(ROOT):
         for f in files:
@@ -76,13 +83,15 @@ def edges():
     for name, path in modules.items():
         with open(path) as fh:
             tree = ast.parse(fh.read(), path)
-        src = unit_of(name)
+        src = unit_of(name, inside)
         for target, line in _imported(tree, name, path.endswith("__init__.py")):
             if target not in modules:
                 continue
             if target == "framegraph" and _only_submodules(tree, line, modules):
                 continue  # `from framegraph import pyver`: the submodule, counted above
-            dst = unit_of(target)
+            if inside is not None and target == "framegraph." + inside:
+                continue  # `from framegraph.variables import core`: the floor, counted above
+            dst = unit_of(target, inside)
             if src and dst and src != dst:
                 found[(src, dst)].append((os.path.relpath(path, os.path.dirname(ROOT)), line, target))
     return found
@@ -123,20 +132,23 @@ def cycles(found):
 
 
 def main(argv):
-    found = edges()
-    if "--edges" in argv:
-        for (a, b), sites in sorted(found.items()):
-            print(f"{a} -> {b}  ({len(sites)})")
-    comps = cycles(found)
-    for comp in comps:
-        print("cycle:", " <-> ".join(comp))
-        for (a, b), sites in sorted(found.items()):
-            if a in comp and b in comp:
-                for path, line, target in sites:
-                    print(f"  {a} -> {b}: {path}:{line} imports {target}")
-    if not comps:
-        print("no import cycle between framegraph's packages")
-    return 1 if comps else 0
+    status = 0
+    for inside, what in ((None, "framegraph's packages"), ("variables", "the floors of framegraph/variables")):
+        found = edges(inside)
+        if "--edges" in argv:
+            for (a, b), sites in sorted(found.items()):
+                print(f"{a} -> {b}  ({len(sites)})")
+        comps = cycles(found)
+        for comp in comps:
+            print("cycle:", " <-> ".join(comp))
+            for (a, b), sites in sorted(found.items()):
+                if a in comp and b in comp:
+                    for path, line, target in sites:
+                        print(f"  {a} -> {b}: {path}:{line} imports {target}")
+        if not comps:
+            print(f"no import cycle between {what}")
+        status = status or (1 if comps else 0)
+    return status
 
 
 if __name__ == "__main__":

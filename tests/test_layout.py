@@ -4,10 +4,16 @@ These facts are read from the code (every import, also those inside
 functions) by ``scripts/import_cycles.py``; the rules are the Layout section
 of the design map (shared/design.md).
 """
+import ast
+import functools
 import importlib.util
 import os
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+VARIABLES = os.path.join(ROOT, "framegraph", "variables")
+
+# The floors of framegraph/variables, bottom up: each imports only those below it.
+FLOORS = ("core", "containers", "iteration", "tensors", "callables", "objects", "subclasses", "builder")
 
 
 def _checker():
@@ -17,17 +23,20 @@ def _checker():
     return module
 
 
-checker = _checker()
-EDGES = checker.edges()
+@functools.lru_cache(maxsize=None)
+def edges(inside=None):
+    """The import arrows between framegraph's packages (or the floors of ``framegraph.<inside>``),
+    read from the code when a test first asks."""
+    return _checker().edges(inside)
 
 
 def imports(a, b):
     """Where package ``a`` imports package ``b`` (empty: it does not)."""
-    return EDGES.get((a, b), [])
+    return edges().get((a, b), [])
 
 
 def test_no_import_cycle_between_packages():
-    assert checker.cycles(EDGES) == []
+    assert _checker().cycles(edges()) == []
 
 
 def test_at_most_eight_root_modules():
@@ -44,8 +53,8 @@ def test_each_pipeline_step_is_a_package():
 
 
 def test_pyver_and_bytecode_import_nothing_above_them():
-    assert {b for (a, b) in EDGES if a == "pyver"} == set()
-    assert {b for (a, b) in EDGES if a == "bytecode"} <= {"pyver"}
+    assert {b for (a, b) in edges() if a == "pyver"} == set()
+    assert {b for (a, b) in edges() if a == "bytecode"} <= {"pyver"}
 
 
 def test_trackers_never_drive_compilation():
@@ -65,3 +74,50 @@ def test_diagnostics_read_results_and_never_trace():
 
 def test_the_ledger_does_not_know_tracker_classes():
     assert imports("side_effects", "variables") == []
+
+
+def test_variables_floors_import_only_the_floors_below():
+    found = edges("variables")
+    assert _checker().cycles(found) == []
+    for (a, b), sites in found.items():
+        if a == "__init__":
+            continue  # the package loads every floor
+        assert FLOORS.index(b) < FLOORS.index(a), (a, b, sites)
+
+
+def test_the_core_imports_no_family():
+    assert {b for (a, b) in edges("variables") if a == "core"} == set()
+
+
+def test_each_floor_is_a_package_of_at_most_fifteen_modules():
+    names = sorted(f for f in os.listdir(VARIABLES) if not f.startswith(("_", ".")))
+    assert names == sorted(list(FLOORS[:-1]) + ["builder.py"]), names
+    for floor in FLOORS[:-1]:
+        modules = [f for f in os.listdir(os.path.join(VARIABLES, floor)) if f.endswith(".py") and f != "__init__.py"]
+        assert len(modules) <= 15, (floor, len(modules))
+
+
+def _function_level_imports():
+    """(path, line, the line before) for each import written inside a function in variables/."""
+    found = []
+    for dirpath, _, files in os.walk(VARIABLES):
+        for f in files:
+            if not f.endswith(".py"):
+                continue
+            path = os.path.join(dirpath, f)
+            with open(path) as fh:
+                src = fh.read()
+            lines = src.splitlines()
+            for fn in ast.walk(ast.parse(src)):
+                if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                    for node in ast.walk(fn):
+                        if isinstance(node, (ast.Import, ast.ImportFrom)):
+                            found.append((path, node.lineno, lines[node.lineno - 1], lines[node.lineno - 2]))
+    return found
+
+
+def test_imports_inside_functions_in_variables_are_few_and_say_why():
+    found = _function_level_imports()
+    assert len(found) < 40, found
+    for path, line, text, before in found:
+        assert "#" in text or before.strip().startswith("#"), f"{path}:{line}: say why it is imported here"

@@ -42,7 +42,8 @@ from ..diagnostics import logs
 from ..errors import CATALOGUE, NO_BREAK, RETRY, Entry, InternalError, Unsupported, unsupported
 from ..variables.core.base import NULL
 from ..variables.callables.functions import CellVariable
-from ..variables.iteration.iterators import IteratorVariable, checked_rest, remaining_items
+from ..variables.iteration.iterators import checked_rest, remaining_items
+from ..variables.core.iterator import IteratorVariable
 from ..variables.containers.lists import TupleVariable
 from . import resume
 

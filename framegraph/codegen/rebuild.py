@@ -64,7 +64,7 @@ class FrameCodegen(PyCodegen):
 
     def replay_side_effects(self, side_effects):
         """Replay the trace's side effects, then advance the iterators that waited for them."""
-        from ..variables.iteration.iterators import advance_iterator
+        from ..variables.core.iterator import advance_iterator
 
         side_effects.replay(self)
         for temp, consumed, done in self.after_replay or ():

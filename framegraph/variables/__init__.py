@@ -1,8 +1,22 @@
 """VariableTrackers: the symbolic values on the tracer's stack.
 
-``base.py`` defines the slot-shaped protocol; ``builder.wrap_value`` turns a
-real value and its Source into a tracker (with guards); the other modules
-model one family of values each (constants, tensors, sequences, dicts and
-sets, iterators, functions, builtins, torch callables, nn.Modules, user
-classes, context managers). ``ops.py`` holds Python's operator protocol.
+The trackers stand in floors, each a package that imports only the floors
+below it (``tests/test_layout.py`` holds the rule, ``scripts/import_cycles.py``
+draws it):
+
+    builder.py    real value + Source -> tracker of its family (with guards)
+    subclasses/   instances of user subclasses of builtin types
+    objects/      user classes and instances, class statements, super(), copying
+    callables/    user functions, builtins and their models, partials, library calls
+    tensors/      tensors, symbolic sizes, torch callables, nn.Modules, grad modes
+    iteration/    the builtin iterators, itertools, generators
+    containers/   tuples, lists, dicts, sets, deques
+    core/         the tracker protocol, constants, exceptions, argument binding, the
+                  generic protocols (operators, iteration, numbers, repr) and the space
+
+Where a lower floor must make or recognise a value of a higher one, it goes
+through ``core.space``, where the higher family registers what it offers.
 """
+# The floors, bottom up; loading them all fills the space before any trace runs.
+from . import core, containers, iteration, tensors, callables, objects, subclasses  # noqa: F401
+from . import builder  # noqa: F401

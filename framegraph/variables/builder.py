@@ -32,41 +32,43 @@ from torch import nn
 from .. import _C
 from ..errors import unsupported
 from ..guards.sources import AttrSource, GetItemSource, ListItemSource, Source, TupleItemSource
-from .core.aliases import remember_object, same_object
-from .core.base import STABLE_MODULES, VariableTracker, guard_identity
+from ..guards.sources import AttrSource
+from .callables.builtin_methods import is_unbound_builtin_method
 from .callables.builtins import BUILTINS, PURE, BuiltinVariable
-from .core.call_shapes import own_methods
-from .objects.classes import CLASS_DECORATORS, ClassDecoratorVariable
-from .core.constant import (CONSTANT_TYPES, ConstantVariable, is_constant_value, is_struct_sequence,
-                            wrap_constant)
-from .tensors.ctx_managers import (GRAD_MODE_CLASSES, STATE_SWITCHES, GradModeClassVariable,
-                                   StateSwitchClassVariable)
-from .containers.dicts import ConstDictVariable, plain_key
-from .containers.sets import SetVariable
-from .containers.sets import SCALARS, same_table
 from .callables.functions import UserFunctionVariable
-from .containers.lists import ListVariable, NamedTupleVariable, SizeVariable, TupleVariable
-from .tensors.nn_module import NNModuleVariable
-from .iteration.iterators import ChangedSize, wrap_changed_size
-from .containers.lazy_dict import wrap_lazy_dict
-from .containers.object_dicts import is_object_keyed, wrap_object_keyed_dict
-from .tensors.optim import OPTIM_MODELS
 from .callables.partials import partial_class, wrap_partial
-from .tensors.rng import is_rng_method
-from .callables.twins import TwinFunctionVariable, has_twin
-from .tensors.torch_fn import TRACE_TIME, TorchFunctionVariable, is_graph_callable
-from .objects.supers import OBJECT_SLOTS, ObjectSlotVariable
-from .objects.user_defined import UserDefinedClassVariable, UserDefinedObjectVariable, bind_class_attribute
-from .objects.copying import COPY_MODELS
-from .core.exceptions import EXC_INFO_MODELS
 from .callables.trace_time import (NULL_CONTEXTS, PURE_CALLS, TYPING_MODELS, EnvironVariable,
                                    ModelledCallVariable, NullContextClassVariable, OpaqueConstantVariable,
                                    PureCallVariable)
-from .subclasses.user_dict import is_user_dict_class, wrap_user_dict
-from .subclasses.value_subclass import value_base, wrap_value_instance
-from .callables.builtin_methods import is_unbound_builtin_method
+from .callables.twins import TwinFunctionVariable, has_twin
 from .callables.wrappers import (BreakingCallVariable, LruCacheVariable, grad_mode_exit, is_grad_mode_exit,
                                  wrap_framegraph_wrapper)
+from .containers.dicts import ConstDictVariable, plain_key
+from .containers.lazy_dict import wrap_lazy_dict
+from .containers.lists import ListVariable, NamedTupleVariable, SizeVariable, TupleVariable
+from .containers.object_dicts import is_object_keyed, wrap_object_keyed_dict
+from .containers.sets import SetVariable
+from .containers.sets import SCALARS, same_table
+from .core import space
+from .core.aliases import remember_object, same_object
+from .core.base import STABLE_MODULES, VariableTracker, guard_identity
+from .core.call_shapes import own_methods
+from .core.constant import (CONSTANT_TYPES, ConstantVariable, is_constant_value, is_struct_sequence,
+                            wrap_constant)
+from .core.exceptions import EXC_INFO_MODELS, raise_python_error
+from .iteration.iterators import ChangedSize, wrap_changed_size
+from .objects.classes import CLASS_DECORATORS, ClassDecoratorVariable
+from .objects.copying import COPY_MODELS
+from .objects.supers import OBJECT_SLOTS, ObjectSlotVariable
+from .objects.user_defined import UserDefinedClassVariable, UserDefinedObjectVariable, bind_class_attribute
+from .subclasses.user_dict import is_user_dict_class, wrap_user_dict
+from .subclasses.value_subclass import value_base, wrap_value_instance
+from .tensors.ctx_managers import (GRAD_MODE_CLASSES, STATE_SWITCHES, GradModeClassVariable,
+                                   StateSwitchClassVariable)
+from .tensors.nn_module import NNModuleVariable
+from .tensors.optim import OPTIM_MODELS
+from .tensors.rng import is_rng_method
+from .tensors.torch_fn import TRACE_TIME, TorchFunctionVariable, is_graph_callable
 
 # Modules whose attributes are assumed stable (not guarded).
 
@@ -92,8 +94,6 @@ class PythonModuleVariable(VariableTracker):
         return tx.output.aliases.tracker_of(self.module.__dict__)
 
     def getattr(self, tx, name):
-        from ..guards.sources import AttrSource
-
         tracked = self._tracked_dict(tx)
         if tracked is not None and name != "__dict__":
             key = ConstantVariable(name)
@@ -112,9 +112,6 @@ class PythonModuleVariable(VariableTracker):
         """No ``name``: CPython's AttributeError (the real one's message) in the trace, as
         ``hasattr`` answers False; guarded on the name staying out of the module's
         ``__dict__``, unless the module is one whose contents are taken as they are."""
-        from ..guards.sources import AttrSource
-        from .core.exceptions import raise_python_error
-
         stable = self.module.__name__.split(".")[0] in STABLE_MODULES
         if not stable:
             if self.source is None or "__getattr__" in self.module.__dict__:
@@ -132,6 +129,7 @@ class PythonModuleVariable(VariableTracker):
         return f"PythonModuleVariable({self.module.__name__})"
 
 
+@space.register
 class EnumVariable(ConstantVariable):
     """An enum member: compared by identity, never in the graph."""
 
@@ -319,8 +317,6 @@ def _wrap_nested_function(tx, fn, source):
 
 
 def _wrap_method(tx, value, source):
-    from ..guards.sources import AttrSource
-
     if is_grad_mode_exit(value):  # left on the stack by a graph break in a `with`
         return grad_mode_exit(tx, value, source)
     if not isinstance(value.__func__, types.FunctionType):

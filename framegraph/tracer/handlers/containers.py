@@ -82,10 +82,11 @@ def _formatted(tx, value, conversion, spec):
     if not value.is_python_constant() and (conversion == 1 or conversion == 0 and not spec):
         # f"{obj}" is format(obj, ""): object.__format__ is str(obj), a Python __str__ traced
         from ...variables.core.reprs import user_str
-        from ...variables.objects.user_defined import UserDefinedObjectVariable, _static
+        from ...variables.objects.user_defined import UserDefinedObjectVariable
+        from ...variables.core.base import type_lookup
 
         plain_format = isinstance(value, UserDefinedObjectVariable) and \
-            _static(value.python_type(), "__format__")[1] is object.__format__
+            type_lookup(value.python_type(), "__format__")[1] is object.__format__
         traced = user_str(tx, value) if conversion == 1 or plain_format else None
         if traced is not None:
             value, conversion = traced, 0

@@ -18,10 +18,14 @@ import operator
 import types
 
 from ...errors import unsupported
-from ..core.call_shapes import builtin_base, check_function_shape
+from ..containers.dicts import ConstDictVariable
+from ..containers.lists import ListVariable
+from ..containers.sets import SetVariable
+from ..core import space
+from ..core.call_shapes import builtin_base, check_function_shape, real_stand_in
 from ..core.constant import ConstantVariable, items_of, wrap_constant
 from ..core.exceptions import python_operation
-from ..core.ops import COMPARE_OPS
+from ..core.ops import COMPARE_OPS, binary_op, compare
 
 DESCRIPTOR_TYPES = (types.MethodDescriptorType, types.WrapperDescriptorType)
 # instances of these have no identity or state a call could change: fold on constants
@@ -49,20 +53,14 @@ def is_unbound_builtin_method(fn) -> bool:
 def joined_items(tx, iterable):
     """The argument of ``str.join`` as it reads it: PySequence_Fast takes every item first
     (``"".join(chain(a, b))``, ``"-".join(map(str, xs))``)."""
-    from .builtins import _is_constant_arg
-    from ..core.constant import items_of
-    from ..containers.lists import ListVariable
-
-    return iterable if _is_constant_arg(iterable) else ListVariable(items_of(tx, iterable))
+    return iterable if space.is_constant_arg(iterable) else ListVariable(items_of(tx, iterable))
 
 
 def _refused_slot(fn, obj, other):
     """``dict.__or__(d, [])``: a binary slot given an operand it does not take. Run on real
     stand-ins of the two types, it answers NotImplemented (dict_or) or raises (list_concat's
     TypeError) as it would on the values; an operand without a stand-in is not modelled."""
-    from .builtins import _real_stand_in
-
-    stand_ins = [_real_stand_in(obj), _real_stand_in(other)]
+    stand_ins = [real_stand_in(obj), real_stand_in(other)]
     if stand_ins[0] is None or stand_ins[1] is None and not isinstance(other, ConstantVariable):
         unsupported("unsupported_call", f"{fn.__objclass__.__name__}.{fn.__name__} with a "
                                         f"{other.python_type().__name__}")
@@ -76,9 +74,6 @@ def _refused_slot(fn, obj, other):
 
 def call_unbound(tx, fn, args, kwargs):
     """``T.name(obj, *args, **kwargs)`` for a builtin type ``T``, as CPython runs it."""
-    from .builtins import _constant_arg, _is_constant_arg
-    from ..core.ops import binary_op, compare
-
     owner, name = fn.__objclass__, fn.__name__
     if not args:
         check_function_shape(fn, args, kwargs)  # CPython's "unbound method dict.get() needs an argument"
@@ -100,9 +95,10 @@ def call_unbound(tx, fn, args, kwargs):
     if name == "join" and owner in (str, bytes) and len(rest) == 1 and not kwargs:
         args = [obj, joined_items(tx, rest[0])]
     values = list(args) + list(kwargs.values())
-    if issubclass(owner, _IMMUTABLE) and all(_is_constant_arg(v) for v in values):
+    if issubclass(owner, _IMMUTABLE) and all(space.is_constant_arg(v) for v in values):
         with python_operation(f"{owner.__name__}.{name}"):
-            result = fn(*[_constant_arg(a) for a in args], **{k: _constant_arg(v) for k, v in kwargs.items()})
+            result = fn(*[space.constant_arg(a) for a in args],
+                        **{k: space.constant_arg(v) for k, v in kwargs.items()})
         return wrap_constant(result)
     if getattr(obj_type, name, None) is not fn:
         # the instance's class overrides it: obj.name(...) would run the override, not T's
@@ -123,8 +119,6 @@ def call_unbound(tx, fn, args, kwargs):
 def _fromkeys(cls):
     def model(tx, iterable, value=None):
         """``dict.fromkeys(iterable, value=None)``: a new dict, each key mapped to the one ``value``."""
-        from ..containers.dicts import ConstDictVariable
-
         value = value if value is not None else ConstantVariable(None)
         result = ConstDictVariable([], py_type=cls)
         for key in items_of(tx, iterable):
@@ -136,10 +130,6 @@ def _fromkeys(cls):
 def _empty(kind):
     def model(tx, cls, *args, **kwargs):
         """``list.__new__(list)``: an empty instance (``__init__`` fills it, not ``__new__``)."""
-        from ..containers.dicts import ConstDictVariable
-        from ..containers.sets import SetVariable
-        from ..containers.lists import ListVariable
-
         if not (cls.is_python_constant() and cls.as_python_constant() is kind):
             unsupported("unsupported_call", f"{kind.__name__}.__new__ of a subclass")
         return {list: ListVariable, dict: ConstDictVariable, set: SetVariable}[kind]([])

@@ -20,37 +20,41 @@ from typing import Callable, Dict
 import torch
 
 from ...errors import unsupported
-from ..core.base import CallableVariable, VariableTracker
-from .constructors import collection as _collection, defaultdict_model as _defaultdict, dict_model as _dict
-from .constructors import ordered_dict_model as _ordered_dict, scalar as _scalar
-from ..containers.sorting import minmax as _minmax, sorted_items
-from ..core.call_shapes import (STAND_INS, builtin_base, check_function_shape, fits, own_methods,
-                                real_signature_rejects)
-from .builtin_methods import (MODELS as BUILTIN_METHOD_MODELS, call_unbound, is_unbound_builtin_method,
-                              joined_items)
-from ..core.constant import ConstantVariable, is_constant_value, items_of, wrap_constant
 from ..containers.deques import make_deque
-from .evaluation import compile_model, eval_model
+from ..containers.lists import ListVariable, NamedTupleVariable, SizeVariable, SliceVariable, TupleVariable
+from ..containers.mapping_proxy import make_mapping_proxy
+from ..containers.sorting import minmax as _minmax, sorted_items
+from ..core import space
+from ..core.base import CallableVariable, VariableTracker, type_lookup
+from ..core.call_shapes import (STAND_INS, builtin_base, check_function_shape, fits, own_methods,
+                                real_signature_rejects, real_stand_in)
+from ..core.constant import ConstantVariable, is_constant_value, items_of, wrap_constant
 from ..core.exceptions import (TracedException, is_exception_class, make_exception, python_operation,
                                raise_in_trace)
 from ..core.fresh import wrap_fresh
-from ..iteration.generators import GeneratorVariable
-from .identity import MODELS as IDENTITY_MODELS
 from ..core.interpreter_state import MODELS as INTERPRETER_STATE_MODELS
-from ..objects.instances import object_new
-from ..iteration.itertools_iters import MODELS as ITERTOOLS_MODELS
-from ..iteration.iteration_protocol import CallableIteratorVariable, count_of, index_of
-from ..iteration.iterators import (EnumerateVariable, FilterVariable, GiveBackUnread, ListIteratorVariable,
-                                   MapVariable, ZipVariable)
-from ..containers.lists import ListVariable, SizeVariable, SliceVariable, TupleVariable
-from ..containers.mapping_proxy import make_mapping_proxy
+from ..core.iterator import IteratorVariable, REVERSED_TYPES, builtin_iterator_type
 from ..core.number_protocol import divmod_of, hash_of, index_builtin
-from .operator_getters import MODELS as OPERATOR_GETTER_MODELS
 from ..core.ops import COMPARE_OPS, binary_op, compare, contains_op, is_op, unary_op
 from ..core.reprs import user_repr
+from ..iteration.generators import GeneratorVariable
+from ..iteration.iteration_protocol import (CallableIteratorVariable, SequenceReversedVariable, count_of,
+                                            index_of)
+from ..iteration.iterators import (EnumerateVariable, FilterVariable, GiveBackUnread, ListIteratorVariable, MapVariable,
+                                   ZipVariable)
+from ..iteration.itertools_iters import MODELS as ITERTOOLS_MODELS
 from ..tensors.tensor import TensorVariable
+from .builtin_methods import (MODELS as BUILTIN_METHOD_MODELS, call_unbound, is_unbound_builtin_method,
+                              joined_items)
+from .constructors import collection as _collection, defaultdict_model as _defaultdict, dict_model as _dict
+from .constructors import ordered_dict_model as _ordered_dict, scalar as _scalar
+from .evaluation import compile_model, eval_model
+from .identity import MODELS as IDENTITY_MODELS
+from .operator_getters import MODELS as OPERATOR_GETTER_MODELS
+from .trace_time import class_getitem
 
 
+@space.register
 class BuiltinVariable(CallableVariable):
     """A Python builtin: modelled per function in ``BUILTINS``, or folded on constants."""
 
@@ -73,10 +77,10 @@ class BuiltinVariable(CallableVariable):
                     str, bytes) and len(args) == 1 and not kwargs:
                 args = [joined_items(tx, args[0])]
         values = list(args) + list(kwargs.values())
-        if _is_pure(self.fn) and all(_is_constant_arg(a) for a in values):
+        if _is_pure(self.fn) and all(is_constant_arg(a) for a in values):
             read = []
-            real_args = [_constant_arg(a, read=read) for a in args]
-            real_kwargs = {k: _constant_arg(v, read=read) for k, v in kwargs.items()}
+            real_args = [constant_arg(a, read=read) for a in args]
+            real_kwargs = {k: constant_arg(v, read=read) for k, v in kwargs.items()}
             # what it raises, CPython raises; operator.indexOf(it, x) stops after the match: so do the iterators
             with GiveBackUnread(read), python_operation(_name(self.fn)):
                 value = self.fn(*real_args, **real_kwargs)
@@ -91,10 +95,8 @@ class BuiltinVariable(CallableVariable):
         if isinstance(self.fn, type):
             if not hasattr(self.fn, name):  # `int.__dataclass_fields__`: what CPython raises
                 raise_in_trace(AttributeError, f"type object '{self.fn.__name__}' has no attribute '{name}'")
-            from ..objects.supers import OBJECT_SLOTS, ObjectSlotVariable
-
             attr = getattr(self.fn, name)
-            return ObjectSlotVariable(attr) if attr in OBJECT_SLOTS else BuiltinVariable(attr)
+            return space.ObjectSlotVariable(attr) if attr in space.OBJECT_SLOTS else BuiltinVariable(attr)
         return super().getattr(tx, name)
 
     def hasattr(self, tx, name):
@@ -106,8 +108,6 @@ class BuiltinVariable(CallableVariable):
     def getitem(self, tx, key):
         """``list[Tensor]``, ``dict[str, int]``: a generic alias, built at trace time."""
         if isinstance(self.fn, type):
-            from .trace_time import class_getitem
-
             return class_getitem(tx, self.fn, key)
         return super().getitem(tx, key)
 
@@ -119,19 +119,21 @@ class BuiltinVariable(CallableVariable):
 _MAX_NESTING = 64
 
 
-def _is_constant_arg(v, inside=()) -> bool:
+@space.register
+def is_constant_arg(v, inside=()) -> bool:
     if isinstance(v, ListVariable) and v.python_type() is not list:
         return False  # a list subclass: its methods (``__repr__``...) may be the user's
     if isinstance(v, ListVariable):
         if any(v is outer for outer in inside):
             return True  # a list that contains itself: rebuilt with the cycle
-        return len(inside) < _MAX_NESTING and all(_is_constant_arg(x, inside + (v,)) for x in v.items)
+        return len(inside) < _MAX_NESTING and all(is_constant_arg(x, inside + (v,)) for x in v.items)
     if isinstance(v, ListIteratorVariable):
-        return all(_is_constant_arg(x, inside) for x in v.items[v.index:])
+        return all(is_constant_arg(x, inside) for x in v.items[v.index:])
     return v.is_python_constant()
 
 
-def _constant_arg(v, made=None, read=None):
+@space.register
+def constant_arg(v, made=None, read=None):
     """A constant argument of a pure builtin (lists of constants too: ``", ".join(names)``;
     an iterator over constants is consumed, as the builtin would: ``",".join(genexpr)``).
     A list in it twice is one list (``a.append(a); repr(a)``). ``read``: see ``lend``."""
@@ -139,10 +141,10 @@ def _constant_arg(v, made=None, read=None):
         made = {} if made is None else made
         if id(v) not in made:
             made[id(v)] = out = []
-            out.extend(_constant_arg(x, made) for x in v.items)
+            out.extend(constant_arg(x, made) for x in v.items)
         return made[id(v)]
     if isinstance(v, ListIteratorVariable):
-        return v.lend([_constant_arg(x) for x in v.items[v.index:]], read)
+        return v.lend([constant_arg(x) for x in v.items[v.index:]], read)
     return v.as_python_constant()
 
 
@@ -169,12 +171,11 @@ def _is_pure(fn) -> bool:
 _SLOT_ARITY = {"__len__": 0, "__getitem__": 1, "__contains__": 1, "__iter__": 0}
 
 
+@space.register
 def call_slot(tx, obj, name, args):
     """The dunder methods of containers, called explicitly (``l.__len__()``)."""
     wanted = _SLOT_ARITY.get(name, 0)
     if len(args) != wanted:  # the method-wrapper's own TypeError
-        from ..core.exceptions import raise_in_trace
-
         what = "no arguments" if wanted == 0 else "exactly one argument"
         raise_in_trace(TypeError, f"{obj.python_type().__name__}.{name}() takes {what} ({len(args)} given)")
     if name == "__len__":
@@ -270,8 +271,6 @@ def _all_any(want):
 
 
 def _len(tx, obj):
-    from ..iteration.iterators import IteratorVariable
-
     if isinstance(obj, IteratorVariable):  # an iterator has a __length_hint__ at most, no sq_length
         raise_in_trace(TypeError, f"object of type '{obj.python_type().__name__}' has no len()")
     return ConstantVariable(obj.length(tx))
@@ -295,13 +294,13 @@ def _iter(tx, obj, *sentinel):
         return obj.iter(tx)
     if len(sentinel) > 1:
         raise_in_trace(TypeError, f"iter expected at most 2 arguments, got {1 + len(sentinel)}")
-    if not _callable(tx, obj).as_python_constant():
+    if not builtin_callable(tx, obj).as_python_constant():
         raise_in_trace(TypeError, _ITER_NOT_CALLABLE)
     return CallableIteratorVariable(obj, sentinel[0])
 
 
 def _next(tx, it, default=None):
-    stand_in = _real_stand_in(it)
+    stand_in = real_stand_in(it)
     if stand_in is not None and not hasattr(type(stand_in), "__next__"):
         with python_operation("next()"):  # "'list' object is not an iterator"
             next(stand_in)
@@ -313,45 +312,24 @@ def _next(tx, it, default=None):
     return item
 
 
-def _real_stand_in(var):
-    """A real object of ``var``'s builtin type where its type alone decides an error (the
-    constant itself, or an empty container of the same type); else None."""
-    if isinstance(var, ConstantVariable):
-        return var.value
-    kind = var.python_type() if type(var).python_type is not VariableTracker.python_type else None
-    if kind in STAND_INS:
-        return STAND_INS[kind]()
-    base = builtin_base(kind)
-    if base is not None and not own_methods(kind, base) and type(kind) is type:
-        return kind()  # `class Tags(set): pass`: the base's code, the subclass's name in messages
-    return None
-
-
-
 def _reversed(tx, seq):
     """A user class's ``__reversed__``, else its ``__len__`` and ``__getitem__``, as CPython does."""
-    from ..objects.user_defined import UserDefinedObjectVariable, _static
-
     if isinstance(seq, ConstantVariable):
         with python_operation("reversed()"):  # "'int' object is not reversible"
             reversed(seq.value)
 
-    if isinstance(seq, UserDefinedObjectVariable):
-        found, method = _static(seq.cls, "__reversed__")
+    if isinstance(seq, space.UserDefinedObjectVariable):
+        found, method = type_lookup(seq.cls, "__reversed__")
         if found and method is None:  # reversed_new_impl: `__reversed__ = None` (Mapping's) blocks it
             raise_in_trace(TypeError, f"'{seq.cls.__name__}' object is not reversible")
         if found and not isinstance(method, types.FunctionType):
             unsupported("unsupported_call", f"{seq.cls.__name__}.__reversed__ is a {type(method).__name__}")
         if found:
             return seq.call_method(tx, "__reversed__", [], {})
-        if _static(seq.cls, "__len__")[0] and _static(seq.cls, "__getitem__")[0]:
-            from ..iteration.iteration_protocol import SequenceReversedVariable
-
+        if type_lookup(seq.cls, "__len__")[0] and type_lookup(seq.cls, "__getitem__")[0]:
             n = seq.call_method(tx, "__len__", [], {}).as_python_constant()
             return SequenceReversedVariable(seq, n - 1)
         unsupported("operator_error", f"{seq.cls.__name__!r} object is not reversible")
-    from ..iteration.iterators import REVERSED_TYPES, builtin_iterator_type
-
     odict = getattr(seq, "odict_iterator", None)
     if odict is not None and odict(reverse=True) is not None:
         return odict(reverse=True)
@@ -386,7 +364,8 @@ def _sorted(tx, iterable, key=None, reverse=None):
     return ListVariable(sorted_items(tx, items_of(tx, iterable), key, reverse))
 
 
-def _repr(tx, obj):
+@space.register
+def builtin_repr(tx, obj):
     """``repr()``: the tracker's tp_repr where it models one, else of a constant."""
     modelled = obj.repr(tx) if hasattr(obj, "repr") else None  # None: the tracker leaves it to the rest
     if modelled is not None:
@@ -394,7 +373,7 @@ def _repr(tx, obj):
     traced = user_repr(tx, obj)  # a Python __repr__ of the type (reprs.py)
     if traced is not None:
         return traced
-    value = _constant_arg(obj)
+    value = constant_arg(obj)
     with python_operation("repr()"):
         text = repr(value)
     return ConstantVariable(text)
@@ -405,12 +384,11 @@ def _abs(tx, x):
 
 
 def _type(tx, obj, *rest):
-    from ..objects.dynamic_classes import type_builtin  # type(obj), or type(name, bases, ns): a new class
-
-    return type_builtin(tx, obj, *rest)
+    return space.type_builtin(tx, obj, *rest)
 
 
-def _callable(tx, obj):
+@space.register
+def builtin_callable(tx, obj):
     """``callable(obj)``: whether its type defines ``__call__`` (a class is callable, 3 is not)."""
     if isinstance(obj, BuiltinVariable):
         return ConstantVariable(True)
@@ -433,9 +411,7 @@ def _range(tx, *args):
 
 
 def _super(tx, *args):
-    from ..objects.supers import SuperVariable
-
-    return SuperVariable.create(tx, args)
+    return space.SuperVariable.create(tx, args)
 
 
 def _print(tx, *args, **kwargs):
@@ -467,9 +443,9 @@ BUILTINS: Dict[Callable, Callable] = {
     collections.OrderedDict: _ordered_dict, collections.defaultdict: _defaultdict,
     float: _scalar(float), bool: _scalar(bool), str: _scalar(str), iter: _iter, next: _next,
     reversed: _reversed, enumerate: _enumerate, zip: _zip, map: _map, filter: _filter,
-    sorted: _sorted, abs: _abs, hash: hash_of, divmod: divmod_of, type: _type, callable: _callable,
+    sorted: _sorted, abs: _abs, hash: hash_of, divmod: divmod_of, type: _type, callable: builtin_callable,
     slice: _slice, range: _range, hex: index_builtin(hex), oct: index_builtin(oct), bin: index_builtin(bin),
-    super: _super, print: _print, repr: _repr,
+    super: _super, print: _print, repr: builtin_repr,
     torch.Size: lambda tx, it=None: SizeVariable(it.unpack(tx) if it is not None else []),
     operator.getitem: lambda tx, a, b: a.getitem(tx, b), operator.countOf: count_of, operator.indexOf: index_of,
     operator.setitem: lambda tx, a, b, c: a.setitem(tx, b, c) or ConstantVariable(None),
@@ -522,8 +498,6 @@ BUILTINS[vars] = _vars
 def _tuple_new(tx, cls, iterable=None):
     """``tuple.__new__(cls, iterable)``: what a namedtuple's generated ``__new__`` (and
     ``super().__new__(cls, ...)`` in a subclass's own) returns."""
-    from ..containers.lists import NamedTupleVariable
-
     klass = cls.as_python_constant()
     items = iterable.unpack(tx) if iterable is not None else []
     if klass is tuple:
@@ -534,16 +508,13 @@ def _tuple_new(tx, cls, iterable=None):
 
 
 BUILTINS[tuple.__new__] = _tuple_new
-BUILTINS[object.__new__] = object_new  # super().__new__(cls) in a Python __new__
 
 
 def _object(tx, *args, **kwargs):
     """``object()``: a new featureless object (a sentinel: ``d.get(k, missing) is missing``)."""
-    from ..objects.user_defined import UserDefinedObjectVariable
-
     if args or kwargs:
         raise_in_trace(TypeError, "object() takes no arguments")
-    return UserDefinedObjectVariable(None, object)
+    return space.UserDefinedObjectVariable(None, object)
 
 
 BUILTINS[object] = _object

@@ -9,13 +9,15 @@ here too: it runs on the constants, or ``items_of`` raises the iteration error.
 import collections
 
 from ...errors import unsupported
-from ..core.constant import ConstantVariable, items_of, wrap_constant
 from ..containers.dicts import ConstDictVariable
-from ..containers.sets import SetVariable
-from ..core.exceptions import python_operation, raise_in_trace
 from ..containers.lists import ListVariable, TupleVariable
+from ..containers.sets import SetVariable
+from ..core import space
+from ..core.constant import ConstantVariable, items_of, wrap_constant
+from ..core.exceptions import python_operation, raise_in_trace
 from ..core.interpreter_state import guard_digit_limit
 from ..core.number_protocol import as_float, as_int, converts_here
+from ..core.reprs import user_str
 from ..tensors.tensor import TensorVariable
 
 
@@ -49,13 +51,11 @@ def ordered_dict_model(tx, /, *args, **kwargs):
 
 def defaultdict_model(tx, /, *args, **kwargs):
     """``defaultdict(factory, mapping_or_pairs, **items)``."""
-    from .builtins import _callable
-
     factory = args[0] if args else None
     if factory is not None and factory.is_python_constant():
         with python_operation("defaultdict()"):  # "first argument must be callable or None"
             collections.defaultdict(factory.as_python_constant())
-    elif factory is not None and not _callable(tx, factory).as_python_constant():  # defdict_init
+    elif factory is not None and not space.builtin_callable(tx, factory).as_python_constant():  # defdict_init
         raise_in_trace(TypeError, "first argument must be callable or None")
     if factory is None:  # defaultdict(): no factory, missing keys are KeyErrors
         factory = ConstantVariable(None)
@@ -76,8 +76,6 @@ def dict_model(tx, /, *args, **kwargs):
 def scalar(kind):
     """``int(x)``, ``float(x)``, ``bool(x)``, ``str(x)``."""
     def model(tx, value=None, *rest, **kwargs):
-        from .builtins import _constant_arg, _is_constant_arg
-
         if kwargs:  # int("ff", base=16), int(x=1): the real constructor parses them, on constants
             args = ([value] if value is not None else []) + list(rest)
             if not all(v.is_python_constant() for v in args + list(kwargs.values())):
@@ -99,8 +97,6 @@ def scalar(kind):
         if kind is str and not rest and hasattr(value, "str"):  # tp_str of the tracker's type
             return value.str(tx)
         if kind is str and not rest:  # a user class's Python __str__ (or __repr__)
-            from ..core.reprs import user_str
-
             traced = user_str(tx, value)
             if traced is not None:
                 return traced
@@ -108,7 +104,7 @@ def scalar(kind):
             return value.convert(tx, kind)
         if kind in (int, float) and not rest and converts_here(value, kind):  # a user class's __int__ ...
             return ConstantVariable(as_int(tx, value) if kind is int else as_float(tx, value))
-        first = _constant_arg(value) if _is_constant_arg(value) else value.as_python_constant()  # str([1])
+        first = space.constant_arg(value) if space.is_constant_arg(value) else value.as_python_constant()  # str([1])
         real = [first] + [r.as_python_constant() for r in rest]
         if kind in (int, str):  # int("1" * 5000) raises or not by sys.get_int_max_str_digits()
             guard_digit_limit(tx, first)

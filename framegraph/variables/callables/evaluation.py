@@ -20,6 +20,7 @@ import warnings
 from ...errors import unsupported
 from ..core.constant import ConstantVariable
 from ..core.exceptions import python_operation
+from .functions import CellVariable, UserFunctionVariable
 
 _STORES = frozenset({"STORE_NAME", "DELETE_NAME", "STORE_GLOBAL", "DELETE_GLOBAL"})
 
@@ -45,8 +46,6 @@ def compile_model(tx, *args, **kwargs):
 
 def _frame_locals(tx, names):
     """{name: tracker} of the calling frame's bound locals among ``names``."""
-    from .functions import CellVariable
-
     found = {}
     for name in names:
         if name not in tx.symbolic_locals:
@@ -78,6 +77,4 @@ def eval_model(tx, source, globals_=None, locals_=None):
     except SyntaxError:  # a form the wrapping does not hold (a trailing line continuation)
         unsupported("side_effect_builtin", "eval() of an expression that does not fit in a lambda")
     fn = eval(wrapped, tx.f_globals)  # noqa: S307 - makes the function only: the lambda is traced
-    from .functions import UserFunctionVariable
-
     return UserFunctionVariable(fn).call(tx, list(bound.values()), {})

@@ -28,6 +28,8 @@ Writes CPython checks are checked the same way (``__name__`` must be a str,
 import types
 
 from ...errors import unsupported
+from ..containers.dicts import ConstDictVariable
+from ..containers.lists import TupleVariable
 from ..core.constant import ConstantVariable
 from ..core.exceptions import raise_in_trace
 
@@ -99,9 +101,6 @@ def probe_function(code, f_globals):
 def nested_struct_attr(tx, fn_var, name):
     """``fn.name`` for a struct attribute of a function made in the trace (not written
     in the trace), or None when ``name`` is not one."""
-    from ..containers.dicts import ConstDictVariable
-    from ..containers.lists import TupleVariable
-
     if name == "__name__":
         return ConstantVariable(fn_var.code.co_name)
     if name == "__qualname__":

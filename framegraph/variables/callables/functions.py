@@ -19,15 +19,23 @@ whose calls are modelled (``CALL_MODELS``: recursive_repr, singledispatch).
 import types
 from typing import Dict, List, Optional
 
+from ... import bytecode
 from ...errors import unsupported
 from ...guards.sources import AttrSource, closure_cell_source
+from ...guards.sources import GetItemSource
+from ...side_effects import record_mutation
+from ...side_effects import store_cell
+from ..containers.dicts import ConstDictVariable
+from ..containers.lists import TupleVariable
+from ..core import space
+from ..core.aliases import known_cell, remember_cell
 from ..core.base import VariableTracker
 from ..core.binding import bind_args
-from ..core.constant import ConstantVariable
+from ..core.constant import CONSTANT_TYPES, ConstantVariable, wrap_constant
+from ..core.exceptions import raise_in_trace
+from ..core.reprs import MODELS as REPR_MODELS
 from .function_attrs import (STRUCT_ATTRS, check_delete, check_write, kwdefaults_of, nested_struct_attr,
                              no_attribute)
-from ..containers.lists import TupleVariable
-from ..core.reprs import MODELS as REPR_MODELS
 from .single_dispatch import MODELS as DISPATCH_MODELS
 
 
@@ -55,8 +63,6 @@ class CellVariable(VariableTracker):
         if name != "cell_contents":
             return super().getattr(tx, name)
         if self.contents is None:
-            from ..core.exceptions import raise_in_trace
-
             raise_in_trace(ValueError, "Cell is empty")
         return self.contents
 
@@ -72,8 +78,6 @@ class CellVariable(VariableTracker):
 
     def store(self, value, tx=None):
         if self.pre_existing:  # a cell from outside the frame: a side effect, replayed
-            from ...side_effects import store_cell
-
             store_cell(tx, self, value)
         self.contents = value
 
@@ -160,8 +164,6 @@ def marked_constant_result(fn, called, args, kwargs) -> Optional[VariableTracker
     constant-result mark and every argument is a constant; else None (traced as
     usual). ``called`` is what the program calls: an ``lru_cache`` wrapper
     answers from its cache, as in eager."""
-    from ..core.constant import CONSTANT_TYPES, wrap_constant
-
     if not getattr(fn, CONSTANT_RESULT_MARK, False):
         return None
     values = list(args) + list(kwargs.values())
@@ -175,6 +177,7 @@ def marked_constant_result(fn, called, args, kwargs) -> Optional[VariableTracker
     return wrap_constant(result) if isinstance(result, CONSTANT_TYPES + (tuple,)) else None
 
 
+@space.register
 class UserFunctionVariable(BaseUserFunctionVariable):
     """A function object from outside the frame.
 
@@ -212,8 +215,6 @@ class UserFunctionVariable(BaseUserFunctionVariable):
         return self.fn.__qualname__
 
     def closure_cells(self, tx):
-        from ..core.aliases import known_cell, remember_cell
-
         cells = []
         for i, cell in enumerate(self.fn.__closure__ or ()):
             source = closure_cell_source(self.source, i) if self.source is not None else None
@@ -278,8 +279,6 @@ class UserFunctionVariable(BaseUserFunctionVariable):
         """A side effect on the real function: a struct attribute is replayed as
         ``fn.name = value``; any other is an item of its ``__dict__`` (a dict
         side effect)."""
-        from ...side_effects import record_mutation
-
         check_write(name, value)
         if name in STRUCT_ATTRS:
             record_mutation(tx, self, f"setting .{name}")  # a real function, even without a source
@@ -342,8 +341,6 @@ _GUARDED_ATTRS = frozenset({"__defaults__", "__kwdefaults__", "__annotations__",
 def _item(base, key):
     if base is None:
         return None
-    from ...guards.sources import GetItemSource
-
     return GetItemSource(base, key)
 
 
@@ -427,8 +424,6 @@ class NestedUserFunctionVariable(BaseUserFunctionVariable):
 
     def instance_dict(self):
         """The function's ``__dict__``, made on first use (empty, as CPython's)."""
-        from ..containers.dicts import ConstDictVariable
-
         if self.dict_var is None:
             self.dict_var = ConstDictVariable([])
         return self.dict_var
@@ -480,8 +475,6 @@ class NestedUserFunctionVariable(BaseUserFunctionVariable):
 
 def _store_attr(cg, name, value):
     """``fn.name = value`` with the function on top of the stack, left there."""
-    from ... import bytecode
-
     cg.emit(bytecode.create_dup_top())
     cg(value)
     cg.emit_op("SWAP", arg=2)
@@ -490,8 +483,6 @@ def _store_attr(cg, name, value):
 
 def _store_dict_attr(cg, name, pairs):
     """``fn.name = {k: v, ...}`` with the function on top of the stack, left there."""
-    from ... import bytecode
-
     cg.emit(bytecode.create_dup_top())
     for key, value in pairs:
         cg(key)

@@ -27,7 +27,10 @@ import threading
 from ...errors import unsupported
 from ..core.base import VariableTracker
 from ..core.constant import ConstantVariable
+from ..core.ops import is_op
+from ..tensors.nn_module import NNModuleVariable
 from ..tensors.tensor import TensorVariable
+from .functions import UserFunctionVariable
 
 # Objects every interpreter keeps for its whole life: their ids never change.
 _SINGLETONS = (type(None), bool, type(Ellipsis), type(NotImplemented))
@@ -37,9 +40,6 @@ def _real_object(tx, var):
     """The real object a tracker of a value from outside the frame holds, as a
     1-tuple, or None. Only trackers that hold the very object read from the
     source count (a tuple's tracker holds its items, not the tuple)."""
-    from .functions import UserFunctionVariable
-    from ..tensors.nn_module import NNModuleVariable
-
     for value, tracker in tx.output.aliases.objects.values():  # mutable objects: one tracker each
         if tracker is var:
             return (value,)
@@ -107,8 +107,6 @@ class IdVariable(_OpaqueInt):
         self.target = target
 
     def same(self, tx, other):
-        from ..core.ops import is_op
-
         return is_op(tx, self.target, other.target)
 
     def reconstruct(self, cg):

@@ -10,8 +10,9 @@ recipe.
 import operator
 
 from ...errors import unsupported
-from ..core.base import VariableTracker
+from ..containers.dicts import ConstDictVariable
 from ..containers.lists import TupleVariable
+from ..core.base import VariableTracker
 
 
 class _Getter(VariableTracker):
@@ -30,8 +31,6 @@ class _Getter(VariableTracker):
         return self.apply(tx, args[0])
 
     def reconstruct(self, cg):
-        from ..containers.dicts import ConstDictVariable
-
         cg.emit_op("PUSH_NULL")
         cg.load_const(_make)
         cg.load_const(self.maker)

@@ -49,10 +49,13 @@ import types
 
 from ...errors import unsupported
 from ...guards.sources import AttrSource
-from ..core.base import VariableTracker
-from ..core.constant import ConstantVariable
 from ..containers.dicts import ConstDictVariable, hash_key
 from ..containers.lists import TupleVariable
+from ..core import space
+from ..core.base import BoundMethodVariable, VariableTracker
+from ..core.constant import ConstantVariable
+from ..core.exceptions import raise_in_trace
+from .functions import UserFunctionVariable, UserMethodVariable
 
 
 class PartialVariable(VariableTracker):
@@ -87,8 +90,6 @@ class PartialVariable(VariableTracker):
         keywords = {k.as_python_constant(): v for k, v in self.keywords.items.values()}
         keywords.update(kwargs)
         if not all(isinstance(key, str) for key in keywords):  # p.keywords[1] = ...: the call refuses
-            from ..core.exceptions import raise_in_trace
-
             raise_in_trace(TypeError, "keywords must be strings")
         return self.func.call(tx, list(self.args.unpack(tx)) + list(args), keywords)
 
@@ -99,22 +100,16 @@ class PartialVariable(VariableTracker):
                             "outside the frame (whether CPython flattened it depends on its __dict__)")
             return getattr(self, name)
         if name == "__call__":
-            from ..core.base import BoundMethodVariable
-
             return BoundMethodVariable(self, "__call__")
         if name == "__class__":
             return self.class_var if self.class_var is not None else tx.wrap(self.cls)
         if self.source is not None:  # reading its __dict__ would create it
             unsupported("unsupported_attribute", f"{self.cls.__name__}.{name}")
-        from ..objects.user_defined import lookup_attribute
-
         if name == "__dict__":
             return self._instance_dict()
         if name == "__setstate__" and _resolved(self.cls, name) is _c_base(self.cls).__dict__[name]:
-            from ..core.base import BoundMethodVariable
-
             return BoundMethodVariable(self, name)
-        return lookup_attribute(tx, self, name, self._own_attribute)
+        return space.lookup_attribute(tx, self, name, self._own_attribute)
 
     class_var = None  # the class tracker that made it (type(p), and how p is rebuilt)
 
@@ -127,18 +122,12 @@ class PartialVariable(VariableTracker):
     def missing_attribute(self, tx, name):
         """No ``name`` on the class nor in the attributes set in the trace: AttributeError,
         guarded on the program's classes of the MRO staying without it."""
-        from ..core.exceptions import raise_in_trace
-        from ..objects.user_defined import UserDefinedObjectVariable
-
         if _is_c_partial(self.cls):  # a C type: its attributes cannot change
             raise_in_trace(AttributeError, f"'{self.tp_name()}' object has no attribute '{name}'")
-        UserDefinedObjectVariable.missing_attribute(self, tx, name)  # returns where it cannot guard
+        space.UserDefinedObjectVariable.missing_attribute(self, tx, name)  # returns where it cannot guard
 
     def repr(self, tx):
         """partial_repr: ``tp_name(func, *args, k=v)``, ``...`` where it contains itself."""
-        from .builtins import _repr
-        from ..core.constant import ConstantVariable
-
         own = self._python_slot("__repr__")
         if own is not None:
             return own.call(tx, [], {})
@@ -146,9 +135,9 @@ class PartialVariable(VariableTracker):
             return ConstantVariable("...")
         _IN_REPR.add(id(self))
         try:
-            parts = [_repr(tx, self.func).as_python_constant()]
-            parts += [_repr(tx, arg).as_python_constant() for arg in self.args.unpack(tx)]
-            parts += [f"{key.as_python_constant()!s}={_repr(tx, value).as_python_constant()}"
+            parts = [space.builtin_repr(tx, self.func).as_python_constant()]
+            parts += [space.builtin_repr(tx, arg).as_python_constant() for arg in self.args.unpack(tx)]
+            parts += [f"{key.as_python_constant()!s}={space.builtin_repr(tx, value).as_python_constant()}"
                       for key, value in self.keywords.items.values()]
         finally:
             _IN_REPR.discard(id(self))
@@ -160,8 +149,6 @@ class PartialVariable(VariableTracker):
 
     def _python_slot(self, name):
         """The bound method a subclass defines for ``name`` in Python, else None."""
-        from .functions import UserFunctionVariable, UserMethodVariable
-
         for klass in self.cls.__mro__:
             if name in klass.__dict__:
                 attr = klass.__dict__[name]
@@ -170,8 +157,6 @@ class PartialVariable(VariableTracker):
         return None
 
     def setattr(self, tx, name, value):
-        from ..core.exceptions import raise_in_trace
-
         if name in _MEMBERS:
             raise_in_trace(AttributeError, "readonly attribute")
         found = next((k.__dict__[name] for k in self.cls.__mro__ if name in k.__dict__), None)
@@ -184,8 +169,6 @@ class PartialVariable(VariableTracker):
     def delattr(self, tx, name):
         """``del p.name``: partial's members are read-only, and its ``__dict__`` cannot be
         deleted (PyObject_GenericSetDict's TypeError); other names are not modelled."""
-        from ..core.exceptions import raise_in_trace
-
         if name in _MEMBERS:
             raise_in_trace(AttributeError, "readonly attribute")
         if name == "__dict__":
@@ -248,8 +231,6 @@ class PartialVariable(VariableTracker):
     def setstate(self, tx, state):
         """partial_setstate: ``(func, args, keywords or None, dict or None)``, checked as
         CPython checks it; the args tuple, keywords dict and dict are kept as they are."""
-        from ..core.exceptions import raise_in_trace
-
         if self.source is not None:
             unsupported("side_effect", f"{self.tp_name()}.__setstate__ of a partial from outside the frame")
         kind = state.python_type()
@@ -330,8 +311,6 @@ def partial_class(cls) -> bool:
 
 def make_partial(tx, cls_var, args, kwargs):
     """``cls(func, *args, **keywords)`` for a ``partial_class`` (partial_new)."""
-    from ..core.exceptions import raise_in_trace
-
     if not args:
         raise_in_trace(TypeError, "type 'partial' takes at least one argument")
     func, args = args[0], list(args[1:])

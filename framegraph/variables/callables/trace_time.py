@@ -33,16 +33,19 @@ import typing
 import torch
 
 from ...errors import unsupported
-from ..core.base import CallableVariable, VariableTracker
+from ..containers.lists import ListVariable, TupleVariable
+from ..core import space
+from ..core.base import BoundMethodVariable, CallableVariable, VariableTracker
 from ..core.constant import ConstantVariable, is_constant_value, wrap_constant
+from ..core.exceptions import python_operation
 from ..tensors.ctx_managers import ContextManagerVariable
+from ..tensors.nn_module import NNModuleVariable
+from .functions import UserFunctionVariable, UserMethodVariable
 
 
+@space.register
 def real_value(var: VariableTracker):
     """The real Python object a tracker of a guarded or constant value stands for."""
-    from .functions import UserFunctionVariable, UserMethodVariable
-    from ..tensors.nn_module import NNModuleVariable
-
     if isinstance(var, UserMethodVariable):
         return types.MethodType(real_value(var.fn_var), real_value(var.obj))
     if isinstance(var, UserFunctionVariable):
@@ -61,12 +64,11 @@ def wrap_result(value) -> VariableTracker:
     if is_constant_value(value) or type(value) in (slice, range, torch.Size):
         return wrap_constant(value)
     if type(value) is tuple:
-        from ..containers.lists import TupleVariable
-
         return TupleVariable([wrap_result(v) for v in value])
     return OpaqueConstantVariable(value)
 
 
+@space.register
 class OpaqueConstantVariable(VariableTracker):
     """An immutable object computed at trace time; every use of it runs for real."""
 
@@ -85,8 +87,6 @@ class OpaqueConstantVariable(VariableTracker):
         return False
 
     def _run(self, fn, *args):
-        from ..core.exceptions import python_operation
-
         with python_operation(type(self.value).__name__):  # what it raises, CPython raises
             return fn(*args)
 
@@ -127,8 +127,6 @@ class PureCallVariable(CallableVariable):
     def call(self, tx, args, kwargs):
         real_args = [real_value(a) for a in args]
         real_kwargs = {k: real_value(v) for k, v in kwargs.items()}
-        from ..core.exceptions import python_operation
-
         with python_operation(str(getattr(self.fn, "__qualname__", self.fn))):
             result = self.fn(*real_args, **real_kwargs)
         return wrap_result(result)
@@ -185,8 +183,6 @@ def class_getitem(tx, cls, key: VariableTracker) -> VariableTracker:
 def _annotation_key(key):
     """The real key of ``cls[key]``: a constant, or a tuple or list of them
     (``Callable[[int], bool]``: the alias copies the list's items, keeping no list)."""
-    from ..containers.lists import ListVariable, TupleVariable
-
     if type(key) in (ListVariable, TupleVariable):
         items = [_annotation_key(item) for item in key.items]
         return items if type(key) is ListVariable else tuple(items)
@@ -230,8 +226,6 @@ class EnvironVariable(VariableTracker):
         unsupported("unsupported_call", f"os.environ.{name}")
 
     def getattr(self, tx, name):
-        from ..core.base import BoundMethodVariable
-
         return BoundMethodVariable(self, name)
 
 

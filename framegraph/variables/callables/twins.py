@@ -32,6 +32,7 @@ import sys
 
 from ...errors import unsupported
 from ..core.base import CallableVariable
+from ..core.exceptions import TracedException
 
 # A module, and the accelerator its Python code tries to import.
 _SOURCES = {heapq: "_heapq", bisect: "_bisect", collections: "_collections", functools: "_functools"}
@@ -148,8 +149,6 @@ class TwinFunctionVariable(CallableVariable):
     when the arguments pass the twin's check, and are a graph break otherwise."""
 
     def call(self, tx, args, kwargs):
-        from ..core.exceptions import TracedException
-
         module, accepts = _TWINS[self.fn]
         name = f"{module.__name__}.{self.fn.__name__}"
         if not accepts(args, kwargs):

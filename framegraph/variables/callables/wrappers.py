@@ -25,7 +25,10 @@ import torch
 from ...errors import unsupported
 from ...guards.sources import AttrSource
 from ..core.base import VariableTracker, guard_identity
+from ..core.constant import ConstantVariable
 from ..tensors.ctx_managers import GradModeVariable, WithExitVariable
+from ..tensors.tensor import TensorVariable
+from .functions import marked_constant_result
 
 
 _C_CALLABLES = (types.BuiltinFunctionType, types.MethodDescriptorType, types.WrapperDescriptorType,
@@ -56,8 +59,6 @@ class BreakingCallVariable(VariableTracker):
         prints): fixed for C code, as its identity is guarded."""
         if name in ("__name__", "__qualname__", "__module__", "__doc__") and isinstance(self.fn, _C_CALLABLES) \
                 and hasattr(self.fn, name):  # a method descriptor has no __module__
-            from ..core.constant import ConstantVariable
-
             return ConstantVariable(getattr(self.fn, name))
         return super().getattr(tx, name)
 
@@ -130,8 +131,6 @@ class LruCacheVariable(BreakingCallVariable):
                          "cache may hold the result (no argument is a tensor made in the graph)", **kwargs)
 
     def call(self, tx, args, kwargs):
-        from .functions import marked_constant_result
-
         constant = marked_constant_result(self.fn.__wrapped__, self.fn, args, kwargs)
         if constant is not None:
             return constant
@@ -141,8 +140,6 @@ class LruCacheVariable(BreakingCallVariable):
         return tx.wrap(self.fn.__wrapped__, source).call(tx, args, kwargs)
 
     def _surely_misses(self, values) -> bool:
-        from ..tensors.tensor import TensorVariable
-
         if self.fn.cache_parameters().get("maxsize") == 0:
             return True
         fresh = [v for v in values if isinstance(v, TensorVariable) and v.source is None]

@@ -11,10 +11,12 @@ import collections
 import operator
 
 from ...errors import unsupported
+from ..core.base import BoundMethodVariable
 from ..core.call_shapes import check_method_shape, fits
 from ..core.constant import ConstantVariable, items_of
 from ..core.exceptions import raise_in_trace
-from ..iteration.iterators import IteratorVariable, resume_iterator
+from ..core.iterator import IteratorVariable, resume_iterator
+from ..core.ops import compare
 from .lists import BaseListVariable, ListVariable, _index
 
 _ITERATOR_TYPE = type(iter(collections.deque()))
@@ -70,8 +72,6 @@ class DequeVariable(BaseListVariable):
     def getattr(self, tx, name):
         if name == "maxlen":
             return ConstantVariable(self.maxlen)
-        from ..core.base import BoundMethodVariable
-
         if name in _METHODS or name in ("count", "index"):
             return BoundMethodVariable(self, name)
         return super().getattr(tx, name)
@@ -133,8 +133,6 @@ def _insert(d, tx, i, value):
 
 
 def _remove(d, tx, value):
-    from ..core.ops import compare
-
     for i, item in enumerate(d.items):
         if compare(tx, "==", item, value).truth(tx):
             del d.items[i]

@@ -10,10 +10,11 @@ import collections
 import types
 
 from ...errors import unsupported
+from ..core import space
 from ..core.call_shapes import builtin_base
 from ..core.constant import ConstantVariable, items_of, wrap_constant
-from .dicts import ConstDictVariable, hash_key
 from ..core.exceptions import python_operation, raise_in_trace
+from .dicts import ConstDictVariable, hash_key
 
 
 MERGEABLE = (dict, collections.OrderedDict, collections.defaultdict)
@@ -28,9 +29,7 @@ def dict_or(tx, left, right):
     handler = right if right.py_type is not left.py_type and issubclass(right.py_type, left.py_type) else left
     kind, base = handler.py_type, builtin_base(handler.py_type)
     if base is collections.OrderedDict and kind is not base:  # type(left)(left): its own __init__
-        from ..subclasses.user_dict import new_user_dict
-
-        merged = new_user_dict(tx, kind, [left], {})
+        merged = space.new_user_dict(tx, kind, [left], {})
         _setitems(tx, merged, right)  # mutablemapping_update_arg: through its __setitem__
         return merged
     if base is collections.defaultdict and (kind is not base or handler.default_factory is None):
@@ -74,9 +73,7 @@ def update(d, tx, /, *args, **kwargs):
     """``d.update(other=(), **kwargs)`` (the keywords may be any names: ``update(d=1)``)."""
     if args:
         other = args[0]
-        from .mapping_proxy import MappingProxyVariable
-
-        if isinstance(other, MappingProxyVariable):  # dict(E.__members__): its mapping's items
+        if isinstance(other, space.MappingProxyVariable):  # dict(E.__members__): its mapping's items
             other = other.mapping
         # dict_merge reads a dict's own table while its type keeps dict's C iterator; a
         # subclass's __iter__, or a mapping of another type, goes through keys() and [key]

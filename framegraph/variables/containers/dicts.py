@@ -17,10 +17,13 @@ import torch
 from ... import pyver
 from ...bytecode import create_instruction
 from ...errors import unsupported
+from ..core import space
 from ..core.base import VariableTracker
 from ..core.call_shapes import STAND_INS, builtin_base, check_method_shape, fits
 from ..core.constant import ConstantVariable
-from ..core.exceptions import python_operation
+from ..core.exceptions import ExceptionVariable, TracedException, python_operation
+from ..core.ops import _dicts_equal
+from ..core.reprs import container_repr, repr_stand_in, user_repr
 from .lists import TupleVariable
 from .traced_keys import check_rebuild, note_operation, runs_python_hash_and_eq, traced_key
 
@@ -59,7 +62,7 @@ def hash_key(key: VariableTracker, tx=None):
         # each lookup runs it (its side effects, a hash that changes: test_ordered_dict's
         # randrange key), which hashing by identity does not model
         unsupported("unsupported_value", f"a dict or set key of type {cls.__name__}, hashed by its __hash__")
-    return _Identity(key)
+    return IdentityKey(key)
 
 
 # Modules whose Python __hash__ methods are pure functions of the object's identity
@@ -90,12 +93,11 @@ def _key_error(key: VariableTracker):
     it; uncaught it ends the trace with the ``exception`` break and the frame
     raises it for real. The keys are guarded (DICT_KEYS, DICT_CONTAINS), so the
     key is missing on every call that passes the guards."""
-    from ..core.exceptions import ExceptionVariable, TracedException
-
     raise TracedException(ExceptionVariable(KeyError, [key]))
 
 
-class _Identity:
+@space.register
+class IdentityKey:
     """Hashes a non-constant key (a tensor, a module) by tracker identity."""
 
     __slots__ = ("var",)
@@ -107,9 +109,10 @@ class _Identity:
         return id(self.var)
 
     def __eq__(self, other):
-        return isinstance(other, _Identity) and other.var is self.var
+        return isinstance(other, IdentityKey) and other.var is self.var
 
 
+@space.register
 class ConstDictVariable(VariableTracker):
     replay_kind = "dict"
 
@@ -165,9 +168,7 @@ class ConstDictVariable(VariableTracker):
 
     def odict_iterator(self, reverse=False):
         """An OrderedDict's own iterator (it checks od_state), or None for other dicts."""
-        from ..iteration.odict_iter import odict_iterator
-
-        return odict_iterator(self, self, "keys", reverse)
+        return space.odict_iterator(self, self, "keys", reverse)
 
     def getitem(self, tx, key):
         try:
@@ -235,8 +236,6 @@ class ConstDictVariable(VariableTracker):
         """``repr(d)``: the real type's tp_repr run on stand-ins whose reprs are the items'
         traced reprs, so that its format is this CPython's (OrderedDict's changed in 3.12);
         a dict that contains itself shows ``{...}`` (``...`` in an OrderedDict)."""
-        from ..core.reprs import container_repr, repr_stand_in, user_repr
-
         base = self.py_type
         if base not in (dict, collections.OrderedDict, collections.defaultdict):
             traced = user_repr(tx, self)  # a subclass's Python __repr__
@@ -277,8 +276,6 @@ class ConstDictVariable(VariableTracker):
         |= refuses)."""
         if fn in (operator.eq, operator.ne) and isinstance(other, ConstDictVariable):
             # dict_richcompare (a subclass whose own __eq__ gave NotImplemented ends here: Counter == dict)
-            from ..core.ops import _dicts_equal
-
             same = _dicts_equal(tx, self, other)
             return ConstantVariable(same if fn is operator.eq else not same)
         if fn is operator.ior and not reflected and self.py_type in MERGEABLE:
@@ -432,6 +429,7 @@ _MISSING = object()
 _VIEW_TYPES = {"keys": type({}.keys()), "values": type({}.values()), "items": type({}.items())}
 
 
+@space.register
 class DictViewVariable(VariableTracker):
     """``d.keys()``, ``d.values()``, ``d.items()``: live views of a dict tracker.
     Keys and items views are set-like (``d.keys() - {"a"}``, ``== {"a"}``)."""
@@ -463,8 +461,6 @@ class DictViewVariable(VariableTracker):
 
     def repr(self, tx):
         """``dict_keys(['a'])``: the view's type name around the repr of its items as a list."""
-        from ..core.reprs import container_repr
-
         ordered = issubclass(self.dict_var.python_type(), collections.OrderedDict)  # odict_keys, ...
         name = type(getattr(collections.OrderedDict() if ordered else {}, self.kind)()).__name__
         return container_repr(tx, self, lambda item_repr: [item_repr(v) for v in self.unpack(tx)], "...",
@@ -480,15 +476,11 @@ class DictViewVariable(VariableTracker):
 
     def odict_iterator(self, reverse=False):
         """An OrderedDict view's own iterator (it checks od_state), or None for other dicts."""
-        from ..iteration.odict_iter import odict_iterator
-
-        return odict_iterator(self, self.dict_var, self.kind, reverse)
+        return space.odict_iterator(self, self.dict_var, self.kind, reverse)
 
     def getattr(self, tx, name):
         if name == "mapping":  # a new read-only proxy of the view's dict (dictview_mapping)
-            from .mapping_proxy import MappingProxyVariable
-
-            return MappingProxyVariable(self.dict_var)
+            return space.MappingProxyVariable(self.dict_var)
         return super().getattr(tx, name)
 
     def as_set(self) -> "SetVariable":

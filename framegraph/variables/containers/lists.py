@@ -8,14 +8,18 @@ from outside the frame has a source; mutating it records it in the side-effect
 ledger (``side_effects.py``), which replays the final items after the graph.
 """
 import operator
+import types
 
 import torch
 
 from ...errors import unsupported
-from ..core.base import VariableTracker
+from ..core import space
+from ..core.base import BoundMethodVariable, VariableTracker
 from ..core.call_shapes import STAND_INS, builtin_base, check_method_shape, fits
 from ..core.constant import ConstantVariable, items_of, wrap_constant
 from ..core.exceptions import python_operation, raise_in_trace
+from ..core.ops import _NOT_INPLACE, is_identical, binary_op, compare, dunder_name
+from ..core.reprs import sequence_repr
 from .sorting import list_sort
 
 
@@ -55,6 +59,7 @@ def _index(key: VariableTracker):
     return key.as_python_constant()
 
 
+@space.register
 class BaseListVariable(VariableTracker):
     """Shared behaviour of every sequence of item trackers."""
 
@@ -71,9 +76,7 @@ class BaseListVariable(VariableTracker):
         return self.py_type(x.as_python_constant() for x in self.items)
 
     def is_python_constant(self) -> bool:
-        from ..tensors.symint import has_symbols
-
-        if has_symbols(self):  # answer without specialising a size (as_python_constant would)
+        if space.has_symbols(self):  # answer without specialising a size (as_python_constant would)
             return isinstance(self, TupleVariable) and all(x.is_python_constant() for x in self.items)
         return super().is_python_constant()
 
@@ -82,8 +85,6 @@ class BaseListVariable(VariableTracker):
 
     def repr(self, tx):
         """``repr([...])``: the items' traced reprs (reprs.sequence_repr); None for other kinds."""
-        from ..core.reprs import sequence_repr
-
         return sequence_repr(tx, self)
 
     def length(self, tx):
@@ -144,12 +145,10 @@ class BaseListVariable(VariableTracker):
     def find(self, tx, value, start=None, stop=None):
         """The first index of an item equal to ``value`` in ``items[start:stop]``, or None
         (``index``, ``remove``): identity first, then ``==``, as PyObject_RichCompare."""
-        from ..core.ops import _identical, compare
-
         for i in range(len(self.items))[slice(start, stop)]:
             if i >= len(self.items):  # an __eq__ shortened the list: CPython reads its size each step
                 break
-            if _identical(self.items[i], value) or compare(tx, "==", self.items[i], value).truth(tx):
+            if is_identical(self.items[i], value) or compare(tx, "==", self.items[i], value).truth(tx):
                 return i
         return None
 
@@ -167,14 +166,12 @@ class BaseListVariable(VariableTracker):
         found = self.find(tx, value, bounds[0], bounds[1])
         if found is not None:
             return ConstantVariable(found)
-        from ..callables.builtins import _constant_arg, _is_constant_arg
-
-        known = (value.is_python_constant() or isinstance(value, ListVariable)) and _is_constant_arg(value)
+        known = (value.is_python_constant() or isinstance(value, ListVariable)) and space.is_constant_arg(value)
         if not known and not isinstance(stand_in, tuple):
             unsupported("operator_error", f"{type(stand_in).__name__}.index: ValueError showing the repr "
                                           f"of {value}")
         with python_operation(f"{type(stand_in).__name__}.index"):  # the repr of a list of constants too
-            stand_in.index(_constant_arg(value) if known else None)
+            stand_in.index(space.constant_arg(value) if known else None)
         unsupported("operator_error", f"{type(stand_in).__name__}.index found nothing")  # pragma: no cover
 
     def call_method(self, tx, name, args, kwargs):
@@ -182,14 +179,10 @@ class BaseListVariable(VariableTracker):
         if name == "index" and not kwargs and 1 <= len(args) <= 3:
             return self._index_of(tx, args[0], [_index(a) for a in args[1:]])
         if name == "count" and not kwargs and len(args) == 1:
-            from ..core.ops import _identical, compare
-
-            return ConstantVariable(sum(_identical(x, args[0]) or compare(tx, "==", x, args[0]).truth(tx)
+            return ConstantVariable(sum(is_identical(x, args[0]) or compare(tx, "==", x, args[0]).truth(tx)
                                         for x in list(self.items)))
         if name in ("__len__", "__getitem__", "__contains__", "__iter__"):
-            from ..callables.builtins import call_slot
-
-            return call_slot(tx, self, name, args)
+            return space.call_slot(tx, self, name, args)
         unsupported("unsupported_call", f"{self.py_type.__name__}.{name}")
 
     def reconstruct(self, cg):
@@ -206,6 +199,7 @@ class BaseListVariable(VariableTracker):
         return f"{type(self).__name__}({self.items!r})"
 
 
+@space.register
 class TupleVariable(BaseListVariable):
     py_type = tuple
 
@@ -214,6 +208,7 @@ class TupleVariable(BaseListVariable):
         return False
 
 
+@space.register
 class SizeVariable(TupleVariable):
     """torch.Size: items are ConstantVariables, or SymNodeVariables for symbolic sizes.
 
@@ -226,8 +221,6 @@ class SizeVariable(TupleVariable):
 
     def getattr(self, tx, name):
         if name in ("numel", "count", "index"):
-            from ..core.base import BoundMethodVariable
-
             return BoundMethodVariable(self, name)
         return super().getattr(tx, name)
 
@@ -236,8 +229,6 @@ class SizeVariable(TupleVariable):
             total = ConstantVariable(1)
             if all(isinstance(i, ConstantVariable) for i in self.items):
                 return ConstantVariable(self.as_python_constant().numel())
-            from ..core.ops import binary_op
-
             for item in self.items:  # symbolic sizes: the product is a graph value
                 total = binary_op(tx, operator.mul, total, item)
             return total
@@ -269,8 +260,6 @@ class NamedTupleVariable(TupleVariable):
     # ---- slots: a Python method of the class (``Pair.__add__``) wins over tuple's
     def user_slot(self, name):
         """The function a class above ``tuple`` defines for ``name``, or None (tuple's own)."""
-        import types
-
         for klass in self.cls.__mro__:
             if klass is tuple:
                 return None
@@ -280,13 +269,9 @@ class NamedTupleVariable(TupleVariable):
         return None
 
     def _call_slot(self, tx, name, args):
-        from ..callables.functions import UserFunctionVariable
-
-        return UserFunctionVariable(self.user_slot(name)).call(tx, [self] + list(args), {})
+        return space.UserFunctionVariable(self.user_slot(name)).call(tx, [self] + list(args), {})
 
     def binop(self, tx, fn, other, reflected):
-        from ..core.ops import _NOT_INPLACE, dunder_name
-
         names = [dunder_name(fn, reflected)]
         if fn in _NOT_INPLACE and not reflected:  # no __iadd__: `p += q` is p.__add__(q)
             names.append(dunder_name(_NOT_INPLACE[fn]))
@@ -340,12 +325,8 @@ class NamedTupleVariable(TupleVariable):
         if name in fields:
             return self.items[fields.index(name)]
         if name in ("_replace", "_asdict") and hasattr(self.cls, "_make"):
-            from ..core.base import BoundMethodVariable
-
             return BoundMethodVariable(self, name)
-        from ..objects.user_defined import class_attribute
-
-        return class_attribute(tx, self, name)
+        return space.class_attribute(tx, self, name)
 
     def hasattr(self, tx, name):
         """A field or a class attribute; nothing else, unless instances have a ``__dict__``."""
@@ -356,8 +337,6 @@ class NamedTupleVariable(TupleVariable):
     def setattr(self, tx, name, value):
         """A field is a read-only descriptor, and a plain namedtuple has no ``__dict__``: both
         raise AttributeError as CPython's do (a subclass's own attributes are not modelled)."""
-        from ..core.exceptions import raise_in_trace
-
         if name in self._fields():
             raise_in_trace(AttributeError, "can't set attribute")
         if not self.cls.__dictoffset__:
@@ -372,9 +351,7 @@ class NamedTupleVariable(TupleVariable):
             with python_operation(f"{self.cls.__name__}._replace"):  # "Got unexpected field names"
                 tuple.__new__(self.cls, [None] * len(fields))._replace(**dict.fromkeys(kwargs))
         if name == "_asdict" and not args and not kwargs:
-            from .dicts import ConstDictVariable
-
-            return ConstDictVariable([(ConstantVariable(f), v) for f, v in zip(fields, self.items)])
+            return space.ConstDictVariable([(ConstantVariable(f), v) for f, v in zip(fields, self.items)])
         return super().call_method(tx, name, args, kwargs)
 
     def reconstruct(self, cg):
@@ -386,6 +363,7 @@ class NamedTupleVariable(TupleVariable):
         cg.call_const(self.cls, [TupleVariable(self.items)])  # a structseq (torch.return_types.max)
 
 
+@space.register
 class ListVariable(BaseListVariable):
     py_type = list
     replay_kind = "list"
@@ -419,9 +397,7 @@ class ListVariable(BaseListVariable):
         del self.items[index]
 
     def iter(self, tx):
-        from ..iteration.iterators import LiveListIteratorVariable
-
-        return LiveListIteratorVariable(self)
+        return space.LiveListIteratorVariable(self)
 
     def call_method(self, tx, name, args, kwargs):
         handler = _LIST_METHODS.get(name)
@@ -478,6 +454,7 @@ _LIST_METHODS = {
 }
 
 
+@space.register
 class SliceVariable(BaseListVariable):
     """slice(start, stop, step) of constants (three item trackers)."""
 
@@ -515,6 +492,7 @@ def range_size(r: range) -> int:
     return (r[-1] - r[0]) // r.step + 1 if r else 0
 
 
+@space.register
 class RangeVariable(BaseListVariable):
     """range(...) of constants. Like CPython's range it computes what it is asked
     (``count``, ``index``, ``in``, iteration) from start, stop and step: a range can
@@ -540,9 +518,7 @@ class RangeVariable(BaseListVariable):
         return True  # ints only (asking every item would list them)
 
     def iter(self, tx):
-        from ..iteration.iterators import RangeIteratorVariable
-
-        return RangeIteratorVariable(self)
+        return space.RangeIteratorVariable(self)
 
     def contains(self, tx, item):
         if item.is_python_constant() and type(item.as_python_constant()) in (int, bool):

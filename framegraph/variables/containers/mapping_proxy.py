@@ -8,14 +8,18 @@ import operator
 import types
 
 from ...errors import unsupported
-from ..core.base import VariableTracker
+from ..core import space
+from ..core.base import BoundMethodVariable, VariableTracker
 from ..core.exceptions import raise_in_trace
+from ..core.ops import compare
+from .dicts import ConstDictVariable
 
 _COMPARISONS = {operator.eq: "==", operator.ne: "!=", operator.lt: "<", operator.le: "<=", operator.gt: ">",
                 operator.ge: ">="}
 _READS = ("get", "keys", "values", "items", "copy", "__getitem__", "__contains__", "__len__")
 
 
+@space.register
 class MappingProxyVariable(VariableTracker):
     def __init__(self, mapping, **kwargs):
         super().__init__(**kwargs)
@@ -49,8 +53,6 @@ class MappingProxyVariable(VariableTracker):
         return self.mapping.unpack(tx)
 
     def getattr(self, tx, name):
-        from ..core.base import BoundMethodVariable
-
         if name in _READS:
             return BoundMethodVariable(self, name)
         return super().getattr(tx, name)
@@ -63,8 +65,6 @@ class MappingProxyVariable(VariableTracker):
     def binop(self, tx, fn, other, reflected):
         symbol = _COMPARISONS.get(fn)
         if symbol is not None:  # mappingproxy_richcompare: the mapping's own comparison
-            from ..core.ops import compare
-
             other = other.mapping if isinstance(other, MappingProxyVariable) else other
             return compare(tx, symbol, other, self.mapping) if reflected else compare(tx, symbol, self.mapping, other)
         if fn not in (operator.or_,):
@@ -82,8 +82,6 @@ class MappingProxyVariable(VariableTracker):
 
 def make_mapping_proxy(tx, mapping):
     """``MappingProxyType(mapping)`` over a dict tracker."""
-    from .dicts import ConstDictVariable
-
     if not isinstance(mapping, ConstDictVariable):
         unsupported("unsupported_call", f"mappingproxy of {mapping}")
     return MappingProxyVariable(mapping)

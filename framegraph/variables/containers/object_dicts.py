@@ -27,7 +27,8 @@ import collections
 
 from ...errors import unsupported
 from ...guards.sources import ConstSource, DictContainsSource, DictGetSource
-from ..core.base import VariableTracker
+from ..core import space
+from ..core.base import BoundMethodVariable, VariableTracker
 from ..core.constant import ConstantVariable, is_constant_value
 from .dicts import runs_python_hash
 
@@ -44,15 +45,12 @@ def is_object_keyed(value) -> bool:
 
 def _real_key(tx, key: VariableTracker):
     """The real object a key tracker stands for (a guarded input)."""
-    from ..tensors.tensor import TensorVariable
-    from ..callables.trace_time import real_value
-
-    if isinstance(key, TensorVariable):
+    if isinstance(key, space.TensorVariable):
         output = tx.output
         if key in output.inputs:
             return output.example_inputs[output.inputs.index(key)]
         unsupported("unsupported_value", "a tensor made in the trace used as a dict key")
-    return real_value(key)
+    return space.real_value(key)
 
 
 class ObjectKeyedDictVariable(VariableTracker):
@@ -137,8 +135,6 @@ class ObjectKeyedDictVariable(VariableTracker):
         unsupported("unsupported_call", f"{type(self.value).__name__}.{name} of a dict keyed by objects")
 
     def getattr(self, tx, name):
-        from ..core.base import BoundMethodVariable
-
         if name in ("__getitem__", "__contains__", "__len__", "get"):
             return BoundMethodVariable(self, name)
         unsupported("unsupported_attribute", f"{type(self.value).__name__}.{name} of a dict keyed by objects")

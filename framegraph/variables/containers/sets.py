@@ -6,7 +6,7 @@ with 17 and 9 added iterates 1, 2, 9, 17, 30). Which of two equal elements
 stays (``{1} | {1.0}`` keeps 1), what ``pop()`` removes and how each
 operation walks its operands (``s.difference(a_list)`` copies then discards;
 ``s & t`` walks the smaller set) are CPython's too. So the tracker does not
-re-implement any of it: it holds a real ``set`` of ``_Member`` objects, each
+re-implement any of it: it holds a real ``set`` of ``SetMember`` objects, each
 hashing and comparing like the value it stands for (the constant, or the
 identity of a tracker: ``dicts.hash_key``) and carrying that value's tracker.
 Every method and operator runs on that real set, and its order, its result
@@ -24,15 +24,17 @@ import operator
 
 from ...bytecode import create_instruction
 from ...errors import unsupported
+from ..core import space
 from ..core.base import VariableTracker
 from ..core.call_shapes import check_method_shape
 from ..core.constant import ConstantVariable, is_constant_value, items_of, wrap_constant
+from ..core.exceptions import raise_in_trace
 from .dicts import _IN_PLACE, ConstDictVariable, DictViewVariable, _key_error, hash_key
 from .traced_keys import check_rebuild
-from ..core.exceptions import raise_in_trace
 
 
-class _Member:
+@space.register
+class SetMember:
     """An element that is not a constant: hashes and compares like ``hash_key(var)``
     (its identity); CPython's set compares identity first, so the same object is found."""
 
@@ -47,15 +49,15 @@ class _Member:
     def __eq__(self, other):
         # a constant may stand for itself next to one held by another kind of tracker
         # (a size that is an int, 1 and 1.0): they are one element, as in CPython
-        key = other.key if type(other) is _Member else other
+        key = other.key if type(other) is SetMember else other
         return self.key is key or self.key == key
 
 
 def _member(var, tx=None):
     """What stands for tracker ``var`` in a real set: a scalar constant itself (a tuple's
-    tracker is kept, for the identity of its items), else a _Member."""
+    tracker is kept, for the identity of its items), else a SetMember."""
     key = hash_key(var, tx)
-    return key if type(var) is ConstantVariable and _scalar(key) else _Member(var, key)
+    return key if type(var) is ConstantVariable and _scalar(key) else SetMember(var, key)
 
 
 def _frozen_retry(var):
@@ -76,7 +78,7 @@ def _scalar(value) -> bool:
 def _var(member, trackers):
     """The tracker of a real set's element; a constant's is made once per set
     (``trackers``: id -> (element, tracker)), so iterators see the same trackers each time."""
-    if type(member) is _Member:
+    if type(member) is SetMember:
         return member.var
     held = trackers.get(id(member))
     if held is None or held[0] is not member:  # (the element is held too: its id stays its own)
@@ -91,7 +93,7 @@ def same_table(mine, real) -> bool:
 
 
 def _key(member):
-    return member.key if type(member) is _Member else member
+    return member.key if type(member) is SetMember else member
 
 
 # name -> does it mutate the set. The others return a new set, a bool, or an element.
@@ -124,6 +126,7 @@ def _operand(tx, var):
     return [_member(v, tx) for v in items_of(tx, var)]
 
 
+@space.register
 class SetVariable(VariableTracker):
     @property
     def replay_kind(self):
@@ -292,7 +295,7 @@ class SetVariable(VariableTracker):
         """None when BUILD_SET rebuilds this set's order; else the frozenset whose copy does."""
         if not self.table_known:
             unsupported("graph_output", "a set made from one whose real table the trace does not know")
-        if any(type(m) is _Member for m in self.members):
+        if any(type(m) is SetMember for m in self.members):
             return None  # objects made anew after the graph hash by new identities anyway
         wrap = self.py_type if self.py_type is not set else (lambda t: t)
         added = set()

@@ -10,10 +10,10 @@ shows where a comparison fails midway).
 import types
 
 from ...errors import Unsupported, unsupported
-from ..core.constant import items_of
+from ..core import space
+from ..core.constant import items_of, wrap_constant
 from ..core.exceptions import TracedException, python_operation, raise_in_trace, raise_python_error
-from ..tensors.tensor import TensorVariable
-
+from ..core.ops import compare
 
 def _is_none(v):
     return v.is_python_constant() and v.as_python_constant() is None
@@ -31,9 +31,6 @@ class _Keyed:
         self.key, self.index, self.tx = key, index, tx
 
     def _traced(self, op, other):
-        from ..core.constant import wrap_constant
-        from ..core.ops import compare
-
         tx = self.tx or other.tx
         a, b = (k if k_tx is not None else wrap_constant(k) for k, k_tx in ((self.key, self.tx), (other.key, other.tx)))
         return compare(tx, op, a, b).truth(tx)
@@ -51,7 +48,7 @@ class _Keyed:
 
 def _keyed(tx, items, key):
     keys = [key.call(tx, [x], {}) if key is not None and not _is_none(key) else x for x in items]
-    if any(isinstance(k, TensorVariable) for k in keys):
+    if any(isinstance(k, space.TensorVariable) for k in keys):
         unsupported("data_dependent_value", "sorting by tensors")
     return [_Keyed(k.as_python_constant(), i) if k.is_python_constant() else _Keyed(k, i, tx)
             for i, k in enumerate(keys)]
@@ -97,7 +94,7 @@ def minmax(pick):
             if default is None:
                 raise_in_trace(ValueError, _empty_message(pick))
             return default
-        if any(isinstance(x, TensorVariable) for x in items):
+        if any(isinstance(x, space.TensorVariable) for x in items):
             unsupported("data_dependent_value", f"{pick.__name__}() compares tensors")
         return _pick_item(tx, pick, items, key)
     return model

@@ -33,6 +33,11 @@ import types
 import weakref
 
 from ...errors import unsupported
+from ..core import space
+from ..core.base import type_lookup
+from ..core.constant import wrap_constant
+from ..core.number_protocol import hash_of
+from ..core.ops import compare
 
 
 def _state(tx):
@@ -57,19 +62,14 @@ class TracedKey:
         return self.hash
 
     def __eq__(self, other):
-        from ..core.constant import wrap_constant
-        from .dicts import _Identity
-
         if isinstance(other, TracedKey) and other.var.identity is self.var.identity:
             return True  # the same object: CPython's dict does not call __eq__
-        if isinstance(other, _Identity):
+        if isinstance(other, space.IdentityKey):
             return False  # a tensor or module key: only its identity equals it
         tx = TracedKey._tx()
         if tx is None or tx.output is not self.output:
             unsupported("unsupported_value", f"comparing a dict key of type {self.var.python_type().__name__} "
                                              "outside the dict operation that hashed it")
-        from ..core.ops import compare
-
         other_var = other.var if isinstance(other, TracedKey) else wrap_constant(other)
         # this dict may ask for a comparison twice where CPython's asks once (a store looks the
         # key up, then stores it): only a comparison that changes nothing may be asked again
@@ -102,10 +102,9 @@ def check_rebuild(keys) -> None:
 
 def runs_python_hash_and_eq(var) -> bool:
     """Whether ``var`` is a user object whose class hashes by a Python ``__hash__``."""
-    from ..objects.user_defined import UserDefinedObjectVariable, _static
-
-    return isinstance(var, UserDefinedObjectVariable) and isinstance(_static(var.python_type(), "__hash__")[1],
-                                                                     types.FunctionType)
+    if not isinstance(var, space.UserDefinedObjectVariable):
+        return False
+    return isinstance(type_lookup(var.python_type(), "__hash__")[1], types.FunctionType)
 
 
 _WRITES = frozenset({"STORE_ATTR", "DELETE_ATTR", "STORE_GLOBAL", "DELETE_GLOBAL", "STORE_DEREF",
@@ -150,17 +149,13 @@ _BUILTINS = vars(builtins)
 
 
 def _slot_scan(cls, name):
-    from ..objects.user_defined import _static
-
-    fn = _static(cls, name)[1]
+    fn = type_lookup(cls, name)[1]
     return scan(fn) if isinstance(fn, types.FunctionType) else None
 
 
 def traced_key(tx, var) -> TracedKey:
     """Hash ``var`` as CPython's dict does (its ``__hash__``, inlined, checked and reduced
     as slot_tp_hash does), for one dict operation."""
-    from ..core.number_protocol import hash_of
-
     cls = var.python_type()
     found = _slot_scan(cls, "__hash__") or _slot_scan(cls, "__eq__")
     unsafe = f"its __hash__ or __eq__ {found}" if found else None
@@ -176,6 +171,7 @@ def traced_key(tx, var) -> TracedKey:
     return TracedKey(var, value, tx.output, unsafe)
 
 
+@space.register
 def note_operation(tx) -> None:
     """A dict operation with a constant key begins: stored traced keys compare in ``tx``."""
     TracedKey._tx = weakref.ref(tx)

@@ -20,11 +20,14 @@ the caller's object: ``check_mutable`` records it in the side-effect ledger
 (``side_effects.py``), which replays it after the graph.
 """
 import collections
+import gc
 import types
 from typing import Any, Dict, List, Optional
 
 from ...errors import unsupported
 from ...guards.kinds import function_guard_values
+from ...side_effects import ledger, record_mutation
+from . import space
 
 
 # Modules whose functions and globals are taken as they are: reading them adds no
@@ -39,6 +42,15 @@ def guard_identity(tx, value, source):
     if source is not None:
         tx.output.add_guard("ID_MATCH", source, function_guard_values(value))
 
+
+
+def type_lookup(cls, name):
+    """(True, attribute) from the MRO without running descriptors, or (False, None):
+    ``_PyType_Lookup``, the first step of every attribute read."""
+    for klass in cls.__mro__:
+        if name in klass.__dict__:
+            return True, klass.__dict__[name]
+    return False, None
 
 
 def _finalizable(cls) -> bool:
@@ -60,8 +72,6 @@ FINALIZERS_DROPPED = []
 def collect_trace_cycles():
     """After a trace: collect its garbage now where it stopped for a finalizer (above)."""
     if FINALIZERS_DROPPED:
-        import gc
-
         FINALIZERS_DROPPED.clear()
         gc.collect()
 
@@ -109,8 +119,6 @@ class VariableTracker:
     def check_mutable(self, what: str, tx=None):
         """Called before mutating in place: an object from outside the frame goes
         into the side-effect ledger (replayed after the graph), when ``tx`` is given."""
-        from ...side_effects import ledger, record_mutation
-
         if not self.mutable:
             record_mutation(tx, self, what)
             return
@@ -133,12 +141,9 @@ class VariableTracker:
         if kind in _METHOD_TYPES and name in _NONE_SLOTS and getattr(kind, name, 0) is None:
             return _constant(None)  # slice.__hash__, list.__hash__: set to None by the type
         if kind in _METHOD_TYPES and not kind.__dictoffset__ and not hasattr(kind, name):
-            from .call_shapes import STAND_INS
-            from .exceptions import python_operation
-
-            if kind in STAND_INS:  # no instance dict: "'frozenset' object has no attribute 'add'"
-                with python_operation(f"{kind.__name__}.{name}"):
-                    getattr(STAND_INS[kind](), name)
+            if kind in space.STAND_INS:  # no instance dict: "'frozenset' object has no attribute 'add'"
+                with space.python_operation(f"{kind.__name__}.{name}"):
+                    getattr(space.STAND_INS[kind](), name)
         unsupported("unsupported_attribute", f"{self}.{name}")
 
     def hasattr(self, tx, name: str):
@@ -158,11 +163,9 @@ class VariableTracker:
     def iter(self, tx) -> "VariableTracker":
         """Iteration over the items; a builtin container's iterator remembers the
         container, so that it is rebuilt as ``iter(container)`` of the same type."""
-        from ..iteration.iterators import ListIteratorVariable, builtin_iterator_type
-
         typed = type(self).python_type is not VariableTracker.python_type
-        kind = builtin_iterator_type(self.python_type()) if typed else None
-        return ListIteratorVariable(self.unpack(tx), container=self if kind else None, kind=kind)
+        kind = space.builtin_iterator_type(self.python_type()) if typed else None
+        return space.ListIteratorVariable(self.unpack(tx), container=self if kind else None, kind=kind)
 
     def next(self, tx) -> Optional["VariableTracker"]:
         unsupported("unsupported_value", f"next() of {self}")
@@ -189,11 +192,9 @@ class VariableTracker:
         unsupported("unsupported_value", f"del {self}[{key}]")
 
     def contains(self, tx, item) -> bool:
-        from .ops import _identical, compare
-
         # PyObject_RichCompareBool: the same object is found without == (a NaN, an object
         # whose __eq__ says no)
-        return any(_identical(x, item) or compare(tx, "==", x, item).truth(tx) for x in self.unpack(tx))
+        return any(space.is_identical(x, item) or space.compare(tx, "==", x, item).truth(tx) for x in self.unpack(tx))
 
     # ---- rebuilding the value after the graph ran
     def reconstruct(self, cg):
@@ -235,9 +236,7 @@ METHOD_NAME_ATTRS = ("__name__", "__qualname__", "__doc__", "__module__")
 
 
 def _constant(value):
-    from .constant import ConstantVariable
-
-    return ConstantVariable(value)
+    return space.ConstantVariable(value)
 
 
 class BoundMethodVariable(VariableTracker):

@@ -12,17 +12,15 @@ import inspect
 from typing import Dict, Optional
 
 from ...errors import unsupported
+from . import space
 from .base import VariableTracker
-from ..containers.lists import TupleVariable
-
+from .exceptions import raise_in_trace
 
 def bind_args(code, name, defaults, kwdefaults, args, kwargs) -> Dict[str, VariableTracker]:
     """Bind tracker arguments to ``code``'s parameters with CPython's rules:
     positional, then keyword, then defaults; extras to ``*args``/``**kwargs``.
     A call CPython rejects raises CPython's own TypeError in the trace (``name``:
     the function's ``__qualname__``, which the message names)."""
-    from ..containers.dicts import ConstDictVariable
-
     def _reject(why):
         _rejected(code, name, len(defaults), tuple(kwdefaults), len(args), tuple(kwargs), why)
 
@@ -62,17 +60,15 @@ def bind_args(code, name, defaults, kwdefaults, args, kwargs) -> Dict[str, Varia
         else:
             _reject(f"missing required keyword-only argument {param!r}")
     if star is not None:
-        result[star] = TupleVariable(list(args[nargs:]))
+        result[star] = space.TupleVariable(list(args[nargs:]))
     if starstar is not None:
-        result[starstar] = ConstDictVariable.from_kwargs(extra)
+        result[starstar] = space.ConstDictVariable.from_kwargs(extra)
     return result
 
 
 def _rejected(code, qualname, ndefaults, kwdefault_names, nargs, kwnames, why):
     """Raise the TypeError CPython raises for this call; a break if the stub accepts it
     (the model and CPython disagree: let CPython decide)."""
-    from .exceptions import raise_in_trace
-
     message = _binding_error(code, qualname, ndefaults, kwdefault_names, nargs, kwnames)
     if message is None:
         unsupported("operator_error", f"calling {qualname}: {qualname}() {why}")

@@ -25,6 +25,9 @@ import collections
 import functools
 import inspect
 
+from . import space
+from .base import VariableTracker
+from .constant import ConstantVariable
 from .exceptions import raise_python_error
 
 
@@ -60,6 +63,7 @@ STAND_INS = {
     collections.OrderedDict: collections.OrderedDict, collections.defaultdict: collections.defaultdict,
     range: lambda: range(0), str: str, bytes: bytes, int: int, bool: bool, float: float,
 }
+space.register(STAND_INS, 'STAND_INS')
 
 
 def builtin_base(cls):
@@ -170,3 +174,17 @@ def fits(model, leading, args, kwargs) -> bool:
     takes the call (its ``leading`` first parameters are the tracer's: ``tx``, ``self``)."""
     sig = _signature(model)
     return sig is None or _bound(sig, leading, args, kwargs)
+
+
+def real_stand_in(var):
+    """A real object of ``var``'s builtin type where its type alone decides an error (the
+    constant itself, or an empty container of the same type); else None."""
+    if isinstance(var, ConstantVariable):
+        return var.value
+    kind = var.python_type() if type(var).python_type is not VariableTracker.python_type else None
+    if kind in STAND_INS:
+        return STAND_INS[kind]()
+    base = builtin_base(kind)
+    if base is not None and not own_methods(kind, base) and type(kind) is type:
+        return kind()  # `class Tags(set): pass`: the base's code, the subclass's name in messages
+    return None

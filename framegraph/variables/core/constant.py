@@ -13,6 +13,7 @@ import types
 import torch
 
 from ...errors import unsupported
+from . import space
 from .base import VariableTracker
 
 # Types whose values are immutable and safe to compute with at trace time.
@@ -28,6 +29,7 @@ def is_constant_value(value) -> bool:
     return isinstance(value, CONSTANT_TYPES) and not isinstance(value, torch.Tensor)
 
 
+@space.register
 class ConstantVariable(VariableTracker):
     def __init__(self, value, **kwargs):
         super().__init__(**kwargs)
@@ -47,14 +49,10 @@ class ConstantVariable(VariableTracker):
         return False
 
     def getattr(self, tx, name):
-        from .exceptions import python_operation
-
-        with python_operation(f"{self.value!r}.{name}"):
+        with space.python_operation(f"{self.value!r}.{name}"):
             attr = getattr(self.value, name)
         if callable(attr):
-            from ..callables.builtins import BuiltinVariable
-
-            return BuiltinVariable(attr)
+            return space.BuiltinVariable(attr)
         return wrap_constant(attr)
 
     def hasattr(self, tx, name):
@@ -63,31 +61,24 @@ class ConstantVariable(VariableTracker):
         return hasattr(self.value, name)
 
     def call_method(self, tx, name, args, kwargs):
-        from ..callables.builtins import BuiltinVariable
-        from .exceptions import python_operation
-
-        with python_operation(f"{self.value!r}.{name}"):  # a missing method: CPython's AttributeError
+        with space.python_operation(f"{self.value!r}.{name}"):  # a missing method: CPython's AttributeError
             getattr(self.value, name)
         method = getattr(type(self.value), name, None)
         if method is None:  # an attribute of the instance only (a dtype's): called as it is
             return self.getattr(tx, name).call(tx, args, kwargs)
-        return BuiltinVariable(method).call(tx, [self] + list(args), kwargs)
+        return space.BuiltinVariable(method).call(tx, [self] + list(args), kwargs)
 
     def call(self, tx, args, kwargs):
         """``5()``, ``None()`` (``__hash__ = None`` read, then called): CPython's TypeError."""
         if callable(self.value):
             return super().call(tx, args, kwargs)
-        from .exceptions import raise_in_trace
-
-        raise_in_trace(TypeError, f"'{type(self.value).__name__}' object is not callable")
+        space.raise_in_trace(TypeError, f"'{type(self.value).__name__}' object is not callable")
 
     def truth(self, tx):
         return bool(self.value)
 
     def length(self, tx):
-        from .exceptions import python_operation
-
-        with python_operation("len()"):  # len(5): "object of type 'int' has no len()"
+        with space.python_operation("len()"):  # len(5): "object of type 'int' has no len()"
             return len(self.value)
 
     def iter(self, tx):
@@ -101,10 +92,8 @@ class ConstantVariable(VariableTracker):
         return super().unpack(tx)
 
     def getitem(self, tx, key):
-        from .exceptions import python_operation
-
         index = key.as_python_constant()
-        with python_operation(f"{self.value!r}[{index!r}]"):
+        with space.python_operation(f"{self.value!r}[{index!r}]"):
             item = self.value[index]
         return wrap_constant(item)
 
@@ -121,16 +110,10 @@ def items_of(tx, var):
     TypeError there ("'int' object is not iterable"). (UNPACK_SEQUENCE and ``f(*x)``
     word their errors otherwise: they call ``unpack`` itself.)"""
     if isinstance(var, ConstantVariable):
-        from .exceptions import python_operation
-
-        with python_operation("iter()"):
+        with space.python_operation("iter()"):
             iter(var.value)
-    from ..callables.builtins import BuiltinVariable
-
-    if type(var) is BuiltinVariable and not hasattr(type(var.fn), "__iter__"):
-        from .exceptions import raise_in_trace  # list(list), set().update(len): not iterable
-
-        raise_in_trace(TypeError, f"'{type(var.fn).__name__}' object is not iterable")
+    if type(var) is space.BuiltinVariable and not hasattr(type(var.fn), "__iter__"):
+        space.raise_in_trace(TypeError, f"'{type(var.fn).__name__}' object is not iterable")
     check = getattr(var, "check_iterable", None)  # a user object: the builtin's words, not unpack's
     if check is not None:
         check()
@@ -146,26 +129,20 @@ def is_struct_sequence(value) -> bool:
 
 def wrap_constant(value) -> VariableTracker:
     """The tracker of a trace-time constant (tuples become TupleVariable, ...)."""
-    from ..containers.lists import RangeVariable, SizeVariable, SliceVariable, TupleVariable
-
     if type(value) is tuple:
-        return TupleVariable([wrap_constant(v) for v in value])
+        return space.TupleVariable([wrap_constant(v) for v in value])
     if type(value) is torch.Size:
-        return SizeVariable([wrap_constant(v) for v in value])
+        return space.SizeVariable([wrap_constant(v) for v in value])
     if type(value) is slice:
-        return SliceVariable([wrap_constant(v) for v in (value.start, value.stop, value.step)])
+        return space.SliceVariable([wrap_constant(v) for v in (value.start, value.stop, value.step)])
     if type(value) is range:
-        return RangeVariable(value)
+        return space.RangeVariable(value)
     if isinstance(value, CONSTANT_TYPES) or type(value) is frozenset or is_struct_sequence(value):
         return ConstantVariable(value)
     if isinstance(value, enum.Enum):  # `Flag.A | Flag.B`: a member, as a member read from its class is
-        from ..builder import EnumVariable
-
-        return EnumVariable(value)
+        return space.EnumVariable(value)
     if isinstance(value, ANNOTATION_TYPES):  # `int | None` computed now: immutable, every use runs now
-        from ..callables.trace_time import OpaqueConstantVariable
-
-        return OpaqueConstantVariable(value)
+        return space.OpaqueConstantVariable(value)
     unsupported("unsupported_value", f"{type(value).__name__} is not a trace-time constant")
 
 

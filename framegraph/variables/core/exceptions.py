@@ -30,7 +30,8 @@ import sys
 import types
 
 from ...errors import FramegraphError, unsupported
-from .base import VariableTracker
+from . import space
+from .base import BoundMethodVariable, VariableTracker
 from .constant import ConstantVariable, wrap_constant
 
 # __context__ of an exception raised while no exception of the trace was being
@@ -64,13 +65,11 @@ class ExceptionVariable(VariableTracker):
         return self.cls
 
     def getattr(self, tx, name):
-        from ..containers.lists import TupleVariable
-
         if self.parsed is not None and name in parsed_fields(self.cls):
             return wrap_constant(getattr(self.parsed, name))
         if name == "args":
             self._check_plain("__init__", "args")
-            return TupleVariable(list(self.args))
+            return space.TupleVariable(list(self.args))
         if name == "__cause__":
             return self.cause if self.cause is not None else ConstantVariable(None)
         if name == "__context__":
@@ -85,8 +84,6 @@ class ExceptionVariable(VariableTracker):
         if name == "__traceback__":
             return traceback_of(self.tb_frames)
         if name == "with_traceback":
-            from .base import BoundMethodVariable
-
             return BoundMethodVariable(self, name)
         if name == "__class__":
             return tx.wrap(self.cls)
@@ -222,8 +219,6 @@ class FrameVariable(VariableTracker):
 
     def getattr(self, tx, name):
         if name == "clear":
-            from .base import BoundMethodVariable
-
             return BoundMethodVariable(self, name)
         unsupported("unsupported_attribute", f"frame.{name}")
 
@@ -277,11 +272,9 @@ def make_exception(cls, args, kwargs, tx=None):
     a ``__new__`` or ``__init__`` written in Python runs code the tracer would
     skip, and OSError, ImportError, SyntaxError and the Unicode errors parse
     their arguments (``OSError(2, "x")`` is a FileNotFoundError)."""
-    from ..subclasses.user_exceptions import is_user_exception_class, new_user_exception
-
-    if tx is not None and is_user_exception_class(cls) and not parsed_fields(cls) \
+    if tx is not None and space.is_user_exception_class(cls) and not parsed_fields(cls) \
             and not issubclass(cls, _KEYWORD_ARGS + _PARSING_ARGS):
-        return new_user_exception(tx, cls, args, kwargs)
+        return space.new_user_exception(tx, cls, args, kwargs)
     for slot in ("__new__", "__init__"):
         if _python_slot(cls, slot):
             unsupported("unsupported_call", f"creating a {cls.__name__} (its {slot} is written in Python)")
@@ -331,6 +324,7 @@ _PARSING_ARGS = (OSError, ImportError, SyntaxError, UnicodeEncodeError, UnicodeD
                  UnicodeTranslateError, BaseExceptionGroup)
 
 
+@space.register
 def raise_in_trace(cls, *args):
     """Raise ``cls(*args)`` (constant arguments) in the trace: what CPython raises here."""
     raise TracedException(ExceptionVariable(cls, [wrap_constant(a) for a in args]))
@@ -364,6 +358,7 @@ def _rebuilt_by_args(error) -> bool:
         getattr(again, f, None) == getattr(error, f, None) for f in fields)
 
 
+@space.register
 class python_operation:
     """``with python_operation(context):`` around one real Python operation on
     trace-time values: the ``Exception`` it raises is the one CPython raises for
@@ -407,16 +402,14 @@ def caller_handles_nothing(tx) -> bool:
 def _exc_info(tx):
     """``sys.exc_info()``: the exception the trace handles, with its class and traceback;
     with none handled in the trace, the caller's, guarded to be none."""
-    from ..containers.lists import TupleVariable
-
     handled = handled_exception(tx)
     if handled is None:
         if not caller_handles_nothing(tx):
             unsupported("exception", "sys.exc_info() in a frame called while an exception is handled")
-        return TupleVariable([ConstantVariable(None)] * 3)
+        return space.TupleVariable([ConstantVariable(None)] * 3)
     if not isinstance(handled, ExceptionVariable):
         unsupported("unsupported_call", f"sys.exc_info() while {handled} is handled")
-    return TupleVariable([tx.wrap(handled.cls), handled, traceback_of(handled.tb_frames)])
+    return space.TupleVariable([tx.wrap(handled.cls), handled, traceback_of(handled.tb_frames)])
 
 
 def _exception(tx):

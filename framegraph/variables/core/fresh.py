@@ -7,6 +7,7 @@ mutable tracker the program may go on to change, rebuilt after the graph
 like any list or dict made there. Sets stay constants-only: a set rebuilt
 item by item need not iterate in the real one's order.
 """
+from . import space
 from .constant import wrap_constant
 
 
@@ -14,15 +15,9 @@ def wrap_fresh(value):
     """The tracker of ``value``, a new object computed at trace time from constants."""
     kind = type(value)
     if kind is list:
-        from ..containers.lists import ListVariable
-
-        return ListVariable([wrap_fresh(v) for v in value])
+        return space.ListVariable([wrap_fresh(v) for v in value])
     if kind is dict:
-        from ..containers.dicts import ConstDictVariable
-
-        return ConstDictVariable([(wrap_constant(k), wrap_fresh(v)) for k, v in value.items()])
+        return space.ConstDictVariable([(wrap_constant(k), wrap_fresh(v)) for k, v in value.items()])
     if kind is tuple and any(type(v) in (list, dict) for v in value):
-        from ..containers.lists import TupleVariable
-
-        return TupleVariable([wrap_fresh(v) for v in value])
+        return space.TupleVariable([wrap_fresh(v) for v in value])
     return wrap_constant(value)

@@ -14,21 +14,21 @@ import sys
 import types
 
 from ...errors import unsupported
+from . import space
+from .base import VariableTracker, type_lookup
 from .constant import ConstantVariable
+from .exceptions import python_operation, raise_in_trace
+from .ops import binary_op
 
 
 def _python_dunder(obj, name):
-    from ..objects.user_defined import UserDefinedObjectVariable, _static
-
-    if not isinstance(obj, UserDefinedObjectVariable):
+    if not isinstance(obj, space.UserDefinedObjectVariable):
         return None
-    found, fn = _static(obj.python_type(), name)
+    found, fn = type_lookup(obj.python_type(), name)
     return fn if found and isinstance(fn, types.FunctionType) else None
 
 
 def _checked(tx, obj, name, kind, message):
-    from .exceptions import raise_in_trace
-
     result = obj._dunder(tx, name, [])
     if not result.is_python_constant():
         unsupported("unsupported_value", f"{obj.python_type().__name__}.{name} returned {result}")
@@ -46,9 +46,7 @@ _CONVERSIONS = {int: ("__int__", "__index__", "__trunc__"), float: ("__float__",
 def converts_here(obj, kind) -> bool:
     """Whether ``kind(obj)`` (int or float) is answered here: ``obj`` is a user object whose
     class has only Python dunders for it, or none (then CPython's TypeError)."""
-    from ..objects.user_defined import UserDefinedObjectVariable
-
-    if not isinstance(obj, UserDefinedObjectVariable):
+    if not isinstance(obj, space.UserDefinedObjectVariable):
         return False
     cls = obj.python_type()
     present = [name for name in _CONVERSIONS[kind] if hasattr(cls, name)]
@@ -57,8 +55,6 @@ def converts_here(obj, kind) -> bool:
 
 def as_index(tx, obj) -> int:
     """``PyNumber_Index(obj)``: ``__index__``, which must return an int."""
-    from .exceptions import raise_in_trace
-
     if _python_dunder(obj, "__index__") is None:
         raise_in_trace(TypeError, f"'{obj.python_type().__name__}' object cannot be interpreted as an integer")
     return _checked(tx, obj, "__index__", int, "__index__ returned non-int (type {})")
@@ -66,8 +62,6 @@ def as_index(tx, obj) -> int:
 
 def as_int(tx, obj) -> int:
     """``int(obj)`` (PyNumber_Long): ``__int__``, else ``__index__``, else ``__trunc__``."""
-    from .exceptions import raise_in_trace
-
     if _python_dunder(obj, "__int__"):
         return _checked(tx, obj, "__int__", int, "__int__ returned non-int (type {})")
     if _python_dunder(obj, "__index__"):
@@ -80,8 +74,6 @@ def as_int(tx, obj) -> int:
 
 def as_float(tx, obj) -> float:
     """``float(obj)`` (PyNumber_Float): ``__float__``, else ``__index__`` as a float."""
-    from .exceptions import raise_in_trace
-
     name = obj.python_type().__name__
     if _python_dunder(obj, "__float__"):
         return _checked(tx, obj, "__float__", float, f"{name}.__float__ returned non-float (type {{}})")
@@ -91,9 +83,7 @@ def as_float(tx, obj) -> float:
 
 
 def _indexes_here(obj) -> bool:
-    from ..objects.user_defined import UserDefinedObjectVariable
-
-    return isinstance(obj, UserDefinedObjectVariable) and (
+    return isinstance(obj, space.UserDefinedObjectVariable) and (
         _python_dunder(obj, "__index__") is not None or not hasattr(obj.python_type(), "__index__"))
 
 
@@ -101,8 +91,6 @@ def index_builtin(fn):
     """``hex``/``oct``/``bin`` of an object: ``fn`` of its ``__index__``."""
     def model(tx, obj):
         if obj.is_python_constant():
-            from .exceptions import python_operation
-
             with python_operation(f"{fn.__name__}()"):
                 return ConstantVariable(fn(obj.as_python_constant()))
         if not _indexes_here(obj):
@@ -113,10 +101,7 @@ def index_builtin(fn):
 
 def divmod_of(tx, a, b):
     """``divmod(a, b)``: folded on constants, else ``a.__divmod__(b)`` / ``b.__rdivmod__(a)``."""
-    from .ops import binary_op
-    from ..tensors.tensor import TensorVariable
-
-    if isinstance(a, TensorVariable) or isinstance(b, TensorVariable):
+    if isinstance(a, space.TensorVariable) or isinstance(b, space.TensorVariable):
         unsupported("unsupported_call", "divmod() of a tensor")
     return binary_op(tx, divmod, a, b)
 
@@ -125,17 +110,14 @@ def hash_of(tx, obj):
     """``hash(obj)``: a constant's own; a user class's Python ``__hash__`` inlined, its result
     checked and reduced as slot_tp_hash does. Identity hashes (object's, a tensor's) are breaks:
     they differ from call to call."""
-    from .base import VariableTracker
-    from .exceptions import python_operation, raise_in_trace
-    from ..objects.user_defined import UserDefinedObjectVariable, _static
-
     if obj.is_python_constant():
         with python_operation("hash()"):
             return ConstantVariable(hash(obj.as_python_constant()))
     kind = obj.python_type() if type(obj).python_type is not VariableTracker.python_type else None
     if kind is not None and getattr(kind, "__hash__", 0) is None:  # a list, dict or set (or subclass)
         raise_in_trace(TypeError, f"unhashable type: '{kind.__name__}'")
-    found, fn = _static(obj.python_type(), "__hash__") if isinstance(obj, UserDefinedObjectVariable) else (False, None)
+    user_object = isinstance(obj, space.UserDefinedObjectVariable)
+    found, fn = type_lookup(obj.python_type(), "__hash__") if user_object else (False, None)
     if not isinstance(fn, types.FunctionType) and not getattr(obj, "slots_on_value", False):
         if found and fn is None:  # __hash__ = None, or __eq__ without __hash__
             raise_in_trace(TypeError, f"unhashable type: '{obj.python_type().__name__}'")

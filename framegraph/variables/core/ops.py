@@ -14,11 +14,12 @@ import collections
 import operator
 
 from ...errors import unsupported
+from . import space
 from .base import VariableTracker, guard_identity
+from .call_shapes import real_stand_in
 from .constant import ConstantVariable, wrap_constant
-from .exceptions import python_operation
-from ..tensors.symint import SymNodeVariable, has_symbols, sym_operands
-from ..tensors.tensor import TensorVariable
+from .exceptions import ExceptionVariable, TracedException, python_operation, raise_in_trace
+
 
 # BINARY_OP's argument indexes this table (dis._nb_ops order; in-place after 13).
 NB_OPS = (
@@ -54,19 +55,17 @@ def _fold(fn, *values):
 
 
 def _is_tensor(v):
-    return isinstance(v, TensorVariable)
+    return isinstance(v, space.TensorVariable)
 
 
 def _immutable_const(v):
-    from ..containers.lists import ListVariable
-
-    return v.is_python_constant() and not isinstance(v, ListVariable) and not has_symbols(v)
+    return v.is_python_constant() and not isinstance(v, space.ListVariable) and not space.has_symbols(v)
 
 
 def binary_op(tx, fn, a: VariableTracker, b: VariableTracker, written=None) -> VariableTracker:
     """``fn(a, b)`` for an operator ``fn`` (``written``: the in-place one the code used,
     when ``a += b`` is being answered as ``a + b``)."""
-    if _is_tensor(a) or _is_tensor(b) or sym_operands(a, b):  # sizes stay symbolic (symint.py)
+    if _is_tensor(a) or _is_tensor(b) or space.sym_operands(a, b):  # sizes stay symbolic (symint.py)
         if not _is_tensor(a):  # `n += t` with n not a tensor: int.__iadd__ does not exist, add
             fn = _NOT_INPLACE.get(fn, fn)
         return tx.output.call_function(tx, fn, [a, b], {})
@@ -102,12 +101,10 @@ def _raise_if_refused(fn, a, b):
     """``set() | 19``: where the operand types alone decide, run the operator on real
     stand-ins of those types; its TypeError ("unsupported operand type(s) for |: 'set'
     and 'int'") is CPython's, raised in the trace."""
-    from ..callables.builtins import BuiltinVariable, _real_stand_in
-
     def stand_in(v):
         if type(v) is ConstantVariable:
             return v.value  # None too
-        real = v.fn if type(v) is BuiltinVariable else _real_stand_in(v)
+        real = v.fn if type(v) is space.BuiltinVariable else real_stand_in(v)
         return _UNKNOWN if real is None else real
 
     stand_ins = [stand_in(v) for v in (a, b)]
@@ -116,8 +113,6 @@ def _raise_if_refused(fn, a, b):
     try:
         fn(*stand_ins)
     except TypeError as error:
-        from .exceptions import raise_in_trace
-
         raise_in_trace(TypeError, str(error))
     except Exception:  # noqa: BLE001 - an empty stand-in's own error (ZeroDivisionError...): not the answer
         return
@@ -131,8 +126,6 @@ def _is_not_implemented(result):
 
 def _unorderable(symbol):
     def fallback(tx, a, b):
-        from .exceptions import ExceptionVariable, TracedException
-
         message = (f"'{symbol}' not supported between instances of "
                    f"'{a.python_type().__name__}' and '{b.python_type().__name__}'")
         raise TracedException(ExceptionVariable(TypeError, [ConstantVariable(message)]))
@@ -149,6 +142,7 @@ _FALLBACK_COMPARE = {
 }
 
 
+@space.register
 def compare(tx, op: str, a: VariableTracker, b: VariableTracker) -> VariableTracker:
     """``a <op> b`` for the six rich comparisons."""
     fn = COMPARE_OPS[op]
@@ -170,22 +164,18 @@ def _has_binop(a, b):
 
 def _structurally_equal(tx, a, b):
     """== of containers and objects without a trace-time constant value."""
-    from ..containers.lists import BaseListVariable
-
     if a is b:
         return True
-    if isinstance(a, BaseListVariable) and isinstance(b, BaseListVariable):
+    if isinstance(a, space.BaseListVariable) and isinstance(b, space.BaseListVariable):
         ta, tb = a.python_type(), b.python_type()
         # a list (or list subclass) equals only a list; any tuple (torch.Size, a namedtuple) a tuple
         same_kind = ta is tb or any(issubclass(ta, k) and issubclass(tb, k) for k in (list, tuple))
         if not same_kind or len(a.items) != len(b.items):
             return False
         return _items_equal(tx, a, b)
-    from ..containers.dicts import ConstDictVariable, DictViewVariable
-
-    if isinstance(a, ConstDictVariable) and isinstance(b, ConstDictVariable):
+    if isinstance(a, space.ConstDictVariable) and isinstance(b, space.ConstDictVariable):
         return _dicts_equal(tx, a, b)
-    views = [v for v in (a, b) if isinstance(v, DictViewVariable)]
+    views = [v for v in (a, b) if isinstance(v, space.DictViewVariable)]
     if any(v.kind == "values" for v in views):
         return a is b  # values views compare by identity
     members = [_set_members(v) for v in (a, b)]
@@ -198,20 +188,17 @@ def _structurally_equal(tx, a, b):
 
 def _set_members(var):
     """The members of a set, frozenset or keys view, hashed as a set holds them; else None."""
-    from ..containers.dicts import DictViewVariable
-    from ..containers.sets import SetVariable
-    from ..containers.sets import _Member
-
-    if isinstance(var, DictViewVariable) and var.kind == "keys":
+    if isinstance(var, space.DictViewVariable) and var.kind == "keys":
         var = var.as_set()
-    if isinstance(var, SetVariable):
+    if isinstance(var, space.SetVariable):
         return set(var.members)
     if type(var) is ConstantVariable and type(var.value) in (set, frozenset):  # never a size: no guard
-        return {_Member(wrap_constant(v)) for v in var.value}
+        return {space.SetMember(wrap_constant(v)) for v in var.value}
     return None
 
 
-def _identical(x, y) -> bool:
+@space.register
+def is_identical(x, y) -> bool:
     """``PyObject_RichCompareBool``'s identity shortcut (a NaN equals itself)."""
     return x is y or (x.is_python_constant() and y.is_python_constant()
                       and x.as_python_constant() is y.as_python_constant())
@@ -224,7 +211,7 @@ def _items_equal(tx, a, b) -> bool:
     i = 0
     while i < len(a.items) and i < len(b.items):
         x, y = a.items[i], b.items[i]
-        if not (_identical(x, y) or compare(tx, "==", x, y).truth(tx)):
+        if not (is_identical(x, y) or compare(tx, "==", x, y).truth(tx)):
             break
         i += 1
     if i >= len(a.items) or i >= len(b.items):  # the walk ran off the end of one (or both)
@@ -235,9 +222,7 @@ def _items_equal(tx, a, b) -> bool:
 def _dicts_equal(tx, a, b) -> bool:
     """``dict_richcompare``: the same keys, and each value identical or ``==``; two
     OrderedDicts must also have their keys in the same order (``OrderedDict.__eq__``)."""
-    from ..containers.traced_keys import note_operation
-
-    note_operation(tx)  # keys hashed by Python code compare in this operation
+    space.note_operation(tx)  # keys hashed by Python code compare in this operation
     if len(a.items) != len(b.items):
         return False
     if issubclass(a.py_type, collections.OrderedDict) and issubclass(b.py_type, collections.OrderedDict) \
@@ -247,7 +232,7 @@ def _dicts_equal(tx, a, b) -> bool:
         pair = b.items.get(key)
         if pair is None:
             return False
-        if _identical(va, pair[1]):
+        if is_identical(va, pair[1]):
             continue
         if not compare(tx, "==", va, pair[1]).truth(tx):
             return False
@@ -291,9 +276,7 @@ def _same_function(tx, a, b) -> bool:
     """Functions guarded by their code, not their identity (made per call), that
     are one object now: ``a is b``, kept true by an IS_SAME guard. (Whether
     two different ones stay different has no guard: that case breaks.)"""
-    from ..callables.functions import UserFunctionVariable
-
-    if not (isinstance(a, UserFunctionVariable) and isinstance(b, UserFunctionVariable)):
+    if not (isinstance(a, space.UserFunctionVariable) and isinstance(b, space.UserFunctionVariable)):
         return False
     if a.fn is not b.fn or a.source is None or b.source is None:
         return False
@@ -316,7 +299,7 @@ UNARY_OPS = {
 
 
 def unary_op(tx, fn, a: VariableTracker) -> VariableTracker:
-    if _is_tensor(a) or isinstance(a, SymNodeVariable):
+    if _is_tensor(a) or isinstance(a, space.SymNodeVariable):
         return tx.output.call_function(tx, fn, [a], {})
     if a.is_python_constant():
         return _fold(fn, a.as_python_constant())

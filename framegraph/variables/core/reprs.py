@@ -31,8 +31,10 @@ import reprlib
 import types
 
 from ...errors import unsupported
+from . import space
 from .constant import ConstantVariable
 from .exceptions import raise_in_trace
+from .ops import is_op
 
 
 def _wrapper_code(decorator):
@@ -52,8 +54,6 @@ def _active(tx):
 
 def call_recursive_repr(tx, fn_var, args, kwargs):
     """A call of a ``recursive_repr`` wrapper, or None to trace the wrapper as written."""
-    from .ops import is_op
-
     if kwargs or len(args) != 1:
         return None  # its TypeError, as written
     code = fn_var.get_code()
@@ -83,15 +83,13 @@ MODELS = {code: call_recursive_repr for code in WRAPPER_CODES}
 
 def user_repr(tx, obj):
     """``repr(obj)`` through a Python ``__repr__`` of its type, or None when it has none."""
-    from ..objects.user_defined import UserDefinedObjectVariable, bind_class_attribute
-
-    if not isinstance(obj, UserDefinedObjectVariable) and not hasattr(obj, "_override"):
+    if not isinstance(obj, space.UserDefinedObjectVariable) and not hasattr(obj, "_override"):
         return None  # not a user object, nor a user subclass of a builtin container (Counter)
     fn = next((klass.__dict__["__repr__"] for klass in obj.python_type().__mro__
                if "__repr__" in klass.__dict__), None)
     if not isinstance(fn, types.FunctionType):
         return None  # object.__repr__ (an address) or a C slot: not modelled
-    result = bind_class_attribute(tx, obj, fn, None).call(tx, [], {})
+    result = space.bind_class_attribute(tx, obj, fn, None).call(tx, [], {})
     if not result.is_python_constant():
         unsupported("unsupported_value", f"the repr of {obj} is not known at trace time ({result})")
     text = result.as_python_constant()
@@ -103,9 +101,7 @@ def user_repr(tx, obj):
 def user_str(tx, obj):
     """``str(obj)`` (PyObject_Str) through its type's Python ``__str__``; with object's
     ``__str__``, the repr (a Python ``__repr__``); None when neither is Python code."""
-    from ..objects.user_defined import UserDefinedObjectVariable, bind_class_attribute
-
-    if not isinstance(obj, UserDefinedObjectVariable):
+    if not isinstance(obj, space.UserDefinedObjectVariable):
         return None
     fn = next((klass.__dict__["__str__"] for klass in obj.python_type().__mro__
                if "__str__" in klass.__dict__), None)
@@ -113,7 +109,7 @@ def user_str(tx, obj):
         return user_repr(tx, obj)
     if not isinstance(fn, types.FunctionType):
         return None
-    result = bind_class_attribute(tx, obj, fn, None).call(tx, [], {})
+    result = space.bind_class_attribute(tx, obj, fn, None).call(tx, [], {})
     if not result.is_python_constant():
         unsupported("unsupported_value", f"the str of {obj} is not known at trace time ({result})")
     if not isinstance(result.as_python_constant(), str):
@@ -125,14 +121,12 @@ def container_repr(tx, var, parts, fill, wrap):
     """``repr()`` of a builtin container tracker, as its tp_repr builds it: ``wrap`` of the
     items' reprs joined (``parts(item_repr)`` lists them), each item's repr traced; one
     already being repr'd in this trace is ``fill`` (Py_ReprEnter: ``{...}``, ``[...]``)."""
-    from ..callables.builtins import _repr
-
     running = vars(tx.output).setdefault("container_reprs", [])
     if any(v is var for v in running):
         return ConstantVariable(fill)
     running.append(var)
     try:
-        texts = parts(lambda item: _repr(tx, item).as_python_constant())
+        texts = parts(lambda item: space.builtin_repr(tx, item).as_python_constant())
     finally:
         running.pop()
     return ConstantVariable(wrap(", ".join(texts)))

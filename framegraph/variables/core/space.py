@@ -23,10 +23,10 @@ import sys
 _REGISTERED = {}
 
 
-def register(obj):
-    """Offer ``obj`` (a tracker class or a function) to the modules below its family,
-    under its ``__name__``; returns it unchanged, so it serves as a decorator."""
-    name = obj.__name__
+def register(obj, name=None):
+    """Offer ``obj`` (a tracker class, a function, or a table under ``name``) to the
+    modules below its family; returns it unchanged, so it serves as a decorator."""
+    name = name or obj.__name__
     if _REGISTERED.get(name, obj) is not obj:
         raise RuntimeError(f"space: {name} is registered twice ({_REGISTERED[name].__module__} "
                            f"and {obj.__module__})")

@@ -23,9 +23,10 @@ catalogued ``generator`` break.
 import types
 
 from ...errors import unsupported
+from ..core.base import BoundMethodVariable
 from ..core.constant import ConstantVariable
-from ..core.exceptions import ExceptionVariable, TracedException, raise_in_trace
-from .iterators import IteratorVariable
+from ..core.exceptions import ExceptionVariable, TracedException, is_exception_class, raise_in_trace
+from ..core.iterator import IteratorVariable
 
 
 class GeneratorVariable(IteratorVariable):
@@ -139,8 +140,6 @@ class GeneratorVariable(IteratorVariable):
         return super().call_method(tx, name, args, kwargs)
 
     def getattr(self, tx, name):
-        from ..core.base import BoundMethodVariable
-
         if name in ("send", "throw", "close", "__next__", "__iter__"):
             return BoundMethodVariable(self, name)
         if name in ("__name__", "__qualname__"):
@@ -163,8 +162,6 @@ def _exception_of(value):
     """``throw(E)`` or ``throw(E(...))``: the exception tracker to raise."""
     if isinstance(value, ExceptionVariable):
         return value
-    from ..core.exceptions import is_exception_class
-
     if value.is_python_constant() and is_exception_class(value.as_python_constant()):
         return ExceptionVariable(value.as_python_constant(), [])
     unsupported("generator", f"throw({value})")

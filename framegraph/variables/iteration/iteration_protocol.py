@@ -10,9 +10,9 @@ Each takes one item per ``next()``, lazily, so the user's ``__getitem__`` or fun
 runs exactly as often as in CPython.
 """
 from ..core.constant import ConstantVariable
-from ..core.exceptions import raise_in_trace
-from .iterators import IteratorVariable
-from ..core.ops import _identical, compare
+from ..core.exceptions import TracedException, raise_in_trace
+from ..core.iterator import IteratorVariable
+from ..core.ops import is_identical, compare
 
 
 class _SEQUENCE_SAMPLE:
@@ -35,8 +35,6 @@ class SequenceIteratorVariable(IteratorVariable):
     def next(self, tx):
         if self.seq is None:
             return None
-        from ..core.exceptions import TracedException
-
         try:
             item = self.seq.getitem(tx, ConstantVariable(self.index))
         except TracedException as error:
@@ -65,9 +63,6 @@ class CallableIteratorVariable(IteratorVariable):
     def next(self, tx):
         if self.fn is None:
             return None
-        from ..core.exceptions import TracedException
-        from ..core.ops import compare
-
         try:
             result = self.fn.call(tx, [], {})
         except TracedException as error:
@@ -102,8 +97,6 @@ class SequenceReversedVariable(IteratorVariable):
         if self.seq is None or self.index < 0:
             self.seq = None
             return None
-        from ..core.exceptions import TracedException
-
         try:
             item = self.seq.call_method(tx, "__getitem__", [ConstantVariable(self.index)], {})
         except TracedException as error:
@@ -129,7 +122,7 @@ def count_of(tx, seq, value):
     """``operator.countOf(seq, value)``: every item, counted when identical or equal."""
     iterator, count = seq.iter(tx), 0
     while (item := iterator.next(tx)) is not None:
-        count += _identical(item, value) or compare(tx, "==", item, value).truth(tx)
+        count += is_identical(item, value) or compare(tx, "==", item, value).truth(tx)
     return ConstantVariable(count)
 
 
@@ -137,7 +130,7 @@ def index_of(tx, seq, value):
     """``operator.indexOf(seq, value)``: items up to the first identical or equal one."""
     iterator, index = seq.iter(tx), 0
     while (item := iterator.next(tx)) is not None:
-        if _identical(item, value) or compare(tx, "==", item, value).truth(tx):
+        if is_identical(item, value) or compare(tx, "==", item, value).truth(tx):
             return ConstantVariable(index)
         index += 1
     raise_in_trace(ValueError, "sequence.index(x): x not in sequence")

@@ -24,59 +24,25 @@ from typing import List, Optional
 
 from ... import bytecode
 from ...errors import unsupported
-from ..core.base import VariableTracker
-from ..core.constant import ConstantVariable
+from ..containers.dicts import ConstDictVariable, DictViewVariable
 from ..containers.lists import MAX_RANGE_ITEMS, TupleVariable, range_size
-
-# iter(x) and reversed(x) of the builtin containers: what an iterator over one is, rebuilt
-_SAMPLES = (collections.OrderedDict(), (), [], {}, set(), frozenset(), "", b"", range(0), {}.keys(), {}.values(),
-            {}.items())
-ITERATOR_TYPES = {type(c): type(iter(c)) for c in _SAMPLES}
-REVERSED_TYPES = {type(c): type(reversed(c)) for c in _SAMPLES if not isinstance(c, (set, frozenset))}
-_SLOTS = ("__iter__", "__reversed__", "__getitem__", "__len__")
-
-
-def builtin_iterator_type(container_type, table=ITERATOR_TYPES) -> Optional[type]:
-    """``type(iter(x))`` (``type(reversed(x))`` with ``REVERSED_TYPES``) for a builtin
-    container type, or a subclass that keeps its iteration slots; None for anything
-    else (its iteration is user code)."""
-    for base in getattr(container_type, "__mro__", ()):
-        if base in table:
-            return table[base]
-        if any(isinstance(base.__dict__.get(name), types.FunctionType) for name in _SLOTS):
-            return None
-    return None
-
-
-def resume_iterator(make, container, consumed, done):
-    """The real iterator after the graph: ``make(container)`` (``iter``, ``reversed``)
-    advanced past the ``consumed`` items the trace took; an exhausted one stays so."""
-    return advance_iterator(make(container), consumed, done)
-
-
-def advance_iterator(it, consumed, done):
-    """``it`` advanced past ``consumed`` items (and exhausted if ``done``)."""
-    for _ in range(consumed):
-        next(it)
-    if done:
-        for _ in it:
-            pass
-    return it
-
+from ..containers.sets import SetVariable
+from ..core import space
+from ..core.base import BoundMethodVariable, VariableTracker
+from ..core.constant import ConstantVariable
+from ..core.exceptions import ExceptionVariable, TracedException
+from ..core.iterator import (ITERATOR_TYPES, REVERSED_TYPES, IteratorVariable, advance_iterator,
+                             builtin_iterator_type, resume_iterator)
+from ..core.ops import is_identical, compare
 
 def _dict_of(container):
     """The dict or set tracker an iterator's container stands for (a view's dict)."""
-    from ..containers.dicts import DictViewVariable
-
     return container.dict_var if isinstance(container, DictViewVariable) else container
 
 
 def _keys_of(container):
     """The key trackers of a dict or set tracker (or a dict view's dict), in order;
     None for containers whose iterator does not check for changes (lists, tuples...)."""
-    from ..containers.dicts import ConstDictVariable, DictViewVariable
-    from ..containers.sets import SetVariable
-
     if isinstance(container, DictViewVariable):
         container = container.dict_var
     if isinstance(container, ConstDictVariable):
@@ -90,75 +56,7 @@ def _changed(before, now) -> bool:
     return len(before) != len(now) or any(a is not b for a, b in zip(before, now))
 
 
-class IteratorVariable(VariableTracker):
-    py_type = type(iter([]))
-
-    def python_type(self):
-        return self.py_type
-
-    def remaining(self) -> List[VariableTracker]:
-        """What iterating to the end would produce, without advancing (a resume
-        function gets the rest of a loop's iterator as a tuple, breaks/split.py)."""
-        unsupported("cannot_resume", f"the iterator {self} cannot be rebuilt")
-
-    def size_check(self):
-        """(container, size, message) when the iterator must fail once its container's
-        size changes (a dict's or set's); None for the others."""
-        return None
-
-    def stop_args(self) -> List[VariableTracker]:
-        """The arguments of the StopIteration that the last exhausted ``next()``
-        raises: a generator that just returned a value carries it (``gen_iternext``
-        sets ``StopIteration(value)``); every other iterator raises a bare one."""
-        return []
-
-    def raise_stop(self):
-        """Raise in the trace the StopIteration that ``next()`` on this exhausted iterator raises."""
-        from ..core.exceptions import ExceptionVariable, TracedException
-
-        raise TracedException(ExceptionVariable(StopIteration, self.stop_args()))
-
-    def iter(self, tx):
-        return self
-
-    def unpack(self, tx) -> List[VariableTracker]:
-        items = []
-        while (item := self.next(tx)) is not None:
-            items.append(item)
-        return items
-
-    def truth(self, tx):
-        return True
-
-    def contains(self, tx, item) -> bool:
-        """``x in it`` (``_PySequence_IterSearch``): items are taken one at a time up to
-        the first identical or equal one; the iterator stays just after it."""
-        from ..core.ops import _identical, compare
-
-        while (found := self.next(tx)) is not None:
-            if _identical(found, item) or compare(tx, "==", found, item).truth(tx):
-                return True
-        return False
-
-    def getattr(self, tx, name):
-        """``it.__next__`` (a method-wrapper, called later, as ``check_iterandlist`` does)."""
-        if name in ("__next__", "__iter__"):
-            from ..core.base import BoundMethodVariable
-
-            return BoundMethodVariable(self, name)
-        return super().getattr(tx, name)
-
-    def call_method(self, tx, name, args, kwargs):
-        if name == "__next__" and not args:
-            item = self.next(tx)
-            if item is None:
-                self.raise_stop()
-            return item
-        if name == "__iter__":
-            return self
-        unsupported("unsupported_call", f"iterator.{name}")
-
-
+@space.register
 class ListIteratorVariable(IteratorVariable):
     """Iteration over a known list of items (lists, tuples, dict keys, ranges...)."""
 
@@ -261,8 +159,6 @@ class ListIteratorVariable(IteratorVariable):
             return
         if len(now) == len(self.keys_at_start):
             unsupported("unsupported_value", "a dict or set whose keys changed during iteration")
-        from ..core.exceptions import ExceptionVariable, TracedException
-
         raise TracedException(ExceptionVariable(RuntimeError, [ConstantVariable(self.size_check()[2])]))
 
     def next(self, tx) -> Optional[VariableTracker]:
@@ -304,6 +200,7 @@ class GiveBackUnread:
         return False
 
 
+@space.register
 class LiveListIteratorVariable(ListIteratorVariable):
     """``iter(a_list)``: reads the list as it is at each step, like CPython's list
     iterator (a worklist loop that appends while iterating sees the new items);
@@ -340,6 +237,7 @@ class _RangeItems:
         return ConstantVariable(self.range[index])
 
 
+@space.register
 class RangeIteratorVariable(ListIteratorVariable):
     """``iter(range(...))``: each ``next()`` computes its item, as CPython's rangeiter
     does, so a loop that stops early never lists the range; rebuilt as
@@ -542,8 +440,6 @@ class ChangedSizeVariable(IteratorVariable):
         self.message = message
 
     def next(self, tx):
-        from ..core.exceptions import ExceptionVariable, TracedException
-
         raise TracedException(ExceptionVariable(RuntimeError, [ConstantVariable(self.message)]))
 
 

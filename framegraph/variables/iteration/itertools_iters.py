@@ -15,11 +15,13 @@ import itertools
 import operator
 
 from ...errors import unsupported
+from ..containers.lists import TupleVariable
 from ..core.base import VariableTracker
 from ..core.constant import ConstantVariable
 from ..core.exceptions import python_operation
-from .iterators import IteratorVariable, ListIteratorVariable
-from ..containers.lists import TupleVariable
+from ..core.iterator import IteratorVariable
+from ..core.ops import binary_op
+from .iterators import ListIteratorVariable
 
 
 def _endless(name):
@@ -206,8 +208,6 @@ class AccumulateVariable(IteratorVariable):
         self.inner, self.func, self.initial, self.total = inner, func, initial, None
 
     def next(self, tx):
-        from ..core.ops import binary_op
-
         if self.initial is not None:  # the initial value comes first, before any item is read
             self.total, self.initial = self.initial, None
             return self.total

@@ -10,6 +10,13 @@ does ("'X' object is not iterable", "cannot unpack non-iterable X object", ...).
 import types
 
 from ...errors import unsupported
+from ..core import space
+from ..core.base import type_lookup
+from ..core.exceptions import ExceptionVariable, TracedException, raise_in_trace
+from ..core.iterator import IteratorVariable
+from ..core.ops import is_identical, compare
+from .iteration_protocol import SequenceIteratorVariable
+from .iterators import ListIteratorVariable
 
 
 class ObjectIteration:
@@ -17,25 +24,17 @@ class ObjectIteration:
 
     def contains(self, tx, item):
         """``item in obj``: the class's ``__contains__`` when it has one, else iteration."""
-        from ..objects.user_defined import _static, bind_class_attribute
-
-        found, fn = _static(self.cls, "__contains__")
+        found, fn = type_lookup(self.cls, "__contains__")
         if found and isinstance(fn, types.FunctionType):
-            return bind_class_attribute(tx, self, fn, None).call(tx, [item], {}).truth(tx)
+            return space.bind_class_attribute(tx, self, fn, None).call(tx, [item], {}).truth(tx)
         if found and fn is None:
-            from ..core.exceptions import raise_in_trace
-
             raise_in_trace(TypeError, f"'{self.cls.__name__}' object is not a container")
-        if _static(self.cls, "__iter__") == (True, None):
-            from ..core.exceptions import raise_in_trace
-
+        if type_lookup(self.cls, "__iter__") == (True, None):
             raise_in_trace(TypeError, f"argument of type '{self.cls.__name__}' is not iterable")
         self.check_iterable(f"argument of type '{self.cls.__name__}' is not iterable")
-        from ..core.ops import _identical, compare
-
         iterator = self.iter(tx)  # _PySequence_IterSearch: up to the first match, no further
         while (found := iterator.next(tx)) is not None:  # (asking the iterator's own `in` would
-            if _identical(found, item) or compare(tx, "==", found, item).truth(tx):  # iterate it again)
+            if is_identical(found, item) or compare(tx, "==", found, item).truth(tx):  # iterate it again)
                 return True
         return False
 
@@ -52,25 +51,18 @@ class ObjectIteration:
         """CPython's TypeError when the class has neither ``__iter__`` nor ``__getitem__``
         (nor a slot for them: a C base's would show as an attribute)."""
         if not hasattr(self.cls, "__iter__") and not hasattr(self.cls, "__getitem__"):
-            from ..core.exceptions import raise_in_trace
-
             raise_in_trace(TypeError, message or f"'{self.cls.__name__}' object is not iterable")
 
     def _iterator(self, tx):
         """``PyObject_GetIter``: the class's ``__iter__``; without one, a class with
         ``__getitem__`` is a sequence, iterated by index (``iterator`` of iterobject.c)."""
-        from ..core.exceptions import raise_in_trace
-        from ..objects.user_defined import _static
-
-        found, fn = _static(self.cls, "__iter__")
+        found, fn = type_lookup(self.cls, "__iter__")
         if found and fn is None:  # `__iter__ = None`: explicitly not iterable
             raise_in_trace(TypeError, f"'{self.cls.__name__}' object is not iterable")
         result = self._dunder(tx, "__iter__", [])
         if result is NotImplemented:
-            found, fn = _static(self.cls, "__getitem__")
+            found, fn = type_lookup(self.cls, "__getitem__")
             if found and isinstance(fn, types.FunctionType):
-                from .iteration_protocol import SequenceIteratorVariable
-
                 return SequenceIteratorVariable(self)
             unsupported("operator_error", f"{self.cls.__name__} is not iterable")
         return result
@@ -83,8 +75,6 @@ class ObjectIteration:
     def _step(self, tx, not_iterator):
         """One ``__next__``: the item, or None at its StopIteration; ``not_iterator`` is the
         TypeError's message when the class has none."""
-        from ..core.exceptions import TracedException, raise_in_trace
-
         try:
             item = self._dunder(tx, "__next__", [])
         except TracedException as error:
@@ -97,8 +87,6 @@ class ObjectIteration:
 
     def raise_stop(self):
         """``next(obj)`` without a default past the end: a bare StopIteration."""
-        from ..core.exceptions import ExceptionVariable, TracedException
-
         raise TracedException(ExceptionVariable(StopIteration, []))
 
     def _drain(self, tx, limit=10000):
@@ -116,16 +104,11 @@ def iterator_of(tx, result):
     """What ``iter()`` makes of an ``__iter__`` result: the iterator it returns (a
     generator, ``iter(self.items)``) is consumed lazily, one ``next()`` at a time, as
     CPython does; an iterator object of a user class is read to its end here."""
-    from .iterators import IteratorVariable, ListIteratorVariable
-    from ..objects.user_defined import UserDefinedObjectVariable, _static
-
     if isinstance(result, IteratorVariable):
         return result
-    if isinstance(result, UserDefinedObjectVariable) and _static(result.cls, "__next__")[0]:
+    if isinstance(result, space.UserDefinedObjectVariable) and type_lookup(result.cls, "__next__")[0]:
         return result  # advanced by its own __next__, one item per next(), and still itself
-    if isinstance(result, UserDefinedObjectVariable):  # PyObject_GetIter checks tp_iternext
-        from ..core.exceptions import raise_in_trace
-
+    if isinstance(result, space.UserDefinedObjectVariable):  # PyObject_GetIter checks tp_iternext
         raise_in_trace(TypeError, f"iter() returned non-iterator of type '{result.cls.__name__}'")
     return ListIteratorVariable(_items_of(tx, result))
 

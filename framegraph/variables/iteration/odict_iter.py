@@ -19,9 +19,10 @@ so that is a break that cannot resume.
 import collections
 
 from ...errors import unsupported
-from ..core.exceptions import raise_in_trace
-from .iterators import IteratorVariable, resume_iterator
 from ..containers.lists import TupleVariable
+from ..core import space
+from ..core.exceptions import raise_in_trace
+from ..core.iterator import IteratorVariable, builtin_iterator_type, resume_iterator
 
 _ITERATOR_TYPE = type(iter(collections.OrderedDict()))
 
@@ -77,11 +78,10 @@ class OrderedDictIteratorVariable(IteratorVariable):
         return f"OrderedDictIteratorVariable({self.kind}, {self.index}/{len(self.keys)})"
 
 
+@space.register
 def odict_iterator(container, dict_var, kind, reverse=False):
     """The iterator tracker over ``container`` (an OrderedDict tracker or one of its
     views) when its dict is an OrderedDict that keeps the C iteration; else None."""
-    from .iterators import builtin_iterator_type
-
     cls = dict_var.python_type()
     if not issubclass(cls, collections.OrderedDict) or builtin_iterator_type(cls) is None:
         return None

@@ -34,8 +34,15 @@ import types
 
 from ...errors import unsupported
 from ...guards.sources import AttrSource, GetItemSource
+from ...guards.sources import GetItemSource
 from ...side_effects import DELETED
-from ..core.base import VariableTracker
+from ...side_effects import ledger
+from ..callables.functions import BaseUserFunctionVariable
+from ..core import space
+from ..core.base import BoundMethodVariable, STABLE_MODULES, VariableTracker
+from ..core.constant import ConstantVariable, is_constant_value
+from ..core.exceptions import raise_in_trace
+from .metaclasses import call_meta, meta_attribute
 
 
 def _overlay(tx, cls, create=False):
@@ -55,6 +62,7 @@ def share_overlay(tx, cls, writes: dict):
         se.class_attrs[id(cls)] = (cls, writes)
 
 
+@space.register
 def class_attr(tx, cls, name):
     """(found, value) of ``name`` along ``cls.__mro__`` without running descriptors, as
     ``_PyType_Lookup`` finds it now: a write of this trace (a tracker) before the
@@ -83,8 +91,6 @@ def _special(name) -> bool:
 def _storable(value):
     """A value the overlay can hand back as a class attribute: anything whose
     lookup through the class is the value itself or binds like a function."""
-    from ..callables.functions import BaseUserFunctionVariable
-
     if isinstance(value, BaseUserFunctionVariable):
         return True
     try:
@@ -96,8 +102,6 @@ def _storable(value):
 
 def type_setattr(tx, class_var, name, value):
     """``type.__setattr__(cls, name, value)``, recorded in the overlay."""
-    from .metaclasses import meta_attribute
-
     cls = class_var.cls
     if _special(name):
         unsupported("unsupported_attribute", f"setting {cls.__name__}.{name} (a special name)")
@@ -115,8 +119,6 @@ def type_setattr(tx, class_var, name, value):
             unsupported("side_effect", f"setting {cls.__name__}.{name}: the class cannot be re-read")
         if not cls.__flags__ & (1 << 9):  # Py_TPFLAGS_HEAPTYPE: CPython's TypeError, not modelled
             unsupported("unsupported_attribute", f"setting {cls.__name__}.{name} of an immutable type")
-        from ...side_effects import ledger
-
         se = ledger(tx)
         if se is None:
             unsupported("side_effect", f"setting {cls.__name__}.{name}")
@@ -130,8 +132,6 @@ def type_setattr(tx, class_var, name, value):
 def _delete(tx, class_var, name, writes) -> bool:
     """``del cls.name``: True when the real class holds it (the deletion is recorded);
     a name only this trace wrote is dropped from the overlay; else AttributeError."""
-    from ..core.exceptions import raise_in_trace
-
     cls = class_var.cls
     present = name in cls.__dict__
     if class_var.source is not None:
@@ -149,9 +149,6 @@ def _delete(tx, class_var, name, writes) -> bool:
 def class_setattr(tx, class_var, name, value):
     """``cls.name = value`` (``value`` DELETED: ``del cls.name``): the metaclass's Python
     ``__setattr__``/``__delattr__`` inlined, else ``type``'s."""
-    from ..core.constant import ConstantVariable
-    from .metaclasses import call_meta
-
     args = [ConstantVariable(name)] if value is DELETED else [ConstantVariable(name), value]
     result = call_meta(tx, class_var, "__delattr__" if value is DELETED else "__setattr__", args)
     if result is NotImplemented:
@@ -209,8 +206,6 @@ class ClassDictVariable(VariableTracker):
         return tx.wrap(cls.__dict__[name], GetItemSource(self.source, name) if self.source is not None else None)
 
     def getitem(self, tx, key):
-        from ..core.exceptions import raise_in_trace
-
         value = self._lookup(tx, key)
         if value is None:
             raise_in_trace(KeyError, key.as_python_constant())
@@ -220,8 +215,6 @@ class ClassDictVariable(VariableTracker):
         return self._lookup(tx, item) is not None
 
     def call_method(self, tx, name, args, kwargs):
-        from ..core.constant import ConstantVariable
-
         if name in ("get", "__getitem__", "__contains__") and args and len(args) <= 2 and not kwargs:
             if name == "__getitem__":
                 return self.getitem(tx, args[0])
@@ -232,8 +225,6 @@ class ClassDictVariable(VariableTracker):
         unsupported("unsupported_call", f"{self.class_var.cls.__name__}.__dict__.{name}")
 
     def getattr(self, tx, name):
-        from ..core.base import BoundMethodVariable
-
         return BoundMethodVariable(self, name)
 
     def reconstruct(self, cg):
@@ -246,8 +237,6 @@ class ClassDictVariable(VariableTracker):
 
 def _held(value) -> bool:
     """Is ``value`` a constant or a function, fixed with the class made in the trace?"""
-    from ..core.constant import is_constant_value
-
     return is_constant_value(value) or isinstance(value, (types.FunctionType, type))
 
 
@@ -257,16 +246,11 @@ def missing_class_attribute(tx, class_var, name):
     not holding ``name`` (``Cls.name = 1`` later makes a new trace). Returns (no raise)
     where that cannot be guarded: a class without a source, a user metaclass, or a name
     ``type`` itself has (``mro``)."""
-    from ...guards.sources import GetItemSource
-    from ..core.base import STABLE_MODULES
-    from .classes import is_prototype
-    from ..core.exceptions import raise_in_trace
-
     cls = class_var.cls
     if hasattr(type, name) or type(cls) is not type and not _stable_module(type(cls), STABLE_MODULES):
         return
     for i, klass in enumerate(cls.__mro__):
-        if _stable_module(klass, STABLE_MODULES) or is_prototype(klass):
+        if _stable_module(klass, STABLE_MODULES) or space.is_prototype(klass):
             continue  # fixed: the standard library's, or made in this trace
         if class_var.source is None:
             return

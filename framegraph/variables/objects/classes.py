@@ -64,13 +64,16 @@ import typing
 import weakref
 
 from ...errors import unsupported
+from ..callables.functions import NestedUserFunctionVariable, UserFunctionVariable
+from ..callables.trace_time import OpaqueConstantVariable, is_pure_class_getitem
+from ..core import space
+from ..core.aliases import remember_cell
 from ..core.base import CallableVariable, guard_identity
-from .class_body import BODY_CALLS, BodyWalk, _reject
-from .class_attrs import rebuild_writes, share_overlay
-from .class_bases import admit
 from ..core.constant import is_constant_value
 from ..core.exceptions import python_operation
-from ..callables.trace_time import OpaqueConstantVariable, is_pure_class_getitem
+from .class_attrs import rebuild_writes, share_overlay
+from .class_bases import admit
+from .class_body import BODY_CALLS, BodyWalk, _reject
 from .user_defined import UserDefinedClassVariable
 
 # Classes built at trace time, and the functions in them: one object for every
@@ -78,6 +81,7 @@ from .user_defined import UserDefinedClassVariable
 PROTOTYPES = weakref.WeakSet()
 
 
+@space.register
 def is_prototype(value) -> bool:
     """Is ``value`` (or an item of a constant tuple, an alias of it) a trace-time class or one
     of its functions?"""
@@ -154,8 +158,6 @@ class BuildClassVariable(CallableVariable):
         super().__init__(builtins.__build_class__, **kwargs)
 
     def call(self, tx, args, kwargs):
-        from ..callables.functions import NestedUserFunctionVariable
-
         if len(args) < 2 or not isinstance(args[0], NestedUserFunctionVariable) \
                 or not args[1].is_python_constant():
             unsupported("unsupported_call", "__build_class__ with these arguments")
@@ -211,8 +213,6 @@ def _closure(tx, body, name, reads):
     trace maps to the function's own ``CellVariable`` (``remember_cell``): a method
     of the class, called in the trace, reads and writes the frame's cell, as in
     CPython. A cell the body reads itself holds the value read, now."""
-    from ..core.aliases import remember_cell
-
     done, derefs = {}, {}
     cells = tuple(types.CellType() for _ in body.code.co_freevars)
     for read in reads:
@@ -328,8 +328,6 @@ class ClassDecoratorVariable(CallableVariable):
         return self.fn
 
     def call(self, tx, args, kwargs):
-        from ..callables.functions import UserFunctionVariable
-
         constant = all(v.is_python_constant() for v in kwargs.values())
         options = {**(self.options or {}), **{k: v.as_python_constant() for k, v in kwargs.items()}} \
             if constant else None
@@ -359,6 +357,7 @@ def _decorate(tx, var, fn, options):
     return new
 
 
+@space.register
 class RebuiltAliasVariable(OpaqueConstantVariable):
     """``Box[int]`` of a class made in the trace: computed now on the prototype, rebuilt as
     ``Box[int]`` of the class rebuilt (never the prototype's alias, see ``is_prototype``)."""

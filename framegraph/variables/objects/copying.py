@@ -20,11 +20,11 @@ import copy
 
 from ...errors import unsupported
 from ...guards.sources import DictItemSource, GenericAttrSource
-from ..core.base import VariableTracker
 from ..containers.dicts import ConstDictVariable
-from ..containers.sets import SetVariable
 from ..containers.lazy_dict import LazyDictVariable
 from ..containers.lists import ListVariable, TupleVariable
+from ..containers.sets import SetVariable
+from ..core.base import VariableTracker
 from .instance_dict import InstanceDictVariable
 from .user_defined import UserDefinedObjectVariable
 

@@ -8,33 +8,32 @@ made is dropped, and anything else is CPython's AttributeError, worded by a prob
 import types
 
 from ...errors import unsupported
+from ..callables.functions import UserFunctionVariable
+from ..core import space
+from ..core.base import type_lookup
 from ..core.constant import ConstantVariable
+from ..core.exceptions import raise_in_trace
+from .class_attrs import class_attr
 from .slots import no_slot_message, property_refusal
 
 
 def delete_object_attribute(tx, obj, name):
     """``del obj.name`` (PyObject_GenericSetAttr with NULL): a property's deleter, the
     class's Python ``__delattr__``, else the instance's own attribute."""
-    from ..core.exceptions import raise_in_trace
-    from .user_defined import _static, bind_class_attribute
-    from .class_attrs import class_attr
-
     obj.check_mutable(f"del .{name}", tx)
     found, attr = class_attr(tx, obj.cls, name)
     if found and isinstance(attr, property):
         if attr.fdel is None:
             property_refusal(attr, obj.cls, deleting=True)
-        from ..callables.functions import UserFunctionVariable
-
         UserFunctionVariable(attr.fdel).call(tx, [obj], {})
         return
     if found and hasattr(type(attr), "__delete__"):  # another data descriptor's __delete__ decides
         unsupported("unsupported_attribute", f"deleting {obj.cls.__name__}.{name} ({type(attr).__name__})")
-    user_delattr = _static(obj.cls, "__delattr__")[1]
+    user_delattr = type_lookup(obj.cls, "__delattr__")[1]
     if user_delattr is not object.__delattr__:
         if not isinstance(user_delattr, types.FunctionType):
             unsupported("unsupported_attribute", f"{obj.cls.__name__} overrides __delattr__")
-        bind_class_attribute(tx, obj, user_delattr, None).call(tx, [ConstantVariable(name)], {})
+        space.bind_class_attribute(tx, obj, user_delattr, None).call(tx, [ConstantVariable(name)], {})
         return
     if name in obj.attrs and obj.source is None:
         del obj.attrs[name]

@@ -14,28 +14,27 @@ the namespace has none; the call here runs in the tracer's frame, so the
 traced frame's ``__name__`` is put in first, as the real call would find it.
 """
 from ...errors import unsupported
+from ..containers.dicts import ConstDictVariable
+from ..core import space
+from ..core.exceptions import python_operation, raise_in_trace
 from .class_attrs import rebuild_writes, share_overlay
 from .class_bases import admit
-from ..core.exceptions import python_operation
-from .user_defined import UserDefinedClassVariable
+from .classes import _fixed_object, _held_as_is, _remember
+from .user_defined import UserDefinedClassVariable, class_of
 
 
 def _real(var, what):
     """The real object of a base (a fixed object) or of a namespace value (one the class
     may hold for every call: see classes._held_as_is)."""
-    from .classes import _fixed_object, _held_as_is
-
     real = _fixed_object(var)
     if real is None or what != "the base" and not _held_as_is(real):
         unsupported("unsupported_call", f"type() with {what} {var}: not a fixed object")
     return real
 
 
+@space.register
 def type_builtin(tx, obj, *rest):
     """``type(obj)``, or ``type(name, bases, ns)``; another count is type_new's TypeError."""
-    from ..core.exceptions import raise_in_trace
-    from .user_defined import class_of
-
     if len(rest) == 2:
         return make_class(tx, obj, *rest)
     if rest:
@@ -45,9 +44,6 @@ def type_builtin(tx, obj, *rest):
 
 def make_class(tx, name_var, bases_var, ns_var):
     """``type(name, bases, ns)`` with three arguments (``type_new``)."""
-    from .classes import _remember
-    from ..containers.dicts import ConstDictVariable
-
     name = name_var.as_python_constant() if name_var.is_python_constant() else None
     if not isinstance(name, str) or not isinstance(ns_var, ConstDictVariable) or type(ns_var.items) is not dict:
         unsupported("unsupported_call", "type() with a name or namespace not known now")

@@ -20,8 +20,10 @@ own ``__setattr__`` or a descriptor at ``k``).
 """
 from ...errors import unsupported
 from ...guards.sources import GetItemSource
-from ..core.base import BoundMethodVariable, VariableTracker
+from ..containers.dicts import ConstDictVariable
+from ..core.base import BoundMethodVariable, VariableTracker, type_lookup
 from ..core.constant import ConstantVariable
+from ..iteration.iterators import ListIteratorVariable
 
 # dict methods answered from a snapshot of the current contents
 _SNAPSHOT_METHODS = frozenset({"get", "keys", "values", "items", "copy", "__getitem__", "__contains__",
@@ -73,8 +75,6 @@ class InstanceDictVariable(VariableTracker):
         return keys + [k for k in self._written() if k not in keys]  # a new attribute goes last
 
     def _snapshot(self, tx):
-        from ..containers.dicts import ConstDictVariable
-
         return ConstDictVariable([(ConstantVariable(k), self._read(tx, k)) for k in self._keys(tx)])
 
     # ---- the slots
@@ -103,12 +103,10 @@ class InstanceDictVariable(VariableTracker):
         """``obj.__dict__[k] = v``: an attribute write that skips ``__setattr__`` and
         descriptors. The replay after the graph is ``obj.k = v``, the same thing only
         where the class has neither (``object_setattr`` is the tracker's plain store)."""
-        from .user_defined import _static
-
         name = key.as_python_constant() if key.is_python_constant() else None
         cls = self.obj.python_type()
-        plain = (_static(cls, "__setattr__")[1] is object.__setattr__
-                 and not hasattr(type(_static(cls, name)[1]), "__set__"))
+        plain = (type_lookup(cls, "__setattr__")[1] is object.__setattr__
+                 and not hasattr(type(type_lookup(cls, name)[1]), "__set__"))
         if type(name) is not str or not hasattr(self.obj, "object_setattr") or not (self.obj.mutable or plain):
             unsupported("side_effect", f"writing {self}[{key}] (which skips __setattr__)")
         self.obj.object_setattr(tx, name, value)
@@ -159,8 +157,6 @@ class InstanceDictVariable(VariableTracker):
             self.delitem(tx, args[0])
             return ConstantVariable(None)
         if name == "__iter__" and not args:
-            from ..iteration.iterators import ListIteratorVariable
-
             return ListIteratorVariable(self.unpack(tx))
         if name in _SNAPSHOT_METHODS:
             return self._snapshot(tx).call_method(tx, name, args, kwargs)

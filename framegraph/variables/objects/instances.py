@@ -26,8 +26,20 @@ import types
 from torch import nn
 
 from ...errors import unsupported
+from ..callables.builtins import BUILTINS
+from ..callables.functions import UserFunctionVariable
+from ..callables.partials import make_partial, partial_class
+from ..containers.lists import NamedTupleVariable, TupleVariable
+from ..containers.sets import SetVariable
+from ..core import space
 from ..core.base import VariableTracker
-from ..core.call_shapes import check_function_shape
+from ..core.base import type_lookup
+from ..core.call_shapes import builtin_base, check_function_shape, own_methods
+from ..core.constant import items_of
+from ..core.exceptions import make_exception, python_operation, raise_in_trace
+from ..tensors.nn_module import new_module
+from ..tensors.rng import is_rng_class, rng_break
+from .user_defined import UserDefinedClassVariable, UserDefinedObjectVariable, bind_class_attribute
 
 
 def _resolved(cls, name):
@@ -39,9 +51,6 @@ def _resolved(cls, name):
 
 def python_new_call(tx, cls_var, args, kwargs):
     """``cls(*args, **kwargs)`` for a class whose ``__new__`` is a Python function."""
-    from ..callables.functions import UserFunctionVariable
-    from .user_defined import bind_class_attribute
-
     cls = cls_var.cls
     new = _resolved(cls, "__new__")
     fn = new.__func__ if isinstance(new, staticmethod) else new
@@ -58,8 +67,6 @@ def python_new_call(tx, cls_var, args, kwargs):
         unsupported("unsupported_call", f"creating a {cls.__name__} (its __init__ is a {type(init).__name__})")
     result = bind_class_attribute(tx, obj, init, None).call(tx, list(args), kwargs)
     if not (result.is_python_constant() and result.as_python_constant() is None):
-        from ..core.exceptions import raise_in_trace
-
         raise_in_trace(TypeError, f"__init__() should return None, not '{result.python_type().__name__}'")
     return obj
 
@@ -75,9 +82,6 @@ def _layout_is_objects(cls) -> bool:
 
 def object_new(tx, cls_var=None, *args, **kwargs):
     """``object.__new__(cls, *args, **kwargs)`` (object_new)."""
-    from ..core.exceptions import python_operation, raise_in_trace
-    from .user_defined import UserDefinedClassVariable, UserDefinedObjectVariable
-
     if not isinstance(cls_var, UserDefinedClassVariable) or not isinstance(cls_var.cls, type):
         unsupported("unsupported_call", f"object.__new__({cls_var})")
     cls = cls_var.cls
@@ -111,10 +115,6 @@ def _plain_immutable_subclass(tx, cls, args, kwargs):
     """``class Key(tuple): pass``, ``class Tags(frozenset): pass``, made in the trace: the
     base's tracker, of type ``cls`` (tuple_new / frozenset_new, then object's __init__);
     None for any other class."""
-    from ..core.call_shapes import builtin_base, own_methods
-    from ..core.constant import items_of
-    from ..core.exceptions import raise_in_trace
-
     base = builtin_base(cls)
     if base not in (tuple, frozenset) or type(cls) is not type or cls.__new__ is not base.__new__ \
             or cls.__init__ is not object.__init__ or own_methods(cls, base):
@@ -126,60 +126,42 @@ def _plain_immutable_subclass(tx, cls, args, kwargs):
                                   f"1 argument, got {len(args)}")
     items = items_of(tx, args[0]) if args else []
     if base is tuple:
-        from ..containers.lists import TupleVariable
-
         made = TupleVariable(items)
         made.py_type = cls
         return made
-    from ..containers.sets import SetVariable
-
     return SetVariable(items, py_type=cls)
 
 
+@space.register
 def type_call(tx, cls_var, args, kwargs):
     """``type.__call__(cls, *args, **kwargs)`` (type_call) for a class whose metaclass
     leaves it to ``type``: the modelled builtins and containers, a namedtuple, an
     exception, a module, else ``__new__`` then ``__init__``."""
-    from ..tensors.rng import is_rng_class, rng_break
-
     cls = cls_var.cls
     refuse_finalizer(cls)
     if _is_namedtuple(cls):
         return _namedtuple_call(tx, cls_var, args, kwargs)
     if issubclass(cls, BaseException):
-        from ..core.exceptions import make_exception
-
         return make_exception(cls, args, kwargs, tx)
     if issubclass(cls, nn.Module):
-        from ..tensors.nn_module import new_module
-
         return new_module(tx, cls, args, kwargs)
     if type(type(cls)).__call__ is not type.__call__:
         unsupported("unsupported_call", f"creating a {cls.__name__} (its metaclass's metaclass defines __call__)")
-    from ..callables.builtins import BUILTINS
-    from ..subclasses.user_dict import is_user_dict_class, new_user_dict
-
     if cls in BUILTINS:  # OrderedDict(), defaultdict(list): modelled like the builtins
         return BUILTINS[cls](tx, *args, **kwargs)
-    if is_user_dict_class(cls):
-        return new_user_dict(tx, cls, args, kwargs)
-    from ..subclasses.user_containers import is_user_container_class, new_user_container
-
-    if is_user_container_class(cls):
-        return new_user_container(tx, cls, args, kwargs)
-    from ..callables.partials import make_partial, partial_class
-
+    if space.is_user_dict_class(cls):
+        return space.new_user_dict(tx, cls, args, kwargs)
+    if space.is_user_container_class(cls):
+        return space.new_user_container(tx, cls, args, kwargs)
     if partial_class(cls):  # functools.partial, a copy of its C type, a subclass keeping its C code
         return make_partial(tx, cls_var, args, kwargs)
     if isinstance(cls.__new__, types.FunctionType):  # __new__ then __init__, both inlined
         return python_new_call(tx, cls_var, args, kwargs)
     if is_rng_class(cls):  # _random.Random.__new__ seeds it from outside the trace
         rng_break(f"creating a {cls.__name__}")
-    from ..subclasses.value_subclass import new_value_instance, value_base
-
-    base = value_base(cls)
+    base = space.value_base(cls)
     if base is not None and cls.__new__ is base.__new__:  # class IntSubclass(int): an int value, an object
-        return new_value_instance(tx, cls_var, base, args, kwargs)
+        return space.new_value_instance(tx, cls_var, base, args, kwargs)
     plain = _plain_immutable_subclass(tx, cls, args, kwargs)
     if plain is not None:
         return plain
@@ -190,21 +172,16 @@ def type_call(tx, cls_var, args, kwargs):
 
 def _plain_object_call(tx, cls_var, args, kwargs):
     """``cls(...)`` where ``cls.__new__`` is object's: a new object, then the class's ``__init__``."""
-    from ..core.exceptions import raise_in_trace
-    from .user_defined import UserDefinedObjectVariable, _static, bind_class_attribute
-
     cls = cls_var.cls
     if cls.__flags__ & _DISALLOW_INSTANTIATION:  # a C type whose tp_new is NULL: type_call refuses
         where = "" if cls.__module__ == "builtins" else f"{cls.__module__}."
         raise_in_trace(TypeError, f"cannot create '{where}{cls.__qualname__}' instances")
     if getattr(cls, "__abstractmethods__", None):  # object.__new__ refuses: its TypeError
-        from ..core.exceptions import python_operation
-
         with python_operation(f"creating a {cls.__name__}"):
             object.__new__(cls)
     obj = UserDefinedObjectVariable(None, cls)
     obj.class_var = cls_var  # type(obj) is this tracker, with its source
-    found, init = _static(cls, "__init__")
+    found, init = type_lookup(cls, "__init__")
     if init is object.__init__:
         if args or kwargs:
             raise_in_trace(TypeError, f"{cls.__name__}() takes no arguments")
@@ -216,8 +193,6 @@ def _plain_object_call(tx, cls_var, args, kwargs):
 def _namedtuple_call(tx, cls_var, args, kwargs):
     user_new = _namedtuple_user_new(cls_var.cls)
     if user_new is not None:  # type.__call__: cls.__new__(cls, *args), inlined
-        from ..callables.functions import UserFunctionVariable
-
         return UserFunctionVariable(user_new.__func__).call(tx, [cls_var] + list(args), kwargs)
     return new_namedtuple(tx, cls_var.cls, args, kwargs)
 
@@ -239,8 +214,6 @@ def _namedtuple_user_new(cls):
 
 def new_namedtuple(tx, cls, args, kwargs):
     """A ``cls`` instance as collections' generated ``__new__(_cls, field...)`` makes it."""
-    from ..containers.lists import NamedTupleVariable
-
     try:
         bound = inspect.signature(cls).bind(*args, **kwargs)
     except TypeError:  # `P(1)`: the generated __new__'s own TypeError, from a probe call of it
@@ -249,3 +222,6 @@ def new_namedtuple(tx, cls, args, kwargs):
     bound.apply_defaults()
     items = [v if isinstance(v, VariableTracker) else tx.wrap(v) for v in bound.arguments.values()]
     return NamedTupleVariable(items, cls)
+
+
+BUILTINS[object.__new__] = object_new  # super().__new__(cls) in a Python __new__

@@ -25,22 +25,25 @@ import types
 
 from ...errors import unsupported
 from ...guards.sources import AttrSource, TypeSource
+from ..callables.functions import UserFunctionVariable
+from ..core import space
 from ..core.base import STABLE_MODULES, VariableTracker, guard_identity
+from ..core.constant import ConstantVariable
+from ..core.exceptions import raise_in_trace
+from ..iteration.object_iteration import iterator_of
 
 
 def meta_attribute(cls, name, tx=None):
     """(True, attribute) from the metaclass layers written in Python (those before
     ``type`` in ``type(cls).__mro__``), without running descriptors, or (False, None).
     With ``tx``, this trace's writes to those layers come first (a tracker)."""
-    from .class_attrs import class_attr
-
     layers = []
     for klass in type(cls).__mro__:
         if klass is type or klass is object:
             break
         layers.append(klass)
     if tx is not None and layers:
-        found, attr = class_attr(tx, type(cls), name)
+        found, attr = space.class_attr(tx, type(cls), name)
         owner = next((k for k in type(cls).__mro__ if name in k.__dict__), None)
         if found and (isinstance(attr, VariableTracker) or owner in layers):
             return True, attr
@@ -64,8 +67,6 @@ def _guard(tx, class_var, name, attr):
 def call_meta(tx, class_var, name, args, kwargs=None):
     """``type(cls).name(cls, *args)`` with the metaclass's Python function, inlined;
     NotImplemented when the metaclass has none (``type``'s own slot applies)."""
-    from .user_defined import bind_class_attribute
-
     found, attr = meta_attribute(class_var.cls, name, tx)
     if not found:
         return NotImplemented
@@ -75,15 +76,13 @@ def call_meta(tx, class_var, name, args, kwargs=None):
         unsupported("unsupported_call", f"{type(class_var.cls).__name__}.{name} of {class_var.cls.__name__} "
                                         f"(a {type(attr).__name__})")
     _guard(tx, class_var, name, attr)
-    return bind_class_attribute(tx, class_var, attr, None).call(tx, list(args), kwargs or {})
+    return space.bind_class_attribute(tx, class_var, attr, None).call(tx, list(args), kwargs or {})
 
 
 def meta_data_descriptor(tx, class_var, name):
     """``type.__getattribute__``'s first step: a data descriptor of the metaclass
     (``EnumType.__members__``, a property) wins over the class's own attributes.
     Its result, or None when there is none."""
-    from ..callables.functions import UserFunctionVariable
-
     found, attr = meta_attribute(class_var.cls, name, tx)
     if not found or isinstance(attr, VariableTracker) or not hasattr(type(attr), "__set__") \
             and not hasattr(type(attr), "__delete__"):
@@ -99,17 +98,13 @@ def meta_fallback(tx, class_var, name):
     """``type.__getattribute__``'s last steps, after the class's MRO has no ``name``:
     the metaclass's attribute (a method bound to the class), else its Python
     ``__getattr__``. None when the metaclass has neither."""
-    from .user_defined import bind_class_attribute
-
     found, attr = meta_attribute(class_var.cls, name, tx)
     if found:
         if isinstance(attr, VariableTracker):  # written in this trace: a value, or a method of the class
-            from .user_defined import _bound_written
-
-            return _bound_written(attr, class_var)
+            return space.bound_written(attr, class_var)
         if isinstance(attr, types.FunctionType):
             _guard(tx, class_var, name, attr)
-            return bind_class_attribute(tx, class_var, attr, None)
+            return space.bind_class_attribute(tx, class_var, attr, None)
         if isinstance(attr, (staticmethod, classmethod)) or hasattr(type(attr), "__get__"):
             unsupported("unsupported_attribute", f"{class_var.cls.__name__}.{name}: a {type(attr).__name__} "
                                                  "of its metaclass")
@@ -120,8 +115,6 @@ def meta_fallback(tx, class_var, name):
 
 
 def _name(name):
-    from ..core.constant import ConstantVariable
-
     return ConstantVariable(name)
 
 
@@ -132,16 +125,12 @@ class MetaclassSlots:
     subscriptable by instances, iterable nor sized: those break as before)."""
 
     def length(self, tx):
-        from .user_defined import checked_len
-
         result = call_meta(tx, self, "__len__", [])
         if result is NotImplemented:
             unsupported("operator_error", f"object of type {type(self.cls).__name__} has no len()")
-        return checked_len(result)
+        return space.checked_len(result)
 
     def iter(self, tx):
-        from ..iteration.object_iteration import iterator_of
-
         result = call_meta(tx, self, "__iter__", [])
         if result is NotImplemented:
             unsupported("operator_error", f"{type(self.cls).__name__} object is not iterable")
@@ -157,17 +146,13 @@ class MetaclassSlots:
         return result.truth(tx)
 
     def truth(self, tx):
-        from .user_defined import checked_len
-
         result = call_meta(tx, self, "__bool__", [])
         if result is not NotImplemented:
             if result.python_type() is not bool:
-                from ..core.exceptions import raise_in_trace
-
                 raise_in_trace(TypeError, f"__bool__ should return bool, returned {result.python_type().__name__}")
             return result.truth(tx)
         result = call_meta(tx, self, "__len__", [])
-        return True if result is NotImplemented else checked_len(result) > 0
+        return True if result is NotImplemented else space.checked_len(result) > 0
 
     def meta_getitem(self, tx, key):
         """``type(cls).__getitem__(cls, key)``, which CPython tries before ``__class_getitem__``;

@@ -9,14 +9,15 @@ must make a new trace). A class that a class statement in the trace made
 made anew by each call from the same body, so only its bases need guards.
 """
 from ...guards.sources import AttrSource, GetItemSource
+from ..core import space
+from .user_defined import _user_class
 
 
+@space.register
 def guard_absent(tx, cls, cls_source, class_var, name) -> bool:
     """Guard that ``name`` stays out of the ``__dict__`` of each user class of ``cls``'s
     MRO, re-read from ``cls_source`` (or, for a class the trace made, through the
     trackers of its bases); False where a class cannot be re-read."""
-    from .user_defined import _user_class
-
     if cls_source is None:
         if not getattr(class_var, "rebuilt", False):
             return False

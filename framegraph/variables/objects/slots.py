@@ -2,6 +2,9 @@
 import functools
 import types
 
+from ...errors import unsupported
+from ..core.exceptions import raise_in_trace
+
 
 @functools.lru_cache(maxsize=64)
 def no_slot_message(class_name, name, in_class=False, deleting=False, has_dict=False) -> str:
@@ -31,9 +34,6 @@ def is_slot(attr, name) -> bool:
 def property_refusal(prop, cls, deleting):
     """The AttributeError of a property without a setter (deleter), worded by this CPython:
     the real property refusing a bare instance (``object.__new__``: no user code runs)."""
-    from ...errors import unsupported
-    from ..core.exceptions import raise_in_trace
-
     try:
         bare = object.__new__(cls)
     except TypeError:

@@ -13,11 +13,15 @@ from torch import nn
 
 from ... import pyver
 from ...errors import FramegraphError, unsupported
+from ..callables.functions import UserFunctionVariable, UserMethodVariable
+from ..core import space
 from ..core.base import VariableTracker
 from ..core.constant import ConstantVariable
+from ..core.exceptions import raise_in_trace
 from .user_defined import UserDefinedClassVariable, UserDefinedObjectVariable, bind_class_attribute
 
 
+@space.register
 class SuperVariable(VariableTracker):
     """``super(cls, obj)``: attribute lookup starting after ``cls`` in obj's MRO."""
 
@@ -28,8 +32,6 @@ class SuperVariable(VariableTracker):
     @classmethod
     def create(cls, tx, args):
         """``super(...)`` as ``super_init`` checks it: at most two arguments, a type first."""
-        from ..core.exceptions import raise_in_trace
-
         if len(args) > 2:
             raise_in_trace(TypeError, f"super() expected at most 2 arguments, got {len(args)}")
         if len(args) == 1:
@@ -78,8 +80,6 @@ class SuperVariable(VariableTracker):
 def _checked(klass, obj):
     """``obj`` as ``supercheck`` accepts it: an instance of ``klass``, or a subclass of it;
     anything else is its TypeError (``X.meth(cell)`` calling ``super()``)."""
-    from ..core.exceptions import raise_in_trace
-
     try:
         kind = obj.python_type()
     except FramegraphError:
@@ -103,8 +103,6 @@ def _through_class(tx, class_var, attr):
     """``super(C, cls).name`` with ``cls`` a class: ``attr.__get__(None, cls)`` (super_getattro
     passes no instance when the object is the start type): a classmethod binds the class, a
     function stays a plain function."""
-    from ..callables.functions import UserFunctionVariable, UserMethodVariable
-
     if isinstance(attr, classmethod) and isinstance(attr.__func__, types.FunctionType):
         return UserMethodVariable(UserFunctionVariable(attr.__func__), class_var)
     if isinstance(attr, staticmethod):
@@ -136,8 +134,10 @@ class _BuiltinMethod(VariableTracker):
 
 
 OBJECT_SLOTS = (object.__setattr__, object.__getattribute__)
+space.register(OBJECT_SLOTS, 'OBJECT_SLOTS')
 
 
+@space.register
 class ObjectSlotVariable(VariableTracker):
     """``object.__setattr__`` or ``object.__getattribute__`` called unbound, as
     ``original_setattr(self, name, value)`` in a ``__setattr__`` override that
@@ -177,8 +177,6 @@ class _NoOp(VariableTracker):
 
     def call(self, tx, args, kwargs):
         if self.noargs is not None and (args or kwargs):
-            from ..core.exceptions import raise_in_trace
-
             raise_in_trace(TypeError, f"{self.noargs} takes no keyword arguments" if kwargs
                            else f"{self.noargs} takes no arguments ({len(args)} given)")
         return ConstantVariable(None)

@@ -23,41 +23,38 @@ import types
 
 from torch import nn
 
-from ..tensors.autograd_function import AutogradFunctionApplyVariable, is_modelled_apply
 from ...errors import unsupported
-from ...side_effects import ledger
 from ...guards.sources import AttrSource, GenericAttrSource, TypeSource
-from ..core.base import STABLE_MODULES, VariableTracker, guard_identity
+from ...side_effects import ledger
+from ..callables.functions import BaseUserFunctionVariable, UserFunctionVariable, UserMethodVariable
+from ..callables.trace_time import class_getitem, is_pure_class_getitem
+from ..callables.wrappers import INSTANCE_METHOD, LruCacheVariable, cpp_method
+from ..core import space
+from ..core.base import STABLE_MODULES, VariableTracker, guard_identity, type_lookup
 from ..core.constant import ConstantVariable
-from .descriptors import python_get_through_class
+from ..core.exceptions import ExceptionVariable, TracedException, python_operation, raise_in_trace
+from ..core.ops import _is_not_implemented, dunder_name
+from ..iteration.object_iteration import ObjectIteration
+from ..tensors.autograd_function import AutogradFunctionApplyVariable, is_modelled_apply
+from ..tensors.nn_module import NNModuleVariable
+from ..tensors.rng import is_rng_method, rng_break
 from .class_attrs import (DELETED, ClassDictVariable, class_attr, class_setattr, missing_class_attribute,
                           type_setattr, written)
+from .deleting import delete_object_attribute
+from .descriptors import descriptor_get, python_get_through_class
+from .instance_dict import instance_dict
 from .metaclasses import MetaclassSlots, call_meta, meta_attribute, meta_data_descriptor, meta_fallback
-from .descriptor_models import descriptor_get
-from ..core.ops import _is_not_implemented, dunder_name
-from ..tensors.rng import is_rng_method, rng_break
-from ..iteration.object_iteration import ObjectIteration
 from .slots import property_refusal as _property_refusal
 from .slots import is_slot as _is_slot, no_slot_message as _no_slot_message
-from ..callables.wrappers import INSTANCE_METHOD, LruCacheVariable, cpp_method
 
 
-def _static(cls, name):
-    """(True, attribute) from the MRO without running descriptors, or (False, None)."""
-    for klass in cls.__mro__:
-        if name in klass.__dict__:
-            return True, klass.__dict__[name]
-    return False, None
-
-
+@space.register
 def bind_class_attribute(tx, obj, attr, source, guard=False):
     """The value of class attribute ``attr`` read through instance ``obj``.
 
     Plain class-level values (``factor = 2.0``) are guarded by value when
     ``guard`` (user classes); functions are covered by the instance's type guard.
     """
-    from ..callables.functions import UserFunctionVariable, UserMethodVariable
-
     if guard and source is not None:  # `Class.method = other` must not reuse the graph
         # what ``Class.name`` gives: the property itself, a staticmethod's function,
         # a new bound method for a classmethod (so its __func__ is checked)
@@ -88,6 +85,7 @@ def bind_class_attribute(tx, obj, attr, source, guard=False):
     return tx.wrap(attr, source, guard=guard)
 
 
+@space.register
 def class_attribute(tx, obj, name):
     """Class-level attribute ``name`` of ``obj`` (methods, properties, constants)."""
     return lookup_attribute(tx, obj, name, lambda n: None)
@@ -102,7 +100,7 @@ def instance_attr_source(source, cls, name):
     overrides ``__getattribute__``, ``object.__getattribute__(obj, name)``."""
     if source is None:
         return None
-    if isinstance(_static(cls, "__getattribute__")[1], types.FunctionType):
+    if isinstance(type_lookup(cls, "__getattribute__")[1], types.FunctionType):
         return GenericAttrSource(source, name)
     return AttrSource(source, name)
 
@@ -123,6 +121,7 @@ def _guard_not_shadowed(tx, obj, cls, name):
     tx.output.add_guard("DICT_CONTAINS", instance_attr_source(obj.source, cls, "__dict__"), (name, False))
 
 
+@space.register
 def class_of(tx, obj):
     """``type(obj)``, with a source to re-read it from, so that reading a class
     attribute through it (``type(self).count``) is guarded like ``Cls.count``:
@@ -142,27 +141,25 @@ def class_of(tx, obj):
 
 def real_object(obj):
     """The real object an object tracker stands for (None: one made in the trace)."""
-    from ..tensors.nn_module import NNModuleVariable
-
     return obj.module if isinstance(obj, NNModuleVariable) else getattr(obj, "value", None)
 
 
-def _bound_written(attr, obj):
+@space.register
+def bound_written(attr, obj):
     """A class attribute the trace wrote (class_attrs.py), read through an instance."""
-    from ..callables.functions import BaseUserFunctionVariable, UserMethodVariable
-
     return UserMethodVariable(attr, obj) if isinstance(attr, BaseUserFunctionVariable) else attr
 
 
+@space.register
 def lookup_attribute(tx, obj, name, instance_dict_lookup):
     """Generic attribute lookup; ``instance_dict_lookup(name)`` -> tracker or None."""
     cls = obj.python_type()
-    if name == "__class__" and _static(cls, name)[1] is object.__dict__["__class__"]:
+    if name == "__class__" and type_lookup(cls, name)[1] is object.__dict__["__class__"]:
         return class_of(tx, obj)  # the type is fixed by the tracker (and guarded by TYPE_MATCH)
     found, attr = class_attr(tx, cls, name)  # this trace's class attribute writes first
     source = None
     if found and isinstance(attr, VariableTracker):  # written in the trace: a value, or a function
-        return instance_dict_lookup(name) or _bound_written(attr, obj)
+        return instance_dict_lookup(name) or bound_written(attr, obj)
     if found:  # a class attribute is re-read from the class: its mutations are real ones
         maker = getattr(obj, "class_var", None)
         if obj.source is not None:
@@ -177,8 +174,6 @@ def lookup_attribute(tx, obj, name, instance_dict_lookup):
     if found and isinstance(attr, _C_DESCRIPTORS):  # __slots__ members, __dict__ of a C type
         real = real_object(obj)
         if name == "__dict__":  # a live view: the real dict and this trace's writes
-            from .instance_dict import instance_dict
-
             real_dict = object.__getattribute__(real, "__dict__") if real is not None else None
             return instance_dict(tx, obj, real_dict, instance_attr_source(obj.source, cls, name))
         if real is None:
@@ -188,7 +183,6 @@ def lookup_attribute(tx, obj, name, instance_dict_lookup):
             # yet (property.__isabstractmethod__ asks fget's, written in this trace)
             unsupported("side_effect", f"{cls.__name__}.{name}: computed by C code after this trace's writes")
 
-        from ..core.exceptions import python_operation
 
         with python_operation(f"{cls.__name__}.{name}"):  # the getter's own exception is the program's
             value = getattr(real, name)
@@ -198,7 +192,7 @@ def lookup_attribute(tx, obj, name, instance_dict_lookup):
         if user:
             _guard_not_shadowed(tx, obj, cls, name)
         return bind_class_attribute(tx, obj, attr, source, guard=user)
-    found, getattr_fn = _static(cls, "__getattr__")
+    found, getattr_fn = type_lookup(cls, "__getattr__")
     if found and getattr_fn is not nn.Module.__getattr__:
         return bind_class_attribute(tx, obj, getattr_fn, None).call(tx, [ConstantVariable(name)], {})
     missing = getattr(obj, "missing_attribute", None)
@@ -247,15 +241,11 @@ class UserDefinedClassVariable(MetaclassSlots, VariableTracker):
                 unsupported("unsupported_attribute", f"{self.cls.__name__}.{name}")
             return result
         if isinstance(attr, classmethod):
-            from ..callables.functions import UserFunctionVariable, UserMethodVariable
-
             return UserMethodVariable(UserFunctionVariable(attr.__func__), self)
         if isinstance(attr, staticmethod):
             attr = attr.__func__
         elif any(attr is f for f in _FROMKEYS) and issubclass(self.cls, dict):  # Sub.fromkeys, bound to Sub
-            from ..subclasses.user_dict import FromkeysVariable
-
-            return FromkeysVariable(self)
+            return space.FromkeysVariable(self)
         elif hasattr(type(attr), "__get__") and not isinstance(attr, _GET_IS_ITSELF):
             # type.__getattribute__ calls attr.__get__(None, cls): a singledispatchmethod
             # makes a new function there, a classmethod_descriptor binds the class
@@ -289,21 +279,17 @@ class UserDefinedClassVariable(MetaclassSlots, VariableTracker):
         """``MyGeneric[T]``, ``OrderedDict[str, Tensor]``: a generic alias, built at trace
         time; a ``__class_getitem__`` written in Python by the user is inlined, as
         CPython calls it."""
-        from ..callables.trace_time import class_getitem, is_pure_class_getitem
-
         result = self.meta_getitem(tx, key)
         if result is not NotImplemented:
             return result
-        found, raw = _static(self.cls, "__class_getitem__")
+        found, raw = type_lookup(self.cls, "__class_getitem__")
         if (found and not is_pure_class_getitem(self.cls) and isinstance(raw, classmethod)
                 and isinstance(raw.__func__, types.FunctionType)
                 and getattr(type(self.cls), "__getitem__", None) is None):
             return self.getattr(tx, "__class_getitem__").call(tx, [key], {})
         alias = class_getitem(tx, self.cls, key)
         if getattr(self, "rebuilt", False):  # an alias of a class made in the trace: rebuilt with it
-            from .classes import RebuiltAliasVariable
-
-            return RebuiltAliasVariable(alias.as_python_constant(), self, key)
+            return space.RebuiltAliasVariable(alias.as_python_constant(), self, key)
         return alias
 
     def call(self, tx, args, kwargs):
@@ -318,8 +304,6 @@ class UserDefinedClassVariable(MetaclassSlots, VariableTracker):
         if name in ("__setattr__", "__delattr__") and not kwargs and len(args) == (2 if name == "__setattr__" else 1):
             attr = args[0].as_python_constant() if args[0].is_python_constant() else None
             if not isinstance(attr, str):  # type_setattro's check
-                from ..core.exceptions import raise_in_trace
-
                 raise_in_trace(TypeError, f"attribute name must be string, not '{args[0].python_type().__name__}'")
             type_setattr(tx, self, attr, args[1] if name == "__setattr__" else DELETED)
             return ConstantVariable(None)
@@ -327,19 +311,16 @@ class UserDefinedClassVariable(MetaclassSlots, VariableTracker):
 
     def type_call(self, tx, args, kwargs):
         """``type.__call__(cls, ...)``: ``__new__`` then ``__init__``, or the model of a builtin."""
-        from .instances import type_call
-
-        return type_call(tx, self, args, kwargs)
+        return space.type_call(tx, self, args, kwargs)
 
     def __repr__(self):
         return f"UserDefinedClassVariable({self.cls.__qualname__})"
 
 
+@space.register
 def checked_len(result):
     """What CPython's len() makes of a ``__len__`` result: an int >= 0, else the
     TypeError or ValueError it raises (``__len__() should return >= 0``)."""
-    from ..core.exceptions import ExceptionVariable, TracedException
-
     value = result.as_python_constant()
     try:
         value = operator.index(value)
@@ -365,6 +346,7 @@ def _owner(cls, name):
     return next((klass for klass in cls.__mro__ if name in klass.__dict__), object)
 
 
+@space.register
 class UserDefinedObjectVariable(ObjectIteration, VariableTracker):
     @property
     def replay_kind(self):
@@ -393,7 +375,7 @@ class UserDefinedObjectVariable(ObjectIteration, VariableTracker):
     def overrides_setattr(self) -> bool:
         """Whether the class has its own ``__setattr__``: the trace models it, so
         attribute writes are replayed with ``object.__setattr__``."""
-        return _static(self.cls, "__setattr__")[1] is not object.__setattr__
+        return type_lookup(self.cls, "__setattr__")[1] is not object.__setattr__
 
     def _instance_attr(self, tx, name):
         if self.value is None or name in self.attrs:  # attrs: written in this trace
@@ -405,7 +387,7 @@ class UserDefinedObjectVariable(ObjectIteration, VariableTracker):
         return tx.wrap(d[name], instance_attr_source(self.source, self.cls, name))
 
     def getattr(self, tx, name):
-        user = _static(self.cls, "__getattribute__")[1]
+        user = type_lookup(self.cls, "__getattribute__")[1]
         if isinstance(user, types.FunctionType):  # e.g. configs mapping attribute aliases
             return bind_class_attribute(tx, self, user, None).call(tx, [ConstantVariable(name)], {})
         return self.generic_getattr(tx, name)
@@ -436,7 +418,7 @@ class UserDefinedObjectVariable(ObjectIteration, VariableTracker):
                                     (name, present))
             if present:
                 return True
-        if isinstance(_static(self.cls, "__getattr__")[1], types.FunctionType):
+        if isinstance(type_lookup(self.cls, "__getattr__")[1], types.FunctionType):
             return None  # the answer is whatever user code decides
         return False
 
@@ -445,8 +427,6 @@ class UserDefinedObjectVariable(ObjectIteration, VariableTracker):
         PyObject_GenericGetAttr's AttributeError in the trace, guarded on the name staying
         absent from the instance's ``__dict__`` and from the ``__dict__`` of each user class
         of the MRO (``obj.name = 1`` or ``Class.name = 1`` later make a new trace)."""
-        from ..core.exceptions import raise_in_trace
-
         if self.value is not None:
             d = getattr(self.value, "__dict__", None)
             if not isinstance(d, dict) or self.source is None:
@@ -455,9 +435,7 @@ class UserDefinedObjectVariable(ObjectIteration, VariableTracker):
                                 (name, False))
         class_var = getattr(self, "class_var", None)
         cls_source = TypeSource(self.source) if self.source is not None else getattr(class_var, "source", None)
-        from .missing_attrs import guard_absent
-
-        if not guard_absent(tx, self.cls, cls_source, class_var, name):
+        if not space.guard_absent(tx, self.cls, cls_source, class_var, name):
             return  # a class that cannot be re-read: not modelled
         raise_in_trace(AttributeError, f"'{self.cls.__name__:.100}' object has no attribute '{name}'")
 
@@ -467,8 +445,6 @@ class UserDefinedObjectVariable(ObjectIteration, VariableTracker):
         if found and isinstance(attr, property):
             if attr.fset is None:
                 _property_refusal(attr, self.cls, deleting=False)
-            from ..callables.functions import UserFunctionVariable
-
             UserFunctionVariable(attr.fset).call(tx, [self, value], {})
             return
         if found and _is_slot(attr, name) and not self.overrides_setattr:  # a member of a Python class's __slots__
@@ -476,22 +452,18 @@ class UserDefinedObjectVariable(ObjectIteration, VariableTracker):
             return
         if found and hasattr(type(attr), "__set__"):  # a data descriptor's __set__ decides
             unsupported("unsupported_attribute", f"setting {self.cls.__name__}.{name} ({type(attr).__name__})")
-        user_setattr = _static(self.cls, "__setattr__")[1]
+        user_setattr = type_lookup(self.cls, "__setattr__")[1]
         if user_setattr is not object.__setattr__:
             if not isinstance(user_setattr, types.FunctionType):
                 unsupported("unsupported_attribute", f"{self.cls.__name__} overrides __setattr__")
             bind_class_attribute(tx, self, user_setattr, None).call(tx, [ConstantVariable(name), value], {})
             return
         if self.cls.__dictoffset__ == 0:  # only __slots__, no instance __dict__
-            from ..core.exceptions import raise_in_trace
-
             raise_in_trace(AttributeError, _no_slot_message(self.cls.__name__, name, in_class=found))
         self.attrs[name] = value
 
     def delattr(self, tx, name):
         """``del obj.name`` (deleting.py)."""
-        from .deleting import delete_object_attribute
-
         delete_object_attribute(tx, self, name)
 
     def object_setattr(self, tx, name, value):
@@ -504,15 +476,13 @@ class UserDefinedObjectVariable(ObjectIteration, VariableTracker):
         return self.call_method(tx, "__call__", args, kwargs)
 
     def _dunder(self, tx, name, args):
-        found, attr = _static(self.cls, name)
+        found, attr = type_lookup(self.cls, name)
         if name == "__ne__" and attr is object.__ne__:  # object_richcompare: not __eq__, unless NotImplemented
             equal = self._dunder(tx, "__eq__", args)
             return equal if _is_not_implemented(equal) else ConstantVariable(not equal.truth(tx))
         if not found:
             return NotImplemented
         if attr is None and name not in _NONE_MEANS_ABSENT:  # `__bool__ = None`: the slot calls None
-            from ..core.exceptions import raise_in_trace
-
             raise_in_trace(TypeError, "'NoneType' object is not callable")
         if not isinstance(attr, types.FunctionType):
             owner = _owner(self.cls, name)
@@ -532,8 +502,6 @@ class UserDefinedObjectVariable(ObjectIteration, VariableTracker):
         result = self._dunder(tx, "__bool__", [])
         if result is not NotImplemented:
             if result.python_type() is not bool:  # slot_nb_bool: only a bool will do
-                from ..core.exceptions import raise_in_trace
-
                 raise_in_trace(TypeError, f"__bool__ should return bool, returned {result.python_type().__name__}")
             return result.truth(tx)
         result = self._dunder(tx, "__len__", [])
@@ -555,15 +523,11 @@ class UserDefinedObjectVariable(ObjectIteration, VariableTracker):
         """``obj[key] = value``: the class's ``__setitem__`` (``collections.UserDict``, a
         registry class), inlined as CPython calls it."""
         if self._dunder(tx, "__setitem__", [key, value]) is NotImplemented:
-            from ..core.exceptions import raise_in_trace
-
             raise_in_trace(TypeError, f"'{self.cls.__name__}' object does not support item assignment")
 
     def delitem(self, tx, key):
         """``del obj[key]``: the class's ``__delitem__``."""
         if self._dunder(tx, "__delitem__", [key]) is NotImplemented:
-            from ..core.exceptions import raise_in_trace
-
             raise_in_trace(TypeError, f"'{self.cls.__name__}' object does not support item deletion")
 
     def reconstruct(self, cg):

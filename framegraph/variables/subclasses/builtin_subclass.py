@@ -11,7 +11,12 @@ builtin runs the builtin model (``builtin_method``, defined by each tracker).
 """
 import types
 
+from ..callables.functions import UserFunctionVariable
+from ..core.base import BoundMethodVariable
+from ..core.base import type_lookup
 from ..core.constant import ConstantVariable
+from ..core.ops import dunder_name
+from ..objects.user_defined import lookup_attribute
 
 
 class BuiltinSubclassMixin:
@@ -39,15 +44,10 @@ class BuiltinSubclassMixin:
         return self
 
     def _inline(self, tx, fn, args, kwargs=None):
-        from ..callables.functions import UserFunctionVariable
-
         return UserFunctionVariable(fn).call(tx, [self] + list(args), kwargs or {})
 
     def getattr(self, tx, name):
-        from ..core.base import BoundMethodVariable
-        from ..objects.user_defined import _static, lookup_attribute
-
-        found, attr = _static(self.python_type(), name)
+        found, attr = type_lookup(self.python_type(), name)
         if found and not isinstance(attr, (types.FunctionType, property, staticmethod, classmethod)) \
                 and callable(attr) and name not in self.attrs:
             return BoundMethodVariable(self, name)  # a builtin method of the base
@@ -68,8 +68,6 @@ class BuiltinSubclassMixin:
 
     def binop(self, tx, fn, other, reflected):
         """A dunder the subclass defines (``__eq__``, ``__or__``) runs; else the builtin's operator."""
-        from ..core.ops import dunder_name
-
         user = self._override(dunder_name(fn, reflected) or "")
         if user is not None:
             return self._inline(tx, user, [other])

@@ -14,11 +14,14 @@ Instances from outside the frame are not modelled here.
 import types
 
 from ...errors import unsupported
-from .builtin_subclass import BuiltinSubclassMixin
+from ..containers.lists import ListVariable
+from ..containers.sets import SetVariable
+from ..core import space
+from ..core.base import type_lookup
 from ..core.call_shapes import check_method_shape, fits
 from ..core.constant import ConstantVariable
-from ..containers.sets import SetVariable
-from ..containers.lists import ListVariable
+from ..core.ops import dunder_name
+from .builtin_subclass import BuiltinSubclassMixin
 
 _BASES = {list: ListVariable, set: SetVariable}
 _BUILTIN_BASES = frozenset(_BASES) | {object}
@@ -28,6 +31,7 @@ def _base_of(cls):
     return next((base for base in cls.__mro__ if base in _BASES), None)
 
 
+@space.register
 def is_user_container_class(cls) -> bool:
     """A Python subclass of list or set whose instances ``cls.__new__`` makes plainly."""
     base = isinstance(cls, type) and _base_of(cls)
@@ -62,9 +66,7 @@ class _UserContainer(BuiltinSubclassMixin):
         return _BASES[_base_of(self.cls)]
 
     def hasattr(self, tx, name):
-        from ..objects.user_defined import _static
-
-        return name in self.attrs or _static(self.cls, name)[0]
+        return name in self.attrs or type_lookup(self.cls, name)[0]
 
     def object_setattr(self, tx, name, value):
         return self.builtin_method(tx, "__setattr__", [ConstantVariable(name), value], {})
@@ -119,8 +121,6 @@ class _UserContainer(BuiltinSubclassMixin):
         return self._base_tracker().unpack(self, tx)
 
     def binop(self, tx, fn, other, reflected):
-        from ..core.ops import dunder_name
-
         if self._override(dunder_name(fn, reflected) or "") is not None:
             return BuiltinSubclassMixin.binop(self, tx, fn, other, reflected)  # the user's result as is
         result = self._base_tracker().binop(self, tx, fn, other, reflected)
@@ -193,6 +193,7 @@ def rebuild_user_container(cls, n, names, *values):
     return obj
 
 
+@space.register
 def new_user_container(tx, cls, args, kwargs):
     """``cls(*args, **kwargs)`` for a user list or set class: allocate, then inline ``__init__``."""
     return (UserListVariable if _base_of(cls) is list else UserSetVariable)(cls).initialise(tx, args, kwargs)

@@ -22,16 +22,21 @@ state, without re-running user code: ``cls.__new__(cls)``, the builtin base's
 ``__setitem__`` for each item, ``object.__setattr__`` for each attribute.
 """
 import collections
+import enum
 import types
 
 from ...errors import unsupported
 from ...guards.sources import AttrSource
+from ...guards.sources import DictItemSource
+from ..containers.dict_merge import mutablemapping_update
+from ..containers.dicts import ConstDictVariable, _key_error, hash_key
+from ..core import space
 from ..core.base import VariableTracker
-from .builtin_subclass import BuiltinSubclassMixin
+from ..core.base import type_lookup
 from ..core.call_shapes import check_method_shape, fits
-from ..core.constant import ConstantVariable
-from ..containers.dicts import ConstDictVariable, hash_key
+from ..core.constant import ConstantVariable, items_of
 from ..iteration.iterators import ListIteratorVariable
+from .builtin_subclass import BuiltinSubclassMixin
 
 # The builtin mapping bases a user class may extend, most derived first.
 BUILTIN_DICTS = (collections.OrderedDict, collections.defaultdict, dict)
@@ -42,6 +47,7 @@ def builtin_dict_base(cls) -> type:
     return next(base for base in cls.__mro__ if base in PLAIN_DICTS)
 
 
+@space.register
 def is_user_dict_class(cls) -> bool:
     """A Python subclass of a builtin dict whose instances ``cls.__new__`` makes plainly."""
     return (isinstance(cls, type) and issubclass(cls, dict) and cls not in PLAIN_DICTS
@@ -91,9 +97,7 @@ class UserDictVariable(BuiltinSubclassMixin, ConstDictVariable):
     def hasattr(self, tx, name):
         if self.value is not None and name not in self.attrs:
             return hasattr(self.value, name)
-        from ..objects.user_defined import _static
-
-        return name in self.attrs or _static(self.py_type, name)[0]
+        return name in self.attrs or type_lookup(self.py_type, name)[0]
 
     def _override(self, name):
         return _python_override(self.py_type, name)
@@ -109,8 +113,6 @@ class UserDictVariable(BuiltinSubclassMixin, ConstDictVariable):
                 and issubclass(self.py_type, collections.OrderedDict):
             # odict_init and update (mutablemapping_update) store through PyObject_SetItem: the
             # subclass's __setitem__ (dict's own merge does not)
-            from ..containers.dict_merge import mutablemapping_update
-
             mutablemapping_update(tx, self, args, kwargs)
             return ConstantVariable(None)
         if name == "__init__":
@@ -126,8 +128,6 @@ class UserDictVariable(BuiltinSubclassMixin, ConstDictVariable):
     def missing_key(self, tx, key):
         """dict.__getitem__ of a missing key: the class's ``__missing__`` (``Counter``'s
         returns 0), as dict_subscript calls it; else KeyError."""
-        from ..containers.dicts import _key_error
-
         user = self._override("__missing__")
         if user is None:
             _key_error(key)
@@ -195,8 +195,6 @@ _WRAPPING = set()  # ids of the dicts being wrapped
 
 def wrap_user_dict(tx, value, source):
     """builder rule: a dict-subclass instance from outside the frame."""
-    import enum
-
 
     # the items in the order of the builtin base: an OrderedDict keeps its own order
     # (move_to_end), which dict.keys() on it does not see
@@ -225,11 +223,10 @@ def _dict_item_source(source, key):
     """The item read without the subclass's ``__getitem__`` (``dict.__getitem__(obj, k)``)."""
     if source is None:
         return None
-    from ...guards.sources import DictItemSource
-
     return DictItemSource(source, key)
 
 
+@space.register
 def new_user_dict(tx, cls, args, kwargs):
     """``cls(*args, **kwargs)`` for a user dict class: allocate, then inline ``__init__``."""
     return UserDictVariable([], cls).initialise(tx, args, kwargs)
@@ -238,6 +235,7 @@ def new_user_dict(tx, cls, args, kwargs):
 __all__ = ["UserDictVariable", "wrap_user_dict", "new_user_dict", "is_user_dict_class", "hash_key"]
 
 
+@space.register
 class FromkeysVariable(VariableTracker):
     """``Sub.fromkeys(keys, value=None)`` for a dict subclass (dict_fromkeys): ``Sub()``, then
     ``d[key] = value`` for each key, through the subclass's own ``__setitem__`` if it has one."""
@@ -247,8 +245,6 @@ class FromkeysVariable(VariableTracker):
         self.class_var = class_var
 
     def call(self, tx, args, kwargs):
-        from ..core.constant import items_of
-
         if kwargs or not 1 <= len(args) <= 2:
             unsupported("unsupported_call", f"{self.class_var.cls.__name__}.fromkeys with these arguments")
         value = args[1] if len(args) == 2 else ConstantVariable(None)

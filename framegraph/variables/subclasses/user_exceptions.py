@@ -19,9 +19,10 @@ code: ``cls.__new__(cls)``, ``args``, ``object.__setattr__`` for each attribute.
 import types
 
 from ...errors import unsupported
-from .builtin_subclass import BuiltinSubclassMixin
+from ..core import space
 from ..core.constant import ConstantVariable
 from ..core.exceptions import ExceptionVariable, UNKNOWN_CONTEXT, raise_in_trace
+from .builtin_subclass import BuiltinSubclassMixin
 
 # BaseException's data descriptors: found on the type before the instance's __dict__
 _BASE_FIELDS = ("args", "__cause__", "__context__", "__suppress_context__", "__traceback__")
@@ -32,6 +33,7 @@ def _user_classes(cls):
     return [klass for klass in cls.__mro__ if klass.__module__ != "builtins"]
 
 
+@space.register
 def is_user_exception_class(cls) -> bool:
     """A Python subclass of a builtin exception whose instances BaseException's C ``__new__``
     makes with a plain ``__dict__`` (no Python ``__new__``, no ``__slots__``, no metaclass)."""
@@ -142,6 +144,7 @@ class UserExceptionVariable(BuiltinSubclassMixin, ExceptionVariable):
         return f"UserExceptionVariable({self.cls.__name__})"
 
 
+@space.register
 def new_user_exception(tx, cls, args, kwargs):
     """``cls(*args, **kwargs)``: BaseException_new stores ``args``, then ``__init__`` runs."""
     exc = UserExceptionVariable(cls, args)

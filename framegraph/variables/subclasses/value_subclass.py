@@ -15,11 +15,17 @@ type has, a base's slot or Python code. Rebuilt after the graph as
 import types
 
 from ...errors import unsupported
+from ...guards.sources import PlainValueSource, plain_value
+from ..callables.builtins import BUILTINS
+from ..core import space
+from ..core.base import type_lookup
 from ..core.call_shapes import builtin_base
 from ..core.constant import ConstantVariable, wrap_constant
 from ..core.exceptions import python_operation
-from ..callables.builtins import BUILTINS
-from ..objects.user_defined import UserDefinedObjectVariable, _owner, _static
+from ..core.interpreter_state import guard_digit_limit
+from ..core.number_protocol import as_float, as_int
+from ..core.reprs import user_repr, user_str
+from ..objects.user_defined import UserDefinedObjectVariable, _owner, bind_class_attribute
 
 VALUE_BASES = (int, float, complex, str, bytes)
 # what the base's C code answers from more than the value: the object's size, its
@@ -32,17 +38,17 @@ _OBJECT_STATE = frozenset({
 _CONVERSIONS = {int: ("__int__", "__index__", "__trunc__"), float: ("__float__", "__index__")}
 
 
+@space.register
 def value_base(cls):
     """The immutable builtin ``cls`` derives from (int, float, complex, str, bytes), or None."""
     base = builtin_base(cls)
     return base if base in VALUE_BASES and cls is not base else None
 
 
+@space.register
 def new_value_instance(tx, cls_var, base, args, kwargs, init=True):
     """``cls(*args)`` (``type_call``) or ``base.__new__(cls, *args)`` where ``cls.__new__`` is
     the base's: the base's value from the arguments (constants), held by a new object."""
-    from ..core.interpreter_state import guard_digit_limit
-
     real = [a.as_python_constant() if a.is_python_constant() else _plain(a) for a in args]
     real_kw = {k: v.as_python_constant() if v.is_python_constant() else _plain(v) for k, v in kwargs.items()}
     if base in (int, str) and real:
@@ -52,10 +58,8 @@ def new_value_instance(tx, cls_var, base, args, kwargs, init=True):
     obj = ValueSubclassVariable(cls_var.cls, value)
     obj.class_var = cls_var
     if init:
-        found, user_init = _static(cls_var.cls, "__init__")
+        found, user_init = type_lookup(cls_var.cls, "__init__")
         if isinstance(user_init, types.FunctionType):
-            from ..objects.user_defined import bind_class_attribute
-
             bind_class_attribute(tx, obj, user_init, None).call(tx, list(args), kwargs)
         elif user_init is not object.__init__:
             unsupported("unsupported_call", f"creating a {cls_var.cls.__name__} (its __init__ is a "
@@ -66,8 +70,6 @@ def new_value_instance(tx, cls_var, base, args, kwargs, init=True):
 def wrap_value_instance(tx, value, source):
     """An instance from outside the frame: guarded by type and by its value (read by the
     base's own slot), its attributes read through the source as any object's."""
-    from ...guards.sources import PlainValueSource, plain_value
-
     base = value_base(type(value))
     plain = plain_value(value, base)
     tx.output.add_guard("TYPE_MATCH", source, type(value))
@@ -95,7 +97,7 @@ class ValueSubclassVariable(UserDefinedObjectVariable):
 
     def _inherited(self, name) -> bool:
         """Whether ``name`` comes from the base's C code (not a Python override, not object's)."""
-        found, attr = _static(self.cls, name)
+        found, attr = type_lookup(self.cls, name)
         return found and not isinstance(attr, types.FunctionType) and name not in _OBJECT_STATE \
             and _owner(self.cls, name) in VALUE_BASES
 
@@ -142,15 +144,11 @@ class ValueSubclassVariable(UserDefinedObjectVariable):
 
     def repr(self, tx):
         """``repr(obj)``: a Python ``__repr__``, else the base's, on the value."""
-        from ..core.reprs import user_repr
-
         return user_repr(tx, self) or self._text(tx, repr)
 
     def str(self, tx):
         """``str(obj)``: a Python ``__str__`` (int and float have none of their own: object's
         calls the repr), else the base's, on the value."""
-        from ..core.reprs import user_str
-
         return user_str(tx, self) or self._text(tx, str)
 
     def formatted(self, tx, spec):
@@ -164,8 +162,6 @@ class ValueSubclassVariable(UserDefinedObjectVariable):
             return ConstantVariable(format(self.plain, spec))
 
     def _text(self, tx, how):
-        from ..core.interpreter_state import guard_digit_limit
-
         guard_digit_limit(tx, self.plain)  # str(10 ** 5000): ValueError under the digit limit
         with python_operation(f"{how.__name__}()"):
             return ConstantVariable(how(self.plain))
@@ -174,10 +170,8 @@ class ValueSubclassVariable(UserDefinedObjectVariable):
         """``int(obj)`` / ``float(obj)``: the first conversion slot the type has (a Python
         dunder inlined and checked, as number_protocol does, or the base's on the value);
         a str or bytes subclass without one is parsed, as its value would be."""
-        from ..core.number_protocol import as_float, as_int
-
         for name in _CONVERSIONS[kind]:
-            found, attr = _static(self.cls, name)
+            found, attr = type_lookup(self.cls, name)
             if not found:
                 continue
             if isinstance(attr, types.FunctionType):

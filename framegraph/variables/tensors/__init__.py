@@ -1,1 +1,6 @@
-"""Tensors, sizes, torch callables and nn.Modules."""
+"""Torch values: tensors, symbolic sizes, torch callables, nn.Modules, autograd.Function,
+grad modes, random generators, optimizers.
+"""
+# Every module is loaded with its family, so that what it registers in the space is there
+# before any trace runs.
+from . import autograd_function, ctx_managers, nn_module, optim, rng, symint, tensor, torch_fn  # noqa: F401

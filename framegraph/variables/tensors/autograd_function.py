@@ -17,8 +17,11 @@ import inspect
 import torch
 
 from ...errors import unsupported
-from ..core.base import VariableTracker
+from ..containers.lists import TupleVariable
+from ..core import space
+from ..core.base import BoundMethodVariable, VariableTracker
 from ..core.constant import ConstantVariable
+from .tensor import TensorVariable
 
 _FUNCTION_APPLY = inspect.getattr_static(torch.autograd.Function, "apply")
 _FUNCTION_SETUP = inspect.getattr_static(torch.autograd.Function, "setup_context")
@@ -54,8 +57,6 @@ class FunctionCtxVariable(VariableTracker):
         if name in self.attrs:
             return self.attrs[name]
         if name in _CTX_NOOPS:
-            from ..core.base import BoundMethodVariable
-
             return BoundMethodVariable(self, name)
         unsupported("unsupported_attribute", f"ctx.{name} in a custom autograd.Function's forward")
 
@@ -76,20 +77,15 @@ class AutogradFunctionApplyVariable(VariableTracker):
         return type(self.cls.apply)
 
     def call(self, tx, args, kwargs):
-        from ..callables.functions import UserFunctionVariable
-        from .tensor import TensorVariable
-
         if kwargs:
             unsupported("unsupported_call", f"{self.cls.__name__}.apply with keyword arguments")
         output = tx.output
         needs = tuple(ConstantVariable(isinstance(a, TensorVariable) and a.fake.requires_grad
                                        and output.grad_mode) for a in args)
-        from ..containers.lists import TupleVariable
-
         ctx = FunctionCtxVariable(TupleVariable(list(needs)))
         before = _mark(output)
         forward = inspect.getattr_static(self.cls, "forward").__func__
-        UserFunctionVariable(forward).call(tx, [ctx] + list(args), {})
+        space.UserFunctionVariable(forward).call(tx, [ctx] + list(args), {})
         _check_pure(output, before, self.cls)
         return output.call_function(tx, apply_of(self.cls), args, {})
 

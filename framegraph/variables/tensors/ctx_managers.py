@@ -30,8 +30,10 @@ from torch.amp.autocast_mode import _enter_autocast, _exit_autocast
 from torch.autograd.grad_mode import _enter_inference_mode, _exit_inference_mode
 
 from ...errors import unsupported
-from ..core.base import CallableVariable, VariableTracker
+from ..core import space
+from ..core.base import CallableVariable, VariableTracker, type_lookup
 from ..core.constant import ConstantVariable
+from ..core.exceptions import raise_in_trace
 
 # class -> (grad mode inside, switches on construction?)
 GRAD_MODE_CLASSES = {
@@ -260,15 +262,10 @@ def enter_context(tx, ctx: VariableTracker):
     """BEFORE_WITH: returns (bound __exit__, value of __enter__)."""
     if isinstance(ctx, ContextManagerVariable):
         return WithExitVariable(ctx), ctx.enter(tx)
-    from ..objects.user_defined import UserDefinedObjectVariable
-
-    if isinstance(ctx, UserDefinedObjectVariable):
-        from ..core.exceptions import raise_in_trace
-        from ..objects.user_defined import _static
-
+    if isinstance(ctx, space.UserDefinedObjectVariable):
         # _PyObject_LookupSpecial: on the type, __enter__ first, then __exit__
         for name, missed in (("__enter__", ""), ("__exit__", " (missed __exit__ method)")):
-            if not _static(ctx.python_type(), name)[0]:
+            if not type_lookup(ctx.python_type(), name)[0]:
                 raise_in_trace(TypeError, f"'{ctx.python_type().__name__}' object does not support the "
                                           f"context manager protocol{missed}")
         exit_fn = ctx.getattr(tx, "__exit__")

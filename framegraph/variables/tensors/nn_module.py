@@ -14,15 +14,19 @@ and ``ModuleDict`` support ``len``, indexing and iteration; ``parameters()``
 and friends return lists of trackers.
 """
 import functools
+import types
 
 import torch
 from torch import nn
+from torch.nn.modules import module as module_mod
 
 from ...errors import unsupported
 from ...guards.sources import AttrSource, module_member_source
-from ..core.base import BoundMethodVariable, VariableTracker
-from ..core.constant import ConstantVariable
 from ..containers.lists import ListVariable, TupleVariable
+from ..core import space
+from ..core.base import BoundMethodVariable, VariableTracker, type_lookup
+from ..core.constant import ConstantVariable
+from ..iteration.iterators import ListIteratorVariable
 
 _TABLES = ("_parameters", "_buffers", "_modules")
 
@@ -34,8 +38,6 @@ _GLOBAL_HOOKS = ("_global_forward_hooks", "_global_forward_pre_hooks", "_global_
 
 def _hook_dicts(module) -> list:
     """The dicts whose entries nn.Module's __call__ would run around ``module.forward``."""
-    from torch.nn.modules import module as module_mod
-
     own = [module.__dict__.get(name) for name in _HOOKS]
     return [d for d in own + [getattr(module_mod, name, None) for name in _GLOBAL_HOOKS] if isinstance(d, dict)]
 
@@ -66,8 +68,6 @@ class NNModuleVariable(VariableTracker):
         return tx.wrap(value, source)
 
     def getattr(self, tx, name):
-        from ..objects.user_defined import class_attribute
-
         if name in self.attrs:
             return self.attrs[name]
         d = self.module.__dict__
@@ -80,14 +80,12 @@ class NNModuleVariable(VariableTracker):
             return tx.wrap(type(self.module))
         if name in _ITERATORS or name in _CONTAINER_METHODS and self._is_container():
             return BoundMethodVariable(self, name)
-        return class_attribute(tx, self, name)
+        return space.class_attribute(tx, self, name)
 
     def hasattr(self, tx, name):
         """Where ``nn.Module`` looks: the class, the instance dict, then parameters,
         buffers and submodules; each dict looked in is guarded to hold ``name`` or not."""
-        from ..objects.user_defined import _static
-
-        if _static(type(self.module), name)[0]:
+        if type_lookup(type(self.module), name)[0]:
             return True
         d = self.module.__dict__
         for table in ("__dict__",) + _TABLES:
@@ -103,13 +101,11 @@ class NNModuleVariable(VariableTracker):
         the graph with nn.Module's own ``__setattr__`` (so a buffer stays a buffer).
         Submodules and parameters assigned, and classes with their own
         ``__setattr__`` or a descriptor at ``name``, are a graph break."""
-        from ..objects.user_defined import _static
-
         d = self.module.__dict__
         cls = type(self.module)
         if (isinstance(value, NNModuleVariable) or name in d.get("_parameters", ())
-                or name in d.get("_modules", ()) or _static(cls, "__setattr__")[1] is not nn.Module.__setattr__
-                or hasattr(type(_static(cls, name)[1]), "__set__") or self.source is None
+                or name in d.get("_modules", ()) or type_lookup(cls, "__setattr__")[1] is not nn.Module.__setattr__
+                or hasattr(type(type_lookup(cls, name)[1]), "__set__") or self.source is None
                 or isinstance(value, VariableTracker) and value.python_type() is nn.Parameter):
             unsupported("side_effect", f"setting {cls.__name__}.{name}")
         self.check_mutable(f"setting .{name}", tx)
@@ -169,19 +165,16 @@ class NNModuleVariable(VariableTracker):
         """``bool(module)``, as CPython answers it: the class's ``__bool__``, else
         its ``__len__`` (a container is true when it has children), else True:
         ``if self.downsample:`` on an ``Optional[nn.Module]`` attribute."""
-        import types
-
-        from ..objects.user_defined import _static, bind_class_attribute
 
         for name in ("__bool__", "__len__"):
-            found, fn = _static(type(self.module), name)
+            found, fn = type_lookup(type(self.module), name)
             if not found:
                 continue
             if fn in _CONTAINER_LENS:  # torch's own: the number of children, guarded
                 return self.length(tx) > 0
             if not isinstance(fn, types.FunctionType):
                 unsupported("unsupported_value", f"bool() of {type(self.module).__name__} ({name} is not Python)")
-            result = bind_class_attribute(tx, self, fn, None).call(tx, [], {})
+            result = space.bind_class_attribute(tx, self, fn, None).call(tx, [], {})
             return result.truth(tx) if name == "__bool__" else result.as_python_constant() > 0
         return True
 
@@ -227,8 +220,6 @@ class NNModuleVariable(VariableTracker):
         for path, value in real(**kwargs):
             var = self._at_path(tx, path, value)
             items.append(TupleVariable([ConstantVariable(path), var]) if named else var)
-        from ..iteration.iterators import ListIteratorVariable
-
         return ListIteratorVariable(items, from_generator=True)  # a generator, as in eager: next() works
 
     def _at_path(self, tx, path, value):

@@ -18,6 +18,8 @@ on the value, so one graph serves every step. Branching on such a number is
 a graph break (``symint.py``). ``_stack_if_compiling`` likewise keeps its
 eager branch: the list of Python numbers.
 """
+from torch.optim import optimizer
+
 from ...errors import unsupported
 from .symint import SymNodeVariable
 from .tensor import TensorVariable
@@ -43,10 +45,6 @@ def _stack_if_compiling(tx, x):
 
 
 def _models():
-    try:
-        from torch.optim import optimizer
-    except ImportError:  # pragma: no cover
-        return {}
     table = {}
     for name, model in (("_get_value", _get_value), ("_stack_if_compiling", _stack_if_compiling)):
         fn = getattr(optimizer, name, None)

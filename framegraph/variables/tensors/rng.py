@@ -21,9 +21,8 @@ guarding on ``getstate()`` would be correct, but the state changes on every
 call, so every call would retrace (up to the recompile limit) to capture what
 one graph break already runs correctly.
 """
-import types
-
 import _random
+import types
 
 from ...errors import unsupported
 

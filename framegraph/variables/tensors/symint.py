@@ -17,6 +17,7 @@ import torch
 from torch.fx.experimental.symbolic_shapes import free_unbacked_symbols
 
 from ...errors import unsupported
+from ..core import space
 from ..core.base import VariableTracker
 from ..core.constant import ConstantVariable
 
@@ -37,17 +38,17 @@ def wrap_sym(node, value) -> VariableTracker:
     return SymNodeVariable(node, value)
 
 
+@space.register
 def has_symbols(var) -> bool:
     """Does a tracker (a SizeVariable, a tuple...) hold a symbolic item?"""
     if isinstance(var, SymNodeVariable):
         return True
-    from ..containers.lists import RangeVariable
-
-    if isinstance(var, RangeVariable):
+    if isinstance(var, space.RangeVariable):
         return False  # ints only, and maybe 2**64 of them
     return any(has_symbols(item) for item in getattr(var, "items", ()))
 
 
+@space.register
 def sym_operands(a, b) -> bool:
     """True when ``a <op> b`` should be a graph node over symbolic sizes."""
     if not (isinstance(a, SymNodeVariable) or isinstance(b, SymNodeVariable)):
@@ -57,6 +58,7 @@ def sym_operands(a, b) -> bool:
         isinstance(other, ConstantVariable) and type(other.value) in (int, float, bool))
 
 
+@space.register
 class SymNodeVariable(VariableTracker):
     """A symbolic int/float/bool: an FX node and its Sym* value."""
 
@@ -135,11 +137,9 @@ def symbolic_meta(tx, tensor, name, args, value):
     """
     if not _has_symbolic(value):
         return None
-    from ..containers.lists import SizeVariable, TupleVariable
-
     if isinstance(value, tuple) and not args:
         items = [ConstantVariable(v) if not is_symbolic(v) else
                  tx.output.call_method(tx, name, [tensor, ConstantVariable(i)], {})
                  for i, v in enumerate(value)]
-        return SizeVariable(items) if isinstance(value, torch.Size) else TupleVariable(items)
+        return space.SizeVariable(items) if isinstance(value, torch.Size) else space.TupleVariable(items)
     return tx.output.call_method(tx, name, [tensor] + [ConstantVariable(a) for a in args], {})

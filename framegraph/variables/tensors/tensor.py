@@ -15,6 +15,9 @@ import operator
 import torch
 
 from ...errors import unsupported
+from ...guards.sources import AttrSource
+from ...side_effects import record_mutation
+from ..core import space
 from ..core.base import METHOD_NAME_ATTRS, VariableTracker
 from ..core.constant import ConstantVariable, wrap_constant
 from .symint import symbolic_meta
@@ -39,6 +42,7 @@ DATA_METHODS = frozenset({
 })
 
 
+@space.register
 class TensorVariable(VariableTracker):
     @property
     def replay_kind(self):
@@ -82,8 +86,6 @@ class TensorVariable(VariableTracker):
             return self.attrs[name]
         if name == "grad" and self.source is not None and self in tx.output.inputs:
             # an input's .grad (an optimizer reading parameters): re-read and guarded on every call
-            from ...guards.sources import AttrSource
-
             real = tx.output.example_inputs[tx.output.inputs.index(self)]
             return tx.wrap(real.grad, AttrSource(self.source, "grad"))
         if name in ("grad", "grad_fn", "_version", "_base"):
@@ -115,16 +117,12 @@ class TensorVariable(VariableTracker):
             return  # made in the graph: its .grad is None already (no backward runs inside)
         if self not in tx.output.inputs:
             unsupported("unsupported_attribute", "setting .grad of a tensor that is not a graph input")
-        from ...side_effects import record_mutation
-
         record_mutation(tx, self, "setting tensor.grad")
         self.attrs[name] = value
 
     def call_method(self, tx, name, args, kwargs):
         if name in META_METHODS:
-            from .torch_fn import lower_constants
-
-            cargs, ckwargs = lower_constants(args, kwargs)
+            cargs, ckwargs = space.lower_constants(args, kwargs)
             value = getattr(self.fake, name)(*cargs, **ckwargs)
             if not ckwargs:  # a symbolic size/stride/numel stays a graph value (symint.py)
                 symbolic = symbolic_meta(tx, self, name, cargs, value)

@@ -17,6 +17,8 @@ import types
 import torch
 
 from ...errors import unsupported
+from ..containers.lists import BaseListVariable
+from ..core import space
 from ..core.base import CallableVariable
 from ..core.constant import ConstantVariable, wrap_constant
 from .tensor import TensorVariable
@@ -85,6 +87,7 @@ def is_graph_callable(value) -> bool:
     return False
 
 
+@space.register
 def lower_constants(args, kwargs):
     """Trackers of constants -> Python values (for trace-time metadata calls)."""
     try:
@@ -95,8 +98,6 @@ def lower_constants(args, kwargs):
 
 
 def _has_tensor(values) -> bool:
-    from ..containers.lists import BaseListVariable
-
     for v in values:
         if isinstance(v, TensorVariable):
             return True
