@@ -44,28 +44,30 @@ def _add_hook():
     return HOOKS.clear
 
 
-# kind -> (guard, (x, y) it accepts, (x, y) it rejects or a change of state that makes it reject)
-EXAMPLES = {
-    "GRAD_MODE": (Guard("GRAD_MODE", None, True), (0, 0), _grad_off),
-    "GLOBAL_STATE": (Guard("GLOBAL_STATE", None, global_state()), (0, 0), _float64),
-    "NO_HANDLED_EXCEPTION": (Guard("NO_HANDLED_EXCEPTION", None), (0, 0), "while handling"),
-    "INTERPRETER_STATE": (Guard("INTERPRETER_STATE", None, (sys.getrecursionlimit, sys.getrecursionlimit())),
-                          (0, 0), _recursion_limit_up),
-    "SAME_GLOBALS": (Guard("SAME_GLOBALS", None, id(EXEC_GLOBALS)), (0, 0), "other globals"),
-    "NOT_IN_GLOBALS": (Guard("NOT_IN_GLOBALS", None, "len"), (0, 0), _shadow_len),
-    "NO_HOOKS": (Guard("NO_HOOKS", None, HookDicts([HOOKS])), (0, 0), _add_hook),
-    "TYPE_MATCH": (Guard("TYPE_MATCH", X, int), (3, 0), ("3", 0)),
-    "ID_MATCH": (Guard("ID_MATCH", X, (id(OBJ), "OBJ")), (OBJ, 0), (OTHER, 0)),
-    "CONSTANT_MATCH": (Guard("CONSTANT_MATCH", X, 2), (2, 0), (2.0, 0)),
-    "SET_MATCH": (Guard("SET_MATCH", X, (frozenset, (1, 2), frozenset({1, 2}).__sizeof__())), (frozenset({1, 2}), 0),
-                  ({1, 2}, 0)),
-    "LENGTH": (Guard("LENGTH", X, (list, 2)), ([1, 2], 0), ([1], 0)),
-    "DICT_CONTAINS": (Guard("DICT_CONTAINS", X, ("a", True)), ({"a": 1}, 0), ({}, 0)),
-    "DICT_KEYS": (Guard("DICT_KEYS", X, (dict, ("a", "b"))), ({"a": 1, "b": 2}, 0), ({"b": 2, "a": 1}, 0)),
-    "IS_SAME": (Guard("IS_SAME", X, Y), (OBJ, OBJ), (OBJ, OTHER)),
-    "TENSOR_MATCH": (Guard("TENSOR_MATCH", X, TensorSpec.of(torch.zeros(2))), (torch.ones(2), 0),
-                     (torch.ones(3), 0)),
-}
+def examples():
+    """kind -> (guard, (x, y) it accepts, (x, y) it rejects or a change of state that makes it
+    reject), made when a test runs: the global-state guards hold what the interpreter has then."""
+    return {
+        "GRAD_MODE": (Guard("GRAD_MODE", None, True), (0, 0), _grad_off),
+        "GLOBAL_STATE": (Guard("GLOBAL_STATE", None, global_state()), (0, 0), _float64),
+        "NO_HANDLED_EXCEPTION": (Guard("NO_HANDLED_EXCEPTION", None), (0, 0), "while handling"),
+        "INTERPRETER_STATE": (Guard("INTERPRETER_STATE", None, (sys.getrecursionlimit, sys.getrecursionlimit())),
+                              (0, 0), _recursion_limit_up),
+        "SAME_GLOBALS": (Guard("SAME_GLOBALS", None, id(EXEC_GLOBALS)), (0, 0), "other globals"),
+        "NOT_IN_GLOBALS": (Guard("NOT_IN_GLOBALS", None, "len"), (0, 0), _shadow_len),
+        "NO_HOOKS": (Guard("NO_HOOKS", None, HookDicts([HOOKS])), (0, 0), _add_hook),
+        "TYPE_MATCH": (Guard("TYPE_MATCH", X, int), (3, 0), ("3", 0)),
+        "ID_MATCH": (Guard("ID_MATCH", X, (id(OBJ), "OBJ")), (OBJ, 0), (OTHER, 0)),
+        "CONSTANT_MATCH": (Guard("CONSTANT_MATCH", X, 2), (2, 0), (2.0, 0)),
+        "SET_MATCH": (Guard("SET_MATCH", X, (frozenset, (1, 2), frozenset({1, 2}).__sizeof__())),
+                      (frozenset({1, 2}), 0), ({1, 2}, 0)),
+        "LENGTH": (Guard("LENGTH", X, (list, 2)), ([1, 2], 0), ([1], 0)),
+        "DICT_CONTAINS": (Guard("DICT_CONTAINS", X, ("a", True)), ({"a": 1}, 0), ({}, 0)),
+        "DICT_KEYS": (Guard("DICT_KEYS", X, (dict, ("a", "b"))), ({"a": 1, "b": 2}, 0), ({"b": 2, "a": 1}, 0)),
+        "IS_SAME": (Guard("IS_SAME", X, Y), (OBJ, OBJ), (OBJ, OTHER)),
+        "TENSOR_MATCH": (Guard("TENSOR_MATCH", X, TensorSpec.of(torch.zeros(2))), (torch.ones(2), 0),
+                         (torch.ones(3), 0)),
+    }
 
 
 def test_every_kind_has_a_complete_record():
@@ -74,12 +76,12 @@ def test_every_kind_has_a_complete_record():
         assert isinstance(kind.cost, int) and callable(kind.check) and callable(kind.line)
         assert kind.versioned in (None, "item", "dict")
     # SHAPE_ENV needs a ShapeEnv: test_dynamic_shapes covers it
-    assert set(EXAMPLES) == set(KINDS) - {"SHAPE_ENV"}, "a new kind needs an example here"
+    assert set(examples()) == set(KINDS) - {"SHAPE_ENV"}, "a new kind needs an example here"
 
 
-@pytest.mark.parametrize("name", sorted(EXAMPLES))
+@pytest.mark.parametrize("name", sorted(examples()))
 def test_a_kind_checks_reads_aloud_and_explains_itself(name):
-    guard, accepted, rejected = EXAMPLES[name]
+    guard, accepted, rejected = examples()[name]
     compiled = CompiledGuard([guard], ("x", "y"))
     assert compiled(FN, *accepted) is True
     assert compiled.failure(FN, *accepted) is None

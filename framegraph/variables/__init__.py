@@ -15,8 +15,8 @@ draws it):
                   generic protocols (operators, iteration, numbers, repr) and the space
 
 Where a lower floor must make or recognise a value of a higher one, it goes
-through ``core.space``, where the higher family registers what it offers.
+through ``core.space``, where the higher family registers what it offers. The
+builder loads every floor (the tracer imports it before any trace), so the
+space is complete when a trace runs; importing ``variables`` alone loads
+nothing, so that ``import framegraph`` stays light.
 """
-# The floors, bottom up; loading them all fills the space before any trace runs.
-from . import core, containers, iteration, tensors, callables, objects, subclasses  # noqa: F401
-from . import builder  # noqa: F401

@@ -69,6 +69,8 @@ from .tensors.nn_module import NNModuleVariable
 from .tensors.optim import OPTIM_MODELS
 from .tensors.rng import is_rng_method
 from .tensors.torch_fn import TRACE_TIME, TorchFunctionVariable, is_graph_callable
+# Every floor, so that what each registers in the space is there before any trace runs.
+from . import callables, containers, core, iteration, objects, subclasses, tensors  # noqa: F401
 
 # Modules whose attributes are assumed stable (not guarded).
 

@@ -9,7 +9,8 @@ import types
 from ... import pyver
 from ...errors import unsupported
 from ...variables.core.constant import ConstantVariable
-from ...variables.containers.dicts import ConstDictVariable, SetVariable
+from ...variables.containers.dicts import ConstDictVariable
+from ...variables.containers.sets import SetVariable
 from ...variables.core.exceptions import raise_in_trace
 from ...variables.containers.lists import ListVariable, SliceVariable, TupleVariable
 from ..registry import family_member, handler, unsupported_opcode

@@ -14,12 +14,10 @@ from ..core import space
 from ..core.call_shapes import builtin_base
 from ..core.constant import ConstantVariable, items_of, wrap_constant
 from ..core.exceptions import python_operation, raise_in_trace
-from .dicts import ConstDictVariable, hash_key
+from .dicts import _DICT_METHODS, MERGEABLE, ConstDictVariable, hash_key
 
 
-MERGEABLE = (dict, collections.OrderedDict, collections.defaultdict)
-
-
+@space.register
 def dict_or(tx, left, right):
     """``left | right`` between dicts, OrderedDicts and defaultdicts (or subclasses). Python
     asks the right operand first when its type is a proper subclass of the left's (``dict |
@@ -127,3 +125,6 @@ def store(d, h, key, value):
     pair = d.items.get(h)
     d.items[h] = (pair[0] if pair is not None else key, value)
     d.od_state += pair is None
+
+
+_DICT_METHODS["update"] = update  # dict.update, looked up by ConstDictVariable.call_method

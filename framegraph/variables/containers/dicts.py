@@ -28,6 +28,10 @@ from .lists import TupleVariable
 from .traced_keys import check_rebuild, note_operation, runs_python_hash_and_eq, traced_key
 
 
+# The mappings whose | and update() dict_merge.py models.
+MERGEABLE = (dict, collections.OrderedDict, collections.defaultdict)
+
+
 def hash_key(key: VariableTracker, tx=None):
     """The Python dict key that stands for tracker ``key`` in one dict operation; given the
     operation's ``tx``, a key hashed by Python code is hashed in the trace (traced_keys.py)."""
@@ -285,7 +289,7 @@ class ConstDictVariable(VariableTracker):
                 or builtin_base(other.py_type) not in MERGEABLE \
                 or builtin_base(self.py_type) not in MERGEABLE or fn is operator.ior and not reflected:
             return NotImplemented  # (|= of a subclass: its own update rules, not modelled)
-        return dict_or(tx, *((other, self) if reflected else (self, other)))  # (dict_merge.py)
+        return space.dict_or(tx, *((other, self) if reflected else (self, other)))  # (dict_merge.py)
 
     def call_method(self, tx, name, args, kwargs):
         if name == "__missing__" and self.py_type is collections.defaultdict and len(args) == 1 and not kwargs:
@@ -486,10 +490,10 @@ class DictViewVariable(VariableTracker):
     def as_set(self) -> "SetVariable":
         if self.kind == "values":
             unsupported("operator_error", "dict values are not set-like")
-        return SetVariable(self.unpack())
+        return space.SetVariable(self.unpack())
 
     def binop(self, tx, fn, other, reflected):
-        if fn in _IN_PLACE or not isinstance(other, (SetVariable, DictViewVariable)):
+        if fn in _IN_PLACE or not isinstance(other, (space.SetVariable, DictViewVariable)):
             return NotImplemented
         other = other.as_set() if isinstance(other, DictViewVariable) else other
         return self.as_set().binop(tx, fn, other, reflected)
@@ -503,8 +507,3 @@ class DictViewVariable(VariableTracker):
     def __repr__(self):
         return f"DictViewVariable({self.kind})"
 
-
-from .sets import SetVariable  # noqa: E402  (sets.py builds on this module)
-from .dict_merge import MERGEABLE, dict_or, update  # noqa: E402  (dict_merge.py builds on this module)
-
-_DICT_METHODS["update"] = update
