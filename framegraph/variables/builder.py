@@ -34,12 +34,11 @@ from ..errors import unsupported
 from ..guards.sources import AttrSource, GetItemSource, ListItemSource, Source, TupleItemSource
 from ..guards.sources import AttrSource
 from .callables.builtin_methods import is_unbound_builtin_method
-from .callables.builtins import BUILTINS, PURE, BuiltinVariable
+from .callables.builtins import BUILTINS, BuiltinVariable, PURE
 from .callables.functions import UserFunctionVariable
 from .callables.partials import partial_class, wrap_partial
-from .callables.trace_time import (NULL_CONTEXTS, PURE_CALLS, TYPING_MODELS, EnvironVariable,
-                                   ModelledCallVariable, NullContextClassVariable, OpaqueConstantVariable,
-                                   PureCallVariable)
+from .callables.trace_time import (EnvironVariable, ModelledCallVariable, NULL_CONTEXTS, NullContextClassVariable,
+                                   OpaqueConstantVariable, PURE_CALLS, PureCallVariable, TYPING_MODELS)
 from .callables.twins import TwinFunctionVariable, has_twin
 from .callables.wrappers import (BreakingCallVariable, LruCacheVariable, grad_mode_exit, is_grad_mode_exit,
                                  wrap_framegraph_wrapper)
@@ -63,8 +62,7 @@ from .objects.supers import OBJECT_SLOTS, ObjectSlotVariable
 from .objects.user_defined import UserDefinedClassVariable, UserDefinedObjectVariable, bind_class_attribute
 from .subclasses.user_dict import is_user_dict_class, wrap_user_dict
 from .subclasses.value_subclass import value_base, wrap_value_instance
-from .tensors.ctx_managers import (GRAD_MODE_CLASSES, STATE_SWITCHES, GradModeClassVariable,
-                                   StateSwitchClassVariable)
+from .tensors.ctx_managers import GRAD_MODE_CLASSES, GradModeClassVariable, STATE_SWITCHES, StateSwitchClassVariable
 from .tensors.nn_module import NNModuleVariable
 from .tensors.optim import OPTIM_MODELS
 from .tensors.rng import is_rng_method

@@ -14,7 +14,7 @@ from ..core import space
 from ..core.call_shapes import builtin_base
 from ..core.constant import ConstantVariable, items_of, wrap_constant
 from ..core.exceptions import python_operation, raise_in_trace
-from .dicts import _DICT_METHODS, MERGEABLE, ConstDictVariable, hash_key
+from .dicts import ConstDictVariable, MERGEABLE, _DICT_METHODS, hash_key
 
 
 @space.register

@@ -18,7 +18,7 @@ from ..core.base import BoundMethodVariable, VariableTracker
 from ..core.call_shapes import STAND_INS, builtin_base, check_method_shape, fits
 from ..core.constant import ConstantVariable, items_of, wrap_constant
 from ..core.exceptions import python_operation, raise_in_trace
-from ..core.ops import _NOT_INPLACE, is_identical, binary_op, compare, dunder_name
+from ..core.ops import _NOT_INPLACE, binary_op, compare, dunder_name, is_identical
 from ..core.reprs import sequence_repr
 from .sorting import list_sort
 

@@ -29,7 +29,7 @@ from ..core.base import VariableTracker
 from ..core.call_shapes import check_method_shape
 from ..core.constant import ConstantVariable, is_constant_value, items_of, wrap_constant
 from ..core.exceptions import raise_in_trace
-from .dicts import _IN_PLACE, ConstDictVariable, DictViewVariable, _key_error, hash_key
+from .dicts import ConstDictVariable, DictViewVariable, _IN_PLACE, _key_error, hash_key
 from .traced_keys import check_rebuild
 
 

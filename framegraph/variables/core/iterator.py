@@ -13,7 +13,7 @@ from ...errors import unsupported
 from . import space
 from .base import BoundMethodVariable, VariableTracker
 from .exceptions import ExceptionVariable, TracedException
-from .ops import is_identical, compare
+from .ops import compare, is_identical
 
 # iter(x) and reversed(x) of the builtin containers: what an iterator over one is, rebuilt
 _SAMPLES = (collections.OrderedDict(), (), [], {}, set(), frozenset(), "", b"", range(0), {}.keys(), {}.values(),

@@ -12,7 +12,7 @@ runs exactly as often as in CPython.
 from ..core.constant import ConstantVariable
 from ..core.exceptions import TracedException, raise_in_trace
 from ..core.iterator import IteratorVariable
-from ..core.ops import is_identical, compare
+from ..core.ops import compare, is_identical
 
 
 class _SEQUENCE_SAMPLE:

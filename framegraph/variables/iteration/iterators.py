@@ -31,9 +31,9 @@ from ..core import space
 from ..core.base import BoundMethodVariable, VariableTracker
 from ..core.constant import ConstantVariable
 from ..core.exceptions import ExceptionVariable, TracedException
-from ..core.iterator import (ITERATOR_TYPES, REVERSED_TYPES, IteratorVariable, advance_iterator,
+from ..core.iterator import (ITERATOR_TYPES, IteratorVariable, REVERSED_TYPES, advance_iterator,
                              builtin_iterator_type, resume_iterator)
-from ..core.ops import is_identical, compare
+from ..core.ops import compare, is_identical
 
 def _dict_of(container):
     """The dict or set tracker an iterator's container stands for (a view's dict)."""

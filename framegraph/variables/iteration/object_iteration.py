@@ -14,7 +14,7 @@ from ..core import space
 from ..core.base import type_lookup
 from ..core.exceptions import ExceptionVariable, TracedException, raise_in_trace
 from ..core.iterator import IteratorVariable
-from ..core.ops import is_identical, compare
+from ..core.ops import compare, is_identical
 from .iteration_protocol import SequenceIteratorVariable
 from .iterators import ListIteratorVariable
 

@@ -38,7 +38,7 @@ from ..iteration.object_iteration import ObjectIteration
 from ..tensors.autograd_function import AutogradFunctionApplyVariable, is_modelled_apply
 from ..tensors.nn_module import NNModuleVariable
 from ..tensors.rng import is_rng_method, rng_break
-from .class_attrs import (DELETED, ClassDictVariable, class_attr, class_setattr, missing_class_attribute,
+from .class_attrs import (ClassDictVariable, DELETED, class_attr, class_setattr, missing_class_attribute,
                           type_setattr, written)
 from .deleting import delete_object_attribute
 from .descriptors import descriptor_get, python_get_through_class
