@@ -38,11 +38,11 @@ def _select(name):
 
 
 SLICE = ("test_bool", "test_list", "test_sort", "test_set")
-# tests passing uncompiled that pass compiled, today (2026-12-01, eighth session)
+# tests passing uncompiled that pass compiled (measured 2026-12-01): they must not drop
 CORRECT = {"test_bool": 30, "test_list": 56, "test_sort": 20, "test_set": 451}
-# tests captured whole (no break, no frame run unmodified), today (2026-12-01, issue 18, eighth session):
-# they must not drop either
-# (test_sort 5: a test making objects with __del__ runs unmodified since the finalizer entry)
+# tests captured whole (no break, no frame run unmodified), measured 2026-12-01:
+# they must not drop either (in test_sort, the tests that make objects with a Python __del__
+# run unmodified: the finalizer entry)
 CAPTURED = {"test_bool": 26, "test_list": 42, "test_sort": 6, "test_set": 285}
 # each Python ships its own test files: 3.12's and 3.13's test_bool differ from 3.11's
 CAPTURED_ON = {(3, 12): {"test_bool": 16}, (3, 13): {"test_bool": 16}}

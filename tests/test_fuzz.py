@@ -54,10 +54,9 @@ def test_object_features_are_mixed_with_the_older_constructs():
     assert any("for i" in s and "while" in s for s in sources)
 
 
-# A seeded slice over the object features (each one favoured in turn). Seeds
-# whose program is a wrong answer still open go in KNOWN (a strict xfail, with
-# the reason); the six once there (module __dict__ writes, OrderedDict order, **
-# duplicates, iterator types) pass since their fixes landed (RELIABILITY.md).
+# A seeded slice over the object features (each one favoured in turn). A seed
+# whose program is a known wrong answer goes in KNOWN (a strict xfail, with the
+# reason); none is known now (RELIABILITY.md lists the ones found and fixed).
 KNOWN = {}
 SLICE = [(f.__name__[1:], seed) for f in MARKERS for seed in range(3)]
 

@@ -1,9 +1,7 @@
 """Wrong answers the differential fuzzer found, minimised: compiled must agree with eager.
 
-Found 2026-11-29 (RELIABILITY.md). Generators called from traced code are run
-to the end at once (tracer/translator.py); where that is visible the call is now a
-catalogued ``Unsupported`` ("generator"): the frame breaks there and the
-generator runs in CPython, lazily.
+Each program here once gave another answer compiled than eager (RELIABILITY.md lists
+them); they all agree now, and each test states the graphs and breaks it expects.
 """
 import textwrap
 

@@ -450,7 +450,7 @@ def test_class_attribute_incremented_through_type_of_self_each_call(strict_trace
     got = [compiled(torch.ones(1)).item() for _ in range(3)]
     assert got == [start + 1.0, start + 2.0, start + 3.0] and Counted.made == start + 3
     assert strict_trace.graphs == 2
-    # the write is replayed after the graph (variables/class_attrs.py): one graph with
+    # the write is replayed after the graph (variables/objects/class_attrs.py): one graph with
     # made guarded by value, then one where the count, changed, is symbolic
 
 

@@ -6,8 +6,8 @@ BLOOM, Gemma-2 and Longformer once killed the interpreter here: a resume
 function of a resume function read freed objects through a guard (a tuple
 passed in as the root of a SourceReader), and a tensor check could throw a
 C++ exception out of the guard. The graph counts are today's, with the graph
-breaks these models still have (more than torch._dynamo's; the zoo issue
-tracks them); a change in either direction should be looked at.
+breaks these models still have (more than torch._dynamo's:
+`benchmarks/zoo_breaks.py` counts them); a change in either direction should be looked at.
 """
 import os
 import sys
@@ -26,7 +26,7 @@ pytest.importorskip("transformers")
 # name -> (graphs after the first call, graphs after three more calls); torch._dynamo
 # makes 1, 1, 4, 1 and 1 (benchmarks/zoo_breaks.py). Longformer breaks at two
 # Tensor.item() calls, as torch._dynamo does; BLOOM's GeLU is a custom
-# autograd.Function, one node (variables/autograd_function.py). Gemma-2's activation is a functools.partial (variables/partials.py) and
+# autograd.Function, one node (variables/tensors/autograd_function.py). Gemma-2's activation is a functools.partial (variables/callables/partials.py) and
 # Mistral's sliding-window mask is built from closures made anew on every call
 # (guarded by their code and cells, not their identity): one graph each.
 EXPECTED = {"bloom": (1, 1), "gemma2": (1, 1), "longformer": (4, 4), "mistral": (1, 1), "gpt_neo": (1, 1)}

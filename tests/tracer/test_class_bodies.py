@@ -5,7 +5,7 @@ test method (``framegraph/testing/cpython.py``): methods closing over the
 method's locals (test_set's ``Bad.__eq__`` reading ``enabled``), class bodies
 reading those locals (LOAD_CLASSDEREF; 3.12+: LOAD_FROM_DICT_OR_DEREF),
 annotations (SETUP_ANNOTATIONS) and ``@dataclass`` on a class made in the
-trace (``variables/classes.py``). Every test compares with eager and states
+trace (``variables/objects/classes.py``). Every test compares with eager and states
 its graph count.
 """
 import dataclasses

@@ -1,4 +1,4 @@
-"""``random``: the generator's state stays outside the trace (``variables/rng.py``).
+"""``random``: the generator's state stays outside the trace (``variables/tensors/rng.py``).
 
 A number drawn at trace time would be a constant of the compiled code, so every
 call into a ``random.Random``'s C methods is a graph break and runs in CPython.

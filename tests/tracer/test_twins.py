@@ -1,5 +1,5 @@
 """heapq, bisect and Counter inside compiled code: their C functions trace
-through the standard library's own Python twin (variables/twins.py)."""
+through the standard library's own Python twin (variables/callables/twins.py)."""
 import bisect
 import collections
 import heapq
