@@ -8,6 +8,7 @@ import ast
 import functools
 import importlib.util
 import os
+import re
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 VARIABLES = os.path.join(ROOT, "framegraph", "variables")
@@ -121,3 +122,19 @@ def test_imports_inside_functions_in_variables_are_few_and_say_why():
     assert len(found) < 40, found
     for path, line, text, before in found:
         assert "#" in text or before.strip().startswith("#"), f"{path}:{line}: say why it is imported here"
+
+
+def test_every_name_looked_up_in_the_space_is_registered():
+    """A lower floor reaches a higher one's kinds through ``core.space``; a name no family
+    registered would fail only when a trace reaches it, so every lookup is checked here."""
+    from framegraph.variables import builder  # noqa: F401  (loads every floor)
+    from framegraph.variables.core import space
+
+    wanted = set()
+    for dirpath, _, files in os.walk(VARIABLES):
+        for f in files:
+            if f.endswith(".py") and f != "space.py":
+                with open(os.path.join(dirpath, f)) as fh:
+                    wanted.update(re.findall(r"(?<![\w.])space\.([A-Za-z_]\w*)", fh.read()))
+    wanted.discard("register")
+    assert wanted and sorted(n for n in wanted if not hasattr(space, n)) == []
