@@ -2,11 +2,11 @@
 
     python benchmarks/compile_latency.py [--workloads f,mlp,...] [--calls 2000]
 
-Workloads (issue 3): the brief's ``f``, a 3-layer MLP, a loop over a list of
-50 tensors, a chain of 20 helper functions and a transformer block. Issue 4
-adds graph breaks: the brief's ``g`` (two graphs, one break), ``breaks5`` (six
-graphs, five breaks) and ``train`` (forward, loss, ``backward()``: a break at
-the backward call), which run with grad mode on.
+Workloads: the brief's ``f`` (``examples/brief.py``), a 3-layer MLP, a loop
+over a list of 50 tensors, a chain of 20 helper functions and a transformer
+block; and three with graph breaks: the brief's ``g`` (two graphs, one break),
+``breaks5`` (six graphs, five breaks) and ``train`` (forward, loss,
+``backward()``: a break at the backward call), which run with grad mode on.
 
 * **first call**: each (workload, compiler) runs in a fresh process, with the
   compiler and torch already imported and the inputs built; the time of the
@@ -16,8 +16,8 @@ the backward call), which run with grad mode on.
   i.e. what guards, the hook and the generated code cost.
 
 Both compilers use backend ``eager``. Results are printed as a table with the
-ratios to torch._dynamo that the issue targets (first call <= 0.2x, per-call
-overhead <= 0.1x). Nothing here is asserted in tests.
+ratios to torch._dynamo (targets: first call <= 0.2x, per-call overhead
+<= 0.1x). Nothing here is asserted in tests.
 """
 import argparse
 import json
@@ -59,7 +59,7 @@ def build(name):
 
 
 def _with_breaks(name):
-    """The graph-break workloads of issue 4."""
+    """The workloads with graph breaks: ``g``, ``breaks5`` and ``train``."""
     import torch
     from torch import nn
 

@@ -20,7 +20,7 @@ compilers, without the graph's cache effects.
 Recompile latency: a fresh function is called with batch 8 (first compile),
 then timed on a call with batch 16, the recompile that makes dim 0 dynamic
 (``dynamic=None`` in both). Median over rounds.
-Targets (issue 5): overhead <= 0.1x torch._dynamo's; recompile <= 0.25x.
+Targets: overhead <= 0.1x torch._dynamo's; recompile <= 0.25x.
 """
 import argparse
 import statistics

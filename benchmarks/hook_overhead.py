@@ -3,7 +3,7 @@
     python benchmarks/hook_overhead.py [--rounds 15]
 
 Everything runs in one process, interleaved, and the minimum over rounds is
-reported (the machines are noisy). Targets (issue 2): SKIP within 30 ns of a
+reported (the machines are noisy). Targets: SKIP within 30 ns of a
 plain call; a cache hit within 200 ns plus the guard's own cost.
 """
 import argparse
