@@ -151,6 +151,14 @@ _entry("missing_dict_key", "Missing key of a defaultdict or of a dict keyed by o
        "Creating the entry is not traced: the call runs in CPython, and the next call is "
        "traced against the filled dict.",
        "Nothing to do for optimizers: the first step runs eagerly, later steps are captured.")
+_entry("control_flow_body", "A body of a control-flow operator cannot be captured",
+       "`torch.cond`, `while_loop`, `scan` and `map` take each branch or body as a graph of "
+       "its own, and torch requires it to be a pure function of its operands: tensors in "
+       "(closed-over tensors are handed in as extra operands), tensors in tuples or lists out, "
+       "the same structure and metadata from both branches, no graph break inside, no change "
+       "to anything outside it (a global, a list, an attribute, an operand written in place).",
+       "Keep the body to tensor operations on its operands; move prints, appends and attribute "
+       "writes outside the operator, and compute `.item()` values before it.")
 _entry("explicit_graph_break", "Explicit graph break",
        "The code calls `framegraph.graph_break()`, which asks for the graph to end here.",
        "Remove the call to capture the code before and after it in one graph.")

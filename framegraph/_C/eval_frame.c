@@ -587,9 +587,20 @@ static PyObject *on_miss(PyThreadState *ts, _PyInterpreterFrame *f, int throwfla
     return res;
 }
 
+static PyObject *fg_eval_frame(PyThreadState *ts, _PyInterpreterFrame *f, int throwflag);
+
+/* Another frame evaluator took the interpreter's slot after us and calls us as the
+ * one it chains to (torch._dynamo's shim does while torch.compile runs, a debugger's
+ * may): while it owns the slot, the frames are its own. Intercepting them would
+ * trace that compiler's internals with ours, and the two would fight over imports. */
+static inline int foreign_evaluator_owns(PyThreadState *ts) {
+    return _PyInterpreterState_GetEvalFrameFunc(ts->interp) != fg_eval_frame;
+}
+
 static PyObject *fg_eval_frame(PyThreadState *ts, _PyInterpreterFrame *f, int throwflag) {
     PyObject *cb = tl_callback;
-    if (cb == NULL || tl_busy || throwflag || frame_is_generator(f) || thread_is_tracing(ts))
+    if (cb == NULL || tl_busy || throwflag || frame_is_generator(f) || thread_is_tracing(ts)
+        || foreign_evaluator_owns(ts))
         return prev_eval(ts, f, throwflag);
     PyCodeObject *co = frame_code(f);
     void *p = get_extra(co);

@@ -105,6 +105,13 @@ class ShapeContext:
         self.symbols: Dict[sympy.Symbol, Tuple[Source, Optional[int]]] = {}  # dim None: an int input
         self.sizes: Dict[Source, list] = {}
 
+    def hand_to_backend(self) -> None:
+        """From the backend on, data-dependent scalars are allowed: Inductor lowers
+        ``scan`` to a ``while_loop`` that reads its counter with ``.item()``, in the
+        forward graph and again when AOTAutograd compiles the backward, lazily. The
+        trace itself is over, so no break is lost."""
+        self.shape_env.settings = dataclasses.replace(self.shape_env.settings, allow_scalar_outputs=True)
+
     def bind(self, code) -> None:
         """Use (and update) the sizes recorded for ``code`` by earlier traces."""
         self.sizes = _frame_sizes.setdefault(code, {})

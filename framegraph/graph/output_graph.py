@@ -34,7 +34,7 @@ from torch._subclasses.fake_tensor import (
     DynamicOutputShapeException,
 )
 
-from . import meta_ops
+from . import bodies, meta_ops
 from ..backends.distributed import backend_for
 from ..config import config
 from ..errors import BackendError, unsupported
@@ -123,7 +123,10 @@ class OutputGraph:
     def __init__(self, options):
         self.options = options
         self.steps = 0  # instructions stepped by the root and inlined translators (config.max_trace_steps)
-        self.graph = torch.fx.Graph()
+        self.graph = torch.fx.Graph()  # where ops are recorded: the root graph, or a body's (bodies.py)
+        self.root_graph = self.graph
+        self.bodies: List[bodies.Body] = []  # the control-flow bodies being traced, innermost last
+        self.submodules: Dict[str, torch.fx.GraphModule] = {}  # bodies of the root graph's operators
         self.shapes = ShapeContext(options)  # ShapeEnv + FakeTensorMode; static unless dynamic.py says
         self.fake_mode = self.shapes.fake_mode
         self.guards: Dict[Guard, None] = {}
@@ -154,12 +157,13 @@ class OutputGraph:
         if alias is not None:
             self.add_guard("IS_SAME", source, alias.source)
             return alias
+        root = self.root_graph  # read first inside a body, it is still an input of the frame
         if self._last_placeholder is None:
-            ctx = self.graph.inserting_before(next(iter(self.graph.nodes), None))
+            ctx = root.inserting_before(next(iter(root.nodes), None))
         else:
-            ctx = self.graph.inserting_after(self._last_placeholder)
+            ctx = root.inserting_after(self._last_placeholder)
         with ctx:
-            node = self.graph.placeholder(_placeholder_name(source))
+            node = root.placeholder(_placeholder_name(source))
         self._last_placeholder = node
         fake = self.shapes.fakeify(tensor, source)
         var = TensorVariable(node, fake, cls=type(tensor), source=source)
@@ -173,9 +177,10 @@ class OutputGraph:
 
     def add_int_input(self, value: int, source) -> VariableTracker:
         """An int from outside the frame made symbolic (graph/dynamic.py): a placeholder, guarded by type."""
-        with self.graph.inserting_after(self._last_placeholder) if self._last_placeholder else \
-                self.graph.inserting_before(next(iter(self.graph.nodes), None)):
-            node = self.graph.placeholder(_placeholder_name(source))
+        root = self.root_graph
+        with root.inserting_after(self._last_placeholder) if self._last_placeholder else \
+                root.inserting_before(next(iter(root.nodes), None)):
+            node = root.placeholder(_placeholder_name(source))
         self._last_placeholder = node
         var = SymNodeVariable(node, self.shapes.symint(value, source), source=source)
         var.used = True  # never pruned: its shape guards name it
@@ -195,6 +200,8 @@ class OutputGraph:
     def _record(self, kind, target, args, kwargs, tx=None):
         node_args, fake_args = _lower(list(args))
         node_kwargs, fake_kwargs = _lower(dict(kwargs))
+        if self.bodies:  # outside tensors become the body's inputs
+            node_args, node_kwargs = bodies.lift_arguments(self, (node_args, node_kwargs))
         fake = self._run_fake(kind, target, fake_args, fake_kwargs)
         node = self.graph.create_node(kind, target, tuple(node_args), node_kwargs)
         if _is_impure(node) and getattr(self, "side_effects", None) is not None:
@@ -204,6 +211,46 @@ class OutputGraph:
         arguments = {}
         _tensor_arguments([args, kwargs], arguments)
         return self._wrap_result(node, fake, arguments)
+
+    # ---- control-flow operators (bodies.py)
+    def new_body(self, name: str) -> bodies.Body:
+        """An empty graph for a body of a control-flow operator."""
+        return bodies.Body(name)
+
+    def recording_into(self, body: bodies.Body) -> bodies.BodyScope:
+        """``with output.recording_into(body):`` ops go to ``body``, outside tensors are lifted."""
+        return bodies.BodyScope(self, body)
+
+    def finish_body(self, body: bodies.Body, leaves: List[TensorVariable], shape=tuple) -> None:
+        """Write ``body``'s output: the nodes of ``leaves``, lifted when they come from
+        outside, as ``shape`` builds them (a tuple, a list; ``None``: the one node alone)."""
+        with self.recording_into(body):
+            nodes = [bodies.lift(self, t.node) for t in leaves]
+            body.graph.output(nodes[0] if shape is None else shape(nodes))
+
+    def call_operator(self, tx, op, args: tuple, fakes: tuple) -> VariableTracker:
+        """Record ``op(*args)``, a higher-order operator. ``args`` are FX arguments with a
+        ``Body`` where the operator takes a graph (attached here, as a ``get_attr`` node);
+        ``fakes`` the same arguments as FakeTensors, with the same ``Body`` objects. What
+        the call returns is learnt by running ``op`` on the bodies' GraphModules."""
+        node_args, fake_args = [], []
+        for arg, fake in zip(args, fakes):
+            if isinstance(arg, bodies.Body):
+                arg, fake = bodies.attach(self, arg)
+            node_args.append(arg)
+            fake_args.append(fake)
+        node_args = bodies.lift_arguments(self, tuple(node_args))
+        try:
+            with self.fake_mode, _quiet_meta_failures():
+                result = op(*fake_args)
+        except Exception as e:
+            if type(e).__name__ in ("Unsupported", "GuardOnDataDependentSymNode"):
+                raise
+            unsupported("control_flow_body", f"torch.ops.higher_order.{op.name()}: {type(e).__name__}: {e}")
+        node = self.graph.call_function(op, node_args)
+        if tx is not None:
+            node.meta["location"] = (tx.code.co_filename, tx.current_line())
+        return self._wrap_result(node, result, {})
 
     def _run_fake(self, kind, target, args, kwargs):
         fast = meta_ops.run_meta(self.fake_mode, kind, target, args, kwargs)
@@ -272,11 +319,15 @@ class OutputGraph:
         if not self._has_work(outputs):
             return None, None
         self._order_inputs()
-        gm = torch.fx.GraphModule(torch.nn.Module(), self.graph, class_name=name)
+        root = torch.nn.Module()
+        for attr, body in self.submodules.items():
+            root.add_module(attr, body)
+        gm = torch.fx.GraphModule(root, self.graph, class_name=name)
         examples = [self.example_inputs[self.inputs.index(v)] for v in self.inputs]
         grad_mode = torch.is_grad_enabled()
         try:
             # the TracingContext gives backends (Inductor) the ShapeEnv of symbolic inputs
+            self.shapes.hand_to_backend()
             with torch._guards.tracing(torch._guards.TracingContext(self.fake_mode)):
                 compiled = backend_for(self.options)(gm, examples)  # DDP: split at buckets
             self._add_shape_guard()  # a backend may have added shape guards

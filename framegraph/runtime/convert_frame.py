@@ -11,6 +11,7 @@ A per-code lock keeps two threads from tracing one code at the same time.
 """
 import inspect
 import logging
+import sys
 import threading
 import time
 import weakref
@@ -121,10 +122,12 @@ class ConvertFrame:
         if skip.skip_recursive_reason(code) is not None:
             touched_codes.add(code)
             return _C.SKIP_RECURSIVE
-        reason = skip.skip_reason(code)
+        reason = skip.skip_reason(code, func)
         if reason is not None:
             touched_codes.add(code)
             return _C.SKIP
+        if skip.inside_an_import(sys._getframe(1)):
+            return None
         if _builds_a_module(code, f_locals):
             touched_codes.add(code)
             return _C.SKIP_RECURSIVE

@@ -46,9 +46,37 @@ _SKIP_TOP_PACKAGES = {
 _user_roots = weakref.WeakSet()
 
 
+# (file, first line, name) of each root: a compiled root runs as its replacement code,
+# which keeps these, so a walk up the stack still recognises it.
+_root_marks = set()
+
+_IMPORT_SYSTEM = "<frozen importlib._bootstrap"  # _bootstrap and _bootstrap_external
+
+
 def add_user_root(code):
     """Record that the user compiled `code` explicitly, so the filter keeps it."""
     _user_roots.add(code)
+    _root_marks.add((code.co_filename, code.co_firstlineno, code.co_name))
+
+
+def inside_an_import(frame) -> bool:
+    """Does an import run between `frame` and the compiled call it belongs to?
+
+    The module bodies an import executes are never traced, but what they call may
+    be: code made by ``exec`` (a namedtuple's ``__new__``, a dataclass's
+    ``__init__``), a decorator's helper in a user package. A trace there would run
+    the tracer's own imports (torch imports lazily) while a module is
+    half-initialised, and fail the same way on every call of the import. Such
+    frames run as they are, and stay traceable when called later.
+    """
+    while frame is not None:
+        code = frame.f_code
+        if code.co_filename.startswith(_IMPORT_SYSTEM):
+            return True
+        if (code.co_filename, code.co_firstlineno, code.co_name) in _root_marks:
+            return False
+        frame = frame.f_back
+    return False
 
 
 def _is_stdlib(path):
@@ -96,13 +124,21 @@ def skip_recursive_reason(code):
     return _untraced_codes().get(code)
 
 
-def skip_reason(code):
-    """Why `code` should never be traced, or None if it may hold user tensor work."""
+def skip_reason(code, func=None):
+    """Why `code` should never be traced, or None if it may hold user tensor work.
+
+    Code made by ``exec`` (filename ``<string>``) belongs to the module whose
+    globals it runs in: a dataclass's ``__init__`` in torch is torch internals.
+    """
     if code in _user_roots:
         return None
     filename = code.co_filename
     if filename.startswith("<frozen "):
         return "the standard library"
+    if filename.startswith("<"):
+        filename = getattr(func, "__globals__", {}).get("__file__") or filename
+        if not isinstance(filename, str):
+            return None
     reason = _path_cache.get(filename, False)
     if reason is False:
         reason = _path_reason(filename)

@@ -62,6 +62,7 @@ from .objects.supers import OBJECT_SLOTS, ObjectSlotVariable
 from .objects.user_defined import UserDefinedClassVariable, UserDefinedObjectVariable, bind_class_attribute
 from .subclasses.user_dict import is_user_dict_class, wrap_user_dict
 from .subclasses.value_subclass import value_base, wrap_value_instance
+from .tensors.control_flow import wrap_operator
 from .tensors.ctx_managers import GRAD_MODE_CLASSES, GradModeClassVariable, STATE_SWITCHES, StateSwitchClassVariable
 from .tensors.nn_module import NNModuleVariable
 from .tensors.optim import OPTIM_MODELS
@@ -262,6 +263,9 @@ def _wrap_function(tx, value, source):
     if getattr(value, "__code__", None) is _TORCH_DISABLED:  # torch._disable_dynamo(fn): torch's own
         return BreakingCallVariable(value, "unsupported_call",  # "do not compile this" mark, kept
                                     f"{value.__qualname__} is marked by torch._disable_dynamo")
+    if getattr(value, "__code__", None) is not None and value.__code__.co_filename == _TORCH_EVAL_FRAME \
+            and hasattr(value, "_torchdynamo_orig_callable"):
+        return _wrap_torch_compiled(tx, value, source)
     if _made_per_call(value):
         return _wrap_nested_function(tx, value, source)
     guard_identity(tx, value, source)
@@ -281,6 +285,21 @@ def _wrap_function(tx, value, source):
 
 
 _TORCH_DISABLED = torch._disable_dynamo(lambda: None).__code__  # the code of its wrapper
+# the file of torch.compile's wrappers (read by name: framegraph never imports torch._dynamo)
+_TORCH_EVAL_FRAME = os.path.join(os.path.dirname(torch.__file__), "_dynamo", "eval_frame.py")
+
+
+def _wrap_torch_compiled(tx, value, source):
+    """A function wrapped by ``torch.compile`` or ``torch.compiler.disable``. Called
+    inside a trace, a compiled one is the function it wraps, traced into this graph,
+    as torch.compile itself treats a nested compiled call; a disabled one runs in
+    CPython, as its author asked."""
+    guard_identity(tx, value, source)
+    if getattr(value, "_torchdynamo_disable", False):
+        return BreakingCallVariable(value, "unsupported_call",
+                                    f"{value.__qualname__} is marked by torch.compiler.disable")
+    inner = value._torchdynamo_orig_callable
+    return wrap_value(tx, inner, AttrSource(source, "_torchdynamo_orig_callable") if source else None)
 
 
 def _made_per_call(fn) -> bool:
@@ -330,6 +349,15 @@ def _wrap_method(tx, value, source):
 def _wrap_module(tx, value, source):
     guard_identity(tx, value, source)
     return NNModuleVariable(value, source=source)
+
+
+def _wrap_operator(tx, value, source):
+    guard_identity(tx, value, source)
+    var = wrap_operator(value, source)
+    if var is None:
+        return BreakingCallVariable(value, "unsupported_call", f"torch.ops.higher_order.{value.name()} "
+                                    "is not modelled: it runs in CPython")
+    return var
 
 
 def _wrap_pymodule(tx, value, source):
@@ -442,6 +470,7 @@ BY_BASE = (
     (dict, _wrap_dict),
     ((set, frozenset), _wrap_set_subclass),
     ((torch._ops.OpOverload, torch._ops.OpOverloadPacket), _wrap_function),
+    (torch._ops.HigherOrderOperator, _wrap_operator),
     # the base class of typing's special forms, aliases and TypeVars (private, but
     # present from 3.7 to 3.13); an object with no such base is wrapped as usual
     (getattr(typing, "_Final", ()), _wrap_annotation),

@@ -21,6 +21,7 @@ from ..containers.lists import BaseListVariable
 from ..core import space
 from ..core.base import CallableVariable
 from ..core.constant import ConstantVariable, wrap_constant
+from .control_flow import TRACED_WRAPPERS
 from .tensor import TensorVariable
 
 # Modules whose functions are single graph nodes (not inlined).
@@ -66,6 +67,8 @@ def _trace_time_table():
     }
     for fn in _is_compiling_fns():
         table[fn] = lambda tx: True
+    # torch's own wrappers ask it to take their traceable path (control_flow.py)
+    table[torch.compiler.is_dynamo_compiling] = lambda tx: True
     return table
 
 
@@ -83,7 +86,7 @@ def is_graph_callable(value) -> bool:
         module = getattr(value, "__module__", None) or getattr(owner, "__name__", "")
         return module in GRAPH_MODULES or str(module).startswith("torch.")
     if isinstance(value, types.FunctionType):
-        return value.__module__ in GRAPH_MODULES
+        return value.__module__ in GRAPH_MODULES and value not in TRACED_WRAPPERS
     return False
 
 
