@@ -55,7 +55,7 @@ def examples():
                               (0, 0), _recursion_limit_up),
         "SAME_GLOBALS": (Guard("SAME_GLOBALS", None, id(EXEC_GLOBALS)), (0, 0), "other globals"),
         "NOT_IN_GLOBALS": (Guard("NOT_IN_GLOBALS", None, "len"), (0, 0), _shadow_len),
-        "NO_HOOKS": (Guard("NO_HOOKS", None, HookDicts([HOOKS])), (0, 0), _add_hook),
+        "MODULE_HOOKS": (Guard("MODULE_HOOKS", None, HookDicts([HOOKS])), (0, 0), _add_hook),
         "TYPE_MATCH": (Guard("TYPE_MATCH", X, int), (3, 0), ("3", 0)),
         "ID_MATCH": (Guard("ID_MATCH", X, (id(OBJ), "OBJ")), (OBJ, 0), (OTHER, 0)),
         "CONSTANT_MATCH": (Guard("CONSTANT_MATCH", X, 2), (2, 0), (2.0, 0)),

@@ -509,8 +509,7 @@ def test_a_hook_registered_after_compiling_runs(register, strict_trace):
         assert_same(compiled(x), m(x))  # the hook runs (the module's frames are traced anew)
     finally:
         handle.remove()
-    assert strict_trace.graphs == 3
-    # the recompile breaks at the hooked call: the hook and the rest are graphs
+    assert strict_trace.graphs == 2  # the recompile runs the hook inside its one graph
 
 
 def test_the_same_code_run_with_other_globals_gets_its_own_entry(strict_trace):

@@ -130,7 +130,7 @@ class OutputGraph:
         self.shapes = ShapeContext(options)  # ShapeEnv + FakeTensorMode; static unless dynamic.py says
         self.fake_mode = self.shapes.fake_mode
         self.guards: Dict[Guard, None] = {}
-        self.hook_dicts: Dict[int, dict] = {}  # hooks of the modules called: must stay empty
+        self.hook_dicts: Dict[int, dict] = {}  # hook dicts of the modules called: must stay as they are
         self.inputs: List[TensorVariable] = []
         self.example_inputs: List[torch.Tensor] = []
         self.input_guards: Dict[int, Guard] = {}
@@ -311,7 +311,7 @@ class OutputGraph:
     def compile(self, outputs: List[TensorVariable], name: str):
         """Finish the graph with ``outputs``; return (compiled callable, GraphModule) or (None, None)."""
         if self.hook_dicts:
-            self.add_guard("NO_HOOKS", None, HookDicts(self.hook_dicts.values()))
+            self.add_guard("MODULE_HOOKS", None, HookDicts(self.hook_dicts.values()))
         self.graph.output(tuple(t.node for t in outputs))
         self.graph.eliminate_dead_code(is_impure_node=_is_impure)
         self._prune_inputs()

@@ -330,13 +330,38 @@ _ON = {True: "enabled", False: "disabled"}
 
 
 class HookDicts:
-    """The hook dicts of the modules a trace called, held (not the modules), compared by identity."""
+    """The hook dicts of the modules a trace called and nn.Module's global ones, each
+    with what it held then (hook objects, compared by identity). The dicts and hooks
+    are held, not the modules."""
 
     def __init__(self, dicts):
         self.dicts = tuple(dicts)
+        self.contents = tuple(tuple(d.items()) for d in self.dicts)
+        self.empty = not any(self.contents)
+
+    def unchanged(self) -> bool:
+        """Does every dict hold the same keys and the same hooks, in the same order?"""
+        for d, contents in zip(self.dicts, self.contents):
+            if len(d) != len(contents):
+                return False
+            for (key, hook), (was_key, was_hook) in zip(d.items(), contents):
+                if key != was_key or hook is not was_hook:
+                    return False
+        return True
 
     def __repr__(self):
         return f"HookDicts({len(self.dicts)})"
+
+
+def _hooks_check(g, v):
+    if g.value.empty:  # the common case, one C call: no hooks anywhere
+        return Py("not any(", Const(g.value.dicts), ")")
+    return Py(Const(g.value.unchanged), "()")
+
+
+def _hooks_line(g):
+    held = sum(map(len, g.value.contents))
+    return f"the hooks of the modules called are the {held} the trace ran ({len(g.value.dicts)} dicts)"
 
 
 # ---- the records, cheap kinds first. A kind without a source gets v=None.
@@ -380,11 +405,11 @@ _KINDS = [
         line=lambda g: f"{g.value!r} not in G  # builtin {g.value} not shadowed",
         explain=lambda g, scope: f"global {g.value!r} now shadows the builtin the trace used",
         versioned="dict", reads_globals=True),
-    GuardKind(  # nn.Module hooks registered after the trace would not run: those dicts stay empty
-        "NO_HOOKS", 1,
-        check=lambda g, v: Py("not any(", Const(g.value.dicts), ")"),
-        line=lambda g: f"no hooks registered on the modules called ({len(g.value.dicts)} dicts)",
-        explain=lambda g, scope: "a hook was registered on a module the graph calls (or a global module hook)"),
+    GuardKind(  # nn.Module hooks added or removed after the trace: the graph would run the old ones
+        "MODULE_HOOKS", 1,
+        check=_hooks_check, line=_hooks_line,
+        explain=lambda g, scope: "a hook was added to or removed from a module the graph calls "
+                                 "(or a global module hook)"),
     GuardKind(
         "TYPE_MATCH", 2,
         check=lambda g, v: Py("type(", v, ") is ", Const(g.value)),

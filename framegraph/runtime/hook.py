@@ -8,6 +8,7 @@ found.
 """
 import functools
 import sys
+import types
 import warnings
 
 import torch
@@ -101,6 +102,20 @@ def _plain_call_checks(wrapper, mod) -> tuple:
     return tuple(pairs)
 
 
+def _call_module(module, *args, **kwargs):
+    return module(*args, **kwargs)
+
+
+def _module_call_root():
+    """``call(module, *args, **kwargs)``, the root frame of a compiled module's call when
+    it has hooks: traced, it runs nn.Module's call as eager does, the hooks around
+    forward. Each compiled module gets a code object of its own, so its cache entries
+    and recompile limit are its own."""
+    code = _call_module.__code__.replace()
+    skip.add_user_root(code)
+    return types.FunctionType(code, _call_module.__globals__, "_call_module")
+
+
 def _recompile(mod, options):
     return OptimizedModule(mod, ConvertFrame.for_options(options))
 
@@ -131,6 +146,7 @@ class OptimizedModule(torch.nn.Module):
         self.__dict__.update(_framegraph_callback=callback, _framegraph_mod=mod,
                              _framegraph_fn=type(mod).forward, __wrapped__=mod)
         self.__dict__["_framegraph_plain"] = _plain_call_checks(self, mod)
+        self.__dict__["_framegraph_call"] = _module_call_root()
         self.__dict__["_framegraph_ready"] = True
         _register_roots(type(mod).forward)
         for inner in delegates(mod):  # DDP(m) calls m's forward as a frame of its own
@@ -164,10 +180,11 @@ class OptimizedModule(torch.nn.Module):
     __call__ = _C.ModuleCall(_call_with_hooks, torch._C._get_tracing_state)
 
     def forward(self, *args, **kwargs):
-        """Call the wrapped module with its frames compiled."""
+        """Call the wrapped module with its frames compiled: its whole call, hooks
+        and forward, traced from one root frame."""
         prior = _C.set_callback(self._framegraph_callback)
         try:
-            return self._orig_mod(*args, **kwargs)
+            return self._framegraph_call(self._orig_mod, *args, **kwargs)
         finally:
             _C.set_callback(prior)
 

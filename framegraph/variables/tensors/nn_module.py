@@ -8,8 +8,9 @@ call, so updates made in place between calls are seen (parameters are never
 baked into the graph as constants). Other instance attributes (``training``,
 ``eps``) are guarded by value.
 
-Calling a module inlines ``type(module).forward`` (module hooks are not
-supported: a module with hooks is refused). ``ModuleList``, ``Sequential``
+Calling a module inlines ``type(module).forward``; a module with hooks (or
+global module hooks) inlines nn.Module's ``_call_impl`` instead, which runs
+them as eager does. ``ModuleList``, ``Sequential``
 and ``ModuleDict`` support ``len``, indexing and iteration; ``parameters()``
 and friends return lists of trackers.
 """
@@ -36,10 +37,20 @@ _GLOBAL_HOOKS = ("_global_forward_hooks", "_global_forward_pre_hooks", "_global_
                  "_global_backward_pre_hooks")
 
 
+# how nn.Module's call runs the global hooks: read by _call_impl as module globals,
+# which a trace reads unguarded (torch's modules are assumed stable), so guarded here
+_GLOBAL_HOOK_FLAGS = ("_global_forward_hooks_with_kwargs", "_global_forward_hooks_always_called")
+
+
 def _hook_dicts(module) -> list:
     """The dicts whose entries nn.Module's __call__ would run around ``module.forward``."""
     own = [module.__dict__.get(name) for name in _HOOKS]
     return [d for d in own + [getattr(module_mod, name, None) for name in _GLOBAL_HOOKS] if isinstance(d, dict)]
+
+
+def _global_hook_dicts() -> list:
+    return [d for d in (getattr(module_mod, name, None) for name in _GLOBAL_HOOKS + _GLOBAL_HOOK_FLAGS)
+            if isinstance(d, dict)]
 
 
 class NNModuleVariable(VariableTracker):
@@ -120,8 +131,15 @@ class NNModuleVariable(VariableTracker):
     def call(self, tx, args, kwargs):
         hooks = _hook_dicts(self.module)
         if any(hooks):
-            unsupported("unsupported_call", f"{type(self.module).__name__} has module hooks")
-        tx.output.hook_dicts.update((id(d), d) for d in hooks)  # guarded to stay empty (NO_HOOKS)
+            # nn.Module's own call runs them: traced as it is written, it reads each hook
+            # dict (guarded, with its hooks) and calls the hooks around forward, as eager
+            # does. Backward hooks stay a break (BackwardHook is not modelled).
+            # The module's own dicts are read through its source (guarded with their
+            # hooks); the global ones are guarded as they are (MODULE_HOOKS).
+            tx.output.hook_dicts.update((id(d), d) for d in _global_hook_dicts())
+            call_impl = type_lookup(type(self.module), "_call_impl")[1]
+            return space.UserFunctionVariable(call_impl).call(tx, [self] + list(args), kwargs)
+        tx.output.hook_dicts.update((id(d), d) for d in hooks)  # guarded to stay empty (MODULE_HOOKS)
         forward = self.getattr(tx, "forward")
         return forward.call(tx, args, kwargs)
 
