@@ -246,7 +246,8 @@ class OutputGraph:
         except Exception as e:
             if type(e).__name__ in ("Unsupported", "GuardOnDataDependentSymNode"):
                 raise
-            unsupported("control_flow_body", f"torch.ops.higher_order.{op.name()}: {type(e).__name__}: {e}")
+            name = op.name() if isinstance(op, torch._ops.HigherOrderOperator) else op.__name__
+            unsupported("control_flow_body", f"{name}: {type(e).__name__}: {e}")
         node = self.graph.call_function(op, node_args)
         if tx is not None:
             node.meta["location"] = (tx.code.co_filename, tx.current_line())

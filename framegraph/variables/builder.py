@@ -67,6 +67,7 @@ from .tensors.ctx_managers import GRAD_MODE_CLASSES, GradModeClassVariable, STAT
 from .tensors.nn_module import NNModuleVariable
 from .tensors.optim import OPTIM_MODELS
 from .tensors.rng import is_rng_method
+from .tensors.transforms import TRANSFORMS, TransformVariable
 from .tensors.torch_fn import TRACE_TIME, TorchFunctionVariable, is_graph_callable
 # Every floor, so that what each registers in the space is there before any trace runs.
 from . import callables, containers, core, iteration, objects, subclasses, tensors  # noqa: F401
@@ -269,6 +270,8 @@ def _wrap_function(tx, value, source):
     if _made_per_call(value):
         return _wrap_nested_function(tx, value, source)
     guard_identity(tx, value, source)
+    if value in TRANSFORMS:  # torch.vmap, torch.func.grad ...: one node (transforms.py)
+        return TransformVariable(value, source=source)
     if value in PURE_CALLS:
         return PureCallVariable(value, source=source)
     if value in CLASS_DECORATORS:  # dataclass on a class the trace built: run now (classes.py)

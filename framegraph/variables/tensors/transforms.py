@@ -1,0 +1,151 @@
+"""torch.func's transforms in the graph: ``vmap``, ``grad``, ``grad_and_value``,
+``jacrev``, ``jacfwd``, ``hessian``.
+
+``torch.vmap(f, in_dims)(x, y)`` is traced like a control-flow operator: ``f`` is
+traced into a body of its own (``control_flow.trace_body``) on FakeTensors of
+one example's metadata (for vmap, the batched dimension removed; for the
+derivative transforms, the inputs as they are), the tensors it reads from
+outside become extra operands (unbatched, ``in_dims`` None; constants for
+differentiation), and one node calls the transform on the body's GraphModule.
+What the node returns is learnt by running that call on the FakeTensors, which
+functorch supports. At run time the graph applies the transform exactly as
+eager does, and AOTAutograd traces through it, so backends and backward see
+the transform's own batching and derivative rules.
+
+The body must follow the operators' rules (no side effects, no graph break,
+no in-place write to an input); otherwise the call is a break and CPython runs
+the transform, its frames unmodified (convert_frame never traces inside a
+functorch level). Keyword arguments of the transformed function, ``has_aux``,
+and ``out_dims`` other than an int are breaks too.
+"""
+import functools
+import inspect
+
+import torch
+
+from ...errors import unsupported
+from ..core.base import VariableTracker
+from .control_flow import share_operands, trace_body, unflatten
+from .tensor import TensorVariable
+
+
+# ---- what the graph calls: the transform applied to a body's GraphModule
+def _only_output(body):
+    def fn(*args):
+        return body(*args)[0]
+    return fn
+
+
+def run_vmap(body, in_dims, out_dims, randomness, chunk_size, *operands):
+    """``torch.vmap`` of a body (which returns a tuple), as the graph calls it."""
+    return torch.vmap(body, in_dims=in_dims, out_dims=out_dims, randomness=randomness,
+                      chunk_size=chunk_size)(*operands)
+
+
+def run_derivative(body, transform, argnums, *operands):
+    """``transform(f, argnums)(*operands)`` for a body that returns one tensor."""
+    return _DERIVATIVES[transform](_only_output(body), argnums=argnums)(*operands)
+
+
+_DERIVATIVES = {
+    "grad": torch.func.grad,
+    "grad_and_value": torch.func.grad_and_value,
+    "jacrev": torch.func.jacrev,
+    "jacfwd": torch.func.jacfwd,
+    "hessian": torch.func.hessian,
+}
+TRANSFORMS = {getattr(torch.func, name): name for name in ("vmap", *_DERIVATIVES)}
+
+
+class TransformVariable(VariableTracker):
+    """``torch.vmap`` / ``torch.func.grad`` ... themselves: called with a function and
+    constant options, they return the transformed function."""
+
+    def __init__(self, transform, **kwargs):
+        super().__init__(**kwargs)
+        self.transform = transform
+        self.kind = TRANSFORMS[transform]
+
+    def python_type(self):
+        return type(self.transform)
+
+    def call(self, tx, args, kwargs):
+        try:
+            bound = inspect.signature(self.transform).bind(*args, **kwargs)
+        except TypeError as e:
+            unsupported("unsupported_call", f"torch.func.{self.kind}: {e}")
+        bound.apply_defaults()
+        options = dict(bound.arguments)
+        fn = options.pop("func")
+        for name, value in options.items():  # a default is a plain value; a given one a tracker
+            if isinstance(value, VariableTracker):
+                if not value.is_python_constant():
+                    unsupported("unsupported_call", f"torch.func.{self.kind}'s {name} is not a constant")
+                options[name] = value.as_python_constant()
+        if options.get("has_aux") or options.get("_preallocate_and_copy"):
+            unsupported("unsupported_call", f"torch.func.{self.kind} with has_aux")
+        return TransformedVariable(self.kind, fn, options)
+
+    def __repr__(self):
+        return f"TransformVariable({self.kind})"
+
+
+class TransformedVariable(VariableTracker):
+    """``torch.vmap(f, ...)``: called with tensors, one node in the graph."""
+
+    def __init__(self, kind, fn, options, **kwargs):
+        super().__init__(**kwargs)
+        self.kind, self.fn, self.options = kind, fn, options
+
+    def python_type(self):
+        return type(lambda: None)
+
+    def call(self, tx, args, kwargs):
+        what = f"the function torch.func.{self.kind} transforms"
+        if kwargs:
+            unsupported("control_flow_body", f"{what}, called with keyword arguments")
+        if not all(isinstance(a, TensorVariable) for a in args):
+            unsupported("control_flow_body", f"{what}, called with {args}: only tensors")
+        if self.kind == "vmap":
+            return self._vmap(tx, args, what)
+        return self._derivative(tx, args, what)
+
+    def _vmap(self, tx, args, what):
+        in_dims = self.options["in_dims"]
+        in_dims = (in_dims,) * len(args) if isinstance(in_dims, int) or in_dims is None else tuple(in_dims)
+        out_dims = self.options["out_dims"]
+        if len(in_dims) != len(args) or not all(d is None or type(d) is int for d in in_dims):
+            unsupported("control_flow_body", f"{what}: in_dims {in_dims} for {len(args)} tensors")
+        if type(out_dims) is not int:
+            unsupported("control_flow_body", f"{what}: out_dims {out_dims!r} (an int is modelled)")
+        if all(d is None for d in in_dims):
+            unsupported("control_flow_body", f"{what}: no input is batched")
+        examples = [a.fake if d is None else a.fake.select(d, 0) for a, d in zip(args, in_dims)]
+        traced = trace_body(tx, self.fn, examples, "vmap_body", what)
+        lifted, lifted_fakes = share_operands([traced])
+        options = (in_dims + (None,) * len(lifted), out_dims, self.options["randomness"],
+                   self.options["chunk_size"])
+        result = tx.output.call_operator(
+            tx, run_vmap, (traced.body, *options, *(a.node for a in args), *lifted),
+            (traced.body, *options, *(a.fake for a in args), *lifted_fakes))
+        return unflatten(iter(result.items), traced.spec)
+
+    def _derivative(self, tx, args, what):
+        argnums = self.options["argnums"]
+        traced = trace_body(tx, self.fn, [a.fake for a in args], f"{self.kind}_body", what)
+        if traced.spec != "tensor":
+            unsupported("control_flow_body", f"{what} returns more than one tensor")
+        lifted, lifted_fakes = share_operands([traced])
+        return tx.output.call_operator(
+            tx, run_derivative, (traced.body, self.kind, argnums, *(a.node for a in args), *lifted),
+            (traced.body, self.kind, argnums, *(a.fake for a in args), *lifted_fakes))
+
+    def reconstruct(self, cg):
+        """``transform(fn, **options)`` again, where a break leaves it on the stack."""
+        cg.emit_op("PUSH_NULL")
+        cg.load_const(functools.partial(getattr(torch.func, self.kind), **self.options))
+        cg(self.fn)
+        cg.call(1)
+
+    def __repr__(self):
+        return f"TransformedVariable({self.kind})"
