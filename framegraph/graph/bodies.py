@@ -14,6 +14,7 @@ lifted through every body in between when bodies nest. The enclosing graph's
 inputs are still made there (``add_input`` writes to the root graph), so a
 parameter first read inside a body is a graph input like any other.
 """
+import re
 from typing import List
 
 import torch
@@ -39,7 +40,7 @@ class Body:
         else:
             ctx = self.graph.inserting_after(self._last_placeholder)
         with ctx:
-            node = self.graph.placeholder(name)
+            node = self.graph.placeholder(re.sub(r"\W", "_", name))  # a dict key ("0.weight") names it
         node.meta["example_value"] = example
         self._last_placeholder = node
         return node

@@ -130,6 +130,9 @@ class OutputGraph:
         self.shapes = ShapeContext(options)  # ShapeEnv + FakeTensorMode; static unless dynamic.py says
         self.fake_mode = self.shapes.fake_mode
         self.guards: Dict[Guard, None] = {}
+        # (id(module), name) -> the tensor a torch.func.functional_call passes for that
+        # parameter or buffer, while the call is traced (variables/tensors/functional_call.py)
+        self.tensor_overrides: Dict[tuple, VariableTracker] = {}
         self.hook_dicts: Dict[int, dict] = {}  # hook dicts of the modules called: must stay as they are
         self.inputs: List[TensorVariable] = []
         self.example_inputs: List[torch.Tensor] = []

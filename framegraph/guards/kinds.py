@@ -360,6 +360,8 @@ def _hooks_check(g, v):
 
 
 def _hooks_line(g):
+    if g.value.empty:
+        return f"no hooks registered on the modules called ({len(g.value.dicts)} dicts)"
     held = sum(map(len, g.value.contents))
     return f"the hooks of the modules called are the {held} the trace ran ({len(g.value.dicts)} dicts)"
 

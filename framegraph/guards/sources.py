@@ -288,6 +288,26 @@ def plain_value(value, kind):
 
 
 @source
+class WeakRefCallSource(Source):
+    """``base()``, where ``base`` is a ``weakref.ref``: the object it refers to, or None."""
+
+    base: Source
+
+    def name(self):
+        return f"{self.base.name()}()"
+
+    def expr(self):
+        return f"{self.base.expr()}()"
+
+    def reconstruct(self, cg):
+        from ..bytecode import create_instruction
+
+        cg.emit(create_instruction("PUSH_NULL"))
+        self.base.reconstruct(cg)
+        cg.call(0)
+
+
+@source
 class TypeSource(Source):
     """``type(base)``: where class attributes of an instance come from."""
 

@@ -24,6 +24,7 @@ import functools
 import os
 import types
 import typing
+import weakref
 from typing import Optional
 
 import torch
@@ -39,6 +40,7 @@ from .callables.functions import UserFunctionVariable
 from .callables.partials import partial_class, wrap_partial
 from .callables.trace_time import (EnvironVariable, ModelledCallVariable, NULL_CONTEXTS, NullContextClassVariable,
                                    OpaqueConstantVariable, PURE_CALLS, PureCallVariable, TYPING_MODELS)
+from .callables.weak_refs import wrap_weakref
 from .callables.twins import TwinFunctionVariable, has_twin
 from .callables.wrappers import (BreakingCallVariable, LruCacheVariable, grad_mode_exit, is_grad_mode_exit,
                                  wrap_framegraph_wrapper)
@@ -63,6 +65,7 @@ from .objects.user_defined import UserDefinedClassVariable, UserDefinedObjectVar
 from .subclasses.user_dict import is_user_dict_class, wrap_user_dict
 from .subclasses.value_subclass import value_base, wrap_value_instance
 from .tensors.control_flow import wrap_operator
+from .tensors.functional_call import FUNCTIONAL_CALLS, FunctionalCallVariable
 from .tensors.ctx_managers import GRAD_MODE_CLASSES, GradModeClassVariable, STATE_SWITCHES, StateSwitchClassVariable
 from .tensors.nn_module import NNModuleVariable
 from .tensors.optim import OPTIM_MODELS
@@ -272,6 +275,8 @@ def _wrap_function(tx, value, source):
     guard_identity(tx, value, source)
     if value in TRANSFORMS:  # torch.vmap, torch.func.grad ...: one node (transforms.py)
         return TransformVariable(value, source=source)
+    if value in FUNCTIONAL_CALLS:
+        return FunctionalCallVariable(value, source=source)
     if value in PURE_CALLS:
         return PureCallVariable(value, source=source)
     if value in CLASS_DECORATORS:  # dataclass on a class the trace built: run now (classes.py)
@@ -461,7 +466,7 @@ EXACT = {
     _C.Wrapper: wrap_framegraph_wrapper, functools._lru_cache_wrapper: _wrap_lru_cache,
     os._Environ: lambda tx, value, source: EnvironVariable(source=source),
     types.GenericAlias: _wrap_annotation, types.UnionType: _wrap_annotation,  # int | None
-    functools.partial: wrap_partial,
+    functools.partial: wrap_partial, weakref.ReferenceType: wrap_weakref,
 }
 BY_BASE = (
     (torch.Tensor, _wrap_tensor),

@@ -103,3 +103,42 @@ def test_a_compiled_function_vmapped_runs_unmodified_inside():
     assert cnt.frame_count == 0
     assert_same(compiled(x), x.sin() * 2)  # outside the transform it compiles as usual
     assert cnt.frame_count == 1
+
+
+def test_functional_call_computes_with_the_tensors_it_is_given():
+    model = torch.nn.Linear(3, 3)
+    new = {"weight": torch.ones(3, 3), "bias": torch.zeros(3)}
+
+    def f(x):
+        return torch.func.functional_call(model, new, (x,)), model(x)
+
+    check(f, torch.randn(2, 3))
+
+
+def test_functional_call_follows_tied_weights():
+    class Tied(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = torch.nn.Linear(3, 3, bias=False)
+            self.b = torch.nn.Linear(3, 3, bias=False)
+            self.b.weight = self.a.weight
+
+        def forward(self, x):
+            return self.b(self.a(x))
+
+    model = Tied()
+    check(lambda x: torch.func.functional_call(model, {"a.weight": torch.eye(3) * 2}, x), torch.randn(2, 3))
+
+
+def test_per_sample_gradients_with_vmap_grad_and_functional_call_are_one_graph():
+    model = torch.nn.Sequential(torch.nn.Linear(6, 8), torch.nn.ReLU(), torch.nn.Linear(8, 3))
+    params = {k: v.detach() for k, v in model.named_parameters()}
+
+    def loss(p, x, y):
+        out = torch.func.functional_call(model, p, (x.unsqueeze(0),))
+        return torch.nn.functional.cross_entropy(out, y.unsqueeze(0))
+
+    def per_sample_grads(x, y):
+        return torch.func.vmap(torch.func.grad(loss), in_dims=(None, 0, 0))(params, x, y)
+
+    check(per_sample_grads, torch.randn(4, 6), torch.randint(0, 3, (4,)))

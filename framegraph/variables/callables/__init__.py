@@ -5,4 +5,4 @@ partials, and library calls answered at trace time.
 # before any trace runs.
 from . import (builtin_methods, builtins, constructors, evaluation, function_attrs, functions,
                identity, operator_getters, partials, single_dispatch, trace_time, twins,
-               wrappers)  # noqa: F401
+               weak_refs, wrappers)  # noqa: F401

@@ -21,6 +21,7 @@ whole call, and CPython runs torch's wrapper.
 import torch
 
 from ...errors import Unsupported, unsupported
+from ..containers.dicts import ConstDictVariable
 from ..containers.lists import ListVariable, TupleVariable
 from ..core.base import VariableTracker
 from ..core.constant import ConstantVariable
@@ -30,19 +31,32 @@ from .tensor import TensorVariable
 HOP = torch.ops.higher_order
 
 
-# ---- results: tensors in (nested) tuples and lists
+# ---- results and operands: tensors in (nested) tuples, lists and dicts
+def _dict_pairs(var):
+    """(constant key, item tracker) pairs of a plain dict tracker, or None for another value."""
+    if not isinstance(var, ConstDictVariable) or var.python_type() is not dict:
+        return None
+    pairs = list(var.items.values())
+    if not all(k.is_python_constant() for k, _ in pairs):
+        return None
+    return [(k.as_python_constant(), v) for k, v in pairs]
+
+
 def flatten(var, what):
     """(tensor leaves, structure) of a body's result or an operator's operands."""
     if isinstance(var, TensorVariable):
         return [var], "tensor"
-    if type(var) in (TupleVariable, ListVariable):
+    pairs = _dict_pairs(var)
+    if type(var) in (TupleVariable, ListVariable) or pairs is not None:
+        items = var.items if pairs is None else [v for _, v in pairs]
         leaves, parts = [], []
-        for item in var.items:
+        for item in items:
             sub, spec = flatten(item, what)
             leaves += sub
             parts.append(spec)
-        return leaves, (type(var), tuple(parts))
-    unsupported("control_flow_body", f"{what} holds {var}: only tensors, in tuples and lists")
+        kind = type(var) if pairs is None else tuple(k for k, _ in pairs)  # a dict: its keys
+        return leaves, (kind, tuple(parts))
+    unsupported("control_flow_body", f"{what} holds {var}: only tensors, in tuples, lists and dicts")
 
 
 def unflatten(leaves, spec):
@@ -50,7 +64,14 @@ def unflatten(leaves, spec):
     if spec == "tensor":
         return next(leaves)
     kind, parts = spec
-    return kind([unflatten(leaves, part) for part in parts])
+    items = [unflatten(leaves, part) for part in parts]
+    if isinstance(kind, tuple):  # a dict's keys
+        return ConstDictVariable([(ConstantVariable(k), v) for k, v in zip(kind, items)])
+    return kind(items)
+
+
+def leaf_count(spec) -> int:
+    return 1 if spec == "tensor" else sum(leaf_count(part) for part in spec[1])
 
 
 # ---- tracing one body
@@ -99,6 +120,9 @@ def trace_body(tx, fn: VariableTracker, examples, name: str, what: str, returns=
 
 
 def _body_input(output, body, example, name):
+    if isinstance(example, dict):
+        return ConstDictVariable([(ConstantVariable(k), _body_input(output, body, e, f"{name}_{k}"))
+                                        for k, e in example.items()])
     if isinstance(example, (list, tuple)):
         items = [_body_input(output, body, e, f"{name}_{i}") for i, e in enumerate(example)]
         return (TupleVariable if isinstance(example, tuple) else ListVariable)(items)
@@ -119,13 +143,18 @@ def _check_no_input_writes(output, body, what):
 
 
 # ---- operands
-def examples_of(var, what):
-    """The FakeTensors of an operand tracker, in its structure (lists and tuples kept)."""
-    if isinstance(var, TensorVariable):
-        return var.fake
-    if type(var) in (TupleVariable, ListVariable):
-        return (tuple if type(var) is TupleVariable else list)(examples_of(item, what) for item in var.items)
-    unsupported("control_flow_body", f"{what} holds {var}: only tensors, in tuples and lists")
+def examples_of(var, what, leaf=lambda fake: fake):
+    """The FakeTensors of an operand tracker (``leaf`` of each), in its structure."""
+    leaves, spec = flatten(var, what)
+    return _examples(iter([leaf(t.fake) for t in leaves]), spec)
+
+
+def _examples(fakes, spec):
+    if spec == "tensor":
+        return next(fakes)
+    kind, parts = spec
+    items = [_examples(fakes, part) for part in parts]
+    return dict(zip(kind, items)) if isinstance(kind, tuple) else kind(items)
 
 
 def tensor_operands(var, what):

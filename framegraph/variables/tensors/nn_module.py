@@ -73,17 +73,30 @@ class NNModuleVariable(VariableTracker):
         return False
 
     def _member(self, tx, table: str, name: str):
-
+        override = tx.output.tensor_overrides.get((id(self.module), name))
+        if override is not None and table != "_modules":  # inside functional_call (functional_call.py)
+            return override
+        written = self._table_tracker(tx, table)
+        if written is not None:
+            return written.getitem(tx, ConstantVariable(name))
         value = self.module.__dict__[table][name]
         source = module_member_source(self.source, table, name) if self.source else None
         return tx.wrap(value, source)
+
+    def _table_tracker(self, tx, table):
+        """The trace's own tracker of this module's ``table`` dict, if the trace read it as
+        a dict (``module._parameters[name] = t``, as ``torch.func.functional_call``
+        swaps parameters): it holds what the dict holds now, the trace's writes included."""
+        d = self.module.__dict__.get(table)
+        return tx.output.aliases.tracker_of(d) if type(d) is dict else None
 
     def getattr(self, tx, name):
         if name in self.attrs:
             return self.attrs[name]
         d = self.module.__dict__
         for table in _TABLES:
-            if name in d.get(table, ()):
+            written = self._table_tracker(tx, table)
+            if (name in d.get(table, ()) if written is None else written.contains(tx, ConstantVariable(name))):
                 return self._member(tx, table, name)
         if name in d:
             return tx.wrap(d[name], AttrSource(self.source, name) if self.source else None)
@@ -265,6 +278,9 @@ class SlicedContainerVariable(NNModuleVariable):
 
 def _guarded_keys(tx, var, table):
     """The keys of ``var.module.<table>``, guarded when the module comes from outside."""
+    if var._table_tracker(tx, table) is not None:  # read (and maybe written) as a dict in the trace
+        unsupported("side_effect", f"iterating over {type(var.module).__name__}.{table} after the trace "
+                                   "read it as a dict")
     value = var.module.__dict__.get(table, {})
     if var.source is not None and type(value) is dict:
         tx.output.add_guard("DICT_KEYS", AttrSource(var.source, table), (dict, tuple(value)))

@@ -25,8 +25,8 @@ import torch
 
 from ...errors import unsupported
 from ..core.base import VariableTracker
-from .control_flow import share_operands, trace_body, unflatten
-from .tensor import TensorVariable
+from ..containers.lists import TupleVariable
+from .control_flow import examples_of, flatten, share_operands, trace_body, unflatten
 
 
 # ---- what the graph calls: the transform applied to a body's GraphModule
@@ -43,7 +43,8 @@ def run_vmap(body, in_dims, out_dims, randomness, chunk_size, *operands):
 
 
 def run_derivative(body, transform, argnums, *operands):
-    """``transform(f, argnums)(*operands)`` for a body that returns one tensor."""
+    """``transform(f, argnums)(*operands)`` for a body that returns one tensor; ``argnums``
+    is a tuple of the flat operands', so the result is one per operand chosen."""
     return _DERIVATIVES[transform](_only_output(body), argnums=argnums)(*operands)
 
 
@@ -55,6 +56,14 @@ _DERIVATIVES = {
     "hessian": torch.func.hessian,
 }
 TRANSFORMS = {getattr(torch.func, name): name for name in ("vmap", *_DERIVATIVES)}
+
+
+def _regroup(per_leaf, specs, single):
+    """One result per differentiated tensor (a tuple tracker) regrouped into the
+    arguments' structures: one structure for an int ``argnums``, else a tuple of them."""
+    leaves = iter(per_leaf.items)
+    groups = [unflatten(leaves, spec) for spec in specs]
+    return groups[0] if single else TupleVariable(groups)
 
 
 class TransformVariable(VariableTracker):
@@ -104,41 +113,61 @@ class TransformedVariable(VariableTracker):
         what = f"the function torch.func.{self.kind} transforms"
         if kwargs:
             unsupported("control_flow_body", f"{what}, called with keyword arguments")
-        if not all(isinstance(a, TensorVariable) for a in args):
-            unsupported("control_flow_body", f"{what}, called with {args}: only tensors")
+        flat = [flatten(a, f"{what}'s arguments") for a in args]  # tensors in tuples, lists, dicts
         if self.kind == "vmap":
-            return self._vmap(tx, args, what)
-        return self._derivative(tx, args, what)
+            return self._vmap(tx, args, flat, what)
+        return self._derivative(tx, args, flat, what)
 
-    def _vmap(self, tx, args, what):
+    def _vmap(self, tx, args, flat, what):
         in_dims = self.options["in_dims"]
         in_dims = (in_dims,) * len(args) if isinstance(in_dims, int) or in_dims is None else tuple(in_dims)
         out_dims = self.options["out_dims"]
         if len(in_dims) != len(args) or not all(d is None or type(d) is int for d in in_dims):
-            unsupported("control_flow_body", f"{what}: in_dims {in_dims} for {len(args)} tensors")
+            unsupported("control_flow_body", f"{what}: in_dims {in_dims} for {len(args)} arguments "
+                                             "(an int or None per argument is modelled)")
         if type(out_dims) is not int:
             unsupported("control_flow_body", f"{what}: out_dims {out_dims!r} (an int is modelled)")
         if all(d is None for d in in_dims):
             unsupported("control_flow_body", f"{what}: no input is batched")
-        examples = [a.fake if d is None else a.fake.select(d, 0) for a, d in zip(args, in_dims)]
+        examples = [examples_of(a, what, (lambda f: f) if d is None else (lambda f, d=d: f.select(d, 0)))
+                    for a, d in zip(args, in_dims)]
         traced = trace_body(tx, self.fn, examples, "vmap_body", what)
         lifted, lifted_fakes = share_operands([traced])
-        options = (in_dims + (None,) * len(lifted), out_dims, self.options["randomness"],
+        leaves = [leaf for arg_leaves, _ in flat for leaf in arg_leaves]
+        leaf_dims = tuple(d for (arg_leaves, _), d in zip(flat, in_dims) for _ in arg_leaves)
+        options = (leaf_dims + (None,) * len(lifted), out_dims, self.options["randomness"],
                    self.options["chunk_size"])
         result = tx.output.call_operator(
-            tx, run_vmap, (traced.body, *options, *(a.node for a in args), *lifted),
-            (traced.body, *options, *(a.fake for a in args), *lifted_fakes))
+            tx, run_vmap, (traced.body, *options, *(a.node for a in leaves), *lifted),
+            (traced.body, *options, *(a.fake for a in leaves), *lifted_fakes))
         return unflatten(iter(result.items), traced.spec)
 
-    def _derivative(self, tx, args, what):
+    def _derivative(self, tx, args, flat, what):
         argnums = self.options["argnums"]
-        traced = trace_body(tx, self.fn, [a.fake for a in args], f"{self.kind}_body", what)
+        chosen = [argnums] if type(argnums) is int else list(argnums)
+        if not all(type(a) is int and -len(args) <= a < len(args) for a in chosen):
+            unsupported("control_flow_body", f"{what}: argnums {argnums!r} for {len(args)} arguments")
+        starts = [0]
+        for arg_leaves, _ in flat:
+            starts.append(starts[-1] + len(arg_leaves))
+        chosen = [a % len(args) for a in chosen]
+        leaf_argnums = tuple(i for a in chosen for i in range(starts[a], starts[a + 1]))
+        traced = trace_body(tx, self.fn, [examples_of(a, what) for a in args], f"{self.kind}_body", what)
         if traced.spec != "tensor":
             unsupported("control_flow_body", f"{what} returns more than one tensor")
         lifted, lifted_fakes = share_operands([traced])
-        return tx.output.call_operator(
-            tx, run_derivative, (traced.body, self.kind, argnums, *(a.node for a in args), *lifted),
-            (traced.body, self.kind, argnums, *(a.fake for a in args), *lifted_fakes))
+        leaves = [leaf for arg_leaves, _ in flat for leaf in arg_leaves]
+        result = tx.output.call_operator(
+            tx, run_derivative, (traced.body, self.kind, leaf_argnums, *(a.node for a in leaves), *lifted),
+            (traced.body, self.kind, leaf_argnums, *(a.fake for a in leaves), *lifted_fakes))
+        specs = [flat[a][1] for a in chosen]
+        regroup = (lambda per_leaf: _regroup(per_leaf, specs, type(argnums) is int))
+        if self.kind == "grad_and_value":
+            grads, value = result.items
+            return TupleVariable([regroup(grads), value])
+        if self.kind == "hessian":  # per leaf, per leaf
+            return regroup(TupleVariable([regroup(row) for row in result.items]))
+        return regroup(result)
 
     def reconstruct(self, cg):
         """``transform(fn, **options)`` again, where a break leaves it on the stack."""
