@@ -60,14 +60,25 @@ def _is_impure(node: torch.fx.Node) -> bool:
     result is unused."""
     if node.op in ("placeholder", "output") or node.meta.get("returns_argument"):
         return True
+    if _writes_in_place(node):
+        return True
+    target = node.target
+    name = target if node.op == "call_method" else getattr(target, "__name__", "")
+    if node.op == "call_function" and (target is _GRAD_TOGGLE or target in _STATE_TARGETS):
+        return True
+    return name.lstrip("_") in _RANDOM
+
+
+def _writes_in_place(node: torch.fx.Node) -> bool:
+    """Does ``node`` write to its first argument (``x.add_(1)``, ``x[i] = v``, ``x += v``,
+    ``out=x``, ``inplace=True``)? A ``contiguous()`` that returns its argument does not."""
     if node.kwargs.get("inplace") is True or "out" in node.kwargs:
         return True
     target = node.target
     name = target if node.op == "call_method" else getattr(target, "__name__", "")
-    if node.op == "call_function" and (target in (operator.setitem, _GRAD_TOGGLE) or target in _INPLACE_OPERATORS
-                                       or target in _STATE_TARGETS):
+    if node.op == "call_function" and (target is operator.setitem or target in _INPLACE_OPERATORS):
         return True
-    if name in _INPLACE_DUNDERS or name.lstrip("_") in _RANDOM:
+    if name in _INPLACE_DUNDERS:
         return True
     return name.endswith("_") and not name.endswith("__")
 
@@ -150,6 +161,7 @@ class OutputGraph:
     # ---- guards and inputs
     # whether a node must stay although nothing uses its result (trackers ask through the instance)
     is_impure = staticmethod(_is_impure)
+    writes_in_place = staticmethod(_writes_in_place)
 
     def add_guard(self, kind: str, source, value=None) -> None:
         self.guards[Guard(kind, source, value)] = None
@@ -233,16 +245,26 @@ class OutputGraph:
 
     def call_operator(self, tx, op, args: tuple, fakes: tuple) -> VariableTracker:
         """Record ``op(*args)``, a higher-order operator. ``args`` are FX arguments with a
-        ``Body`` where the operator takes a graph (attached here, as a ``get_attr`` node);
-        ``fakes`` the same arguments as FakeTensors, with the same ``Body`` objects. What
-        the call returns is learnt by running ``op`` on the bodies' GraphModules."""
-        node_args, fake_args = [], []
-        for arg, fake in zip(args, fakes):
+        ``Body`` where the operator takes a graph (attached here, as a ``get_attr`` node),
+        also inside tuples; ``fakes`` the same arguments as FakeTensors, with the same
+        ``Body`` objects. What the call returns is learnt by running ``op`` on the
+        bodies' GraphModules."""
+        attached = {}
+
+        def as_nodes(arg):
             if isinstance(arg, bodies.Body):
-                arg, fake = bodies.attach(self, arg)
-            node_args.append(arg)
-            fake_args.append(fake)
-        node_args = bodies.lift_arguments(self, tuple(node_args))
+                if id(arg) not in attached:
+                    attached[id(arg)] = bodies.attach(self, arg)
+                return attached[id(arg)][0]
+            return type(arg)(as_nodes(a) for a in arg) if type(arg) in (tuple, list) else arg
+
+        def as_fakes(arg):
+            if isinstance(arg, bodies.Body):
+                return attached[id(arg)][1]
+            return type(arg)(as_fakes(a) for a in arg) if type(arg) in (tuple, list) else arg
+
+        node_args = bodies.lift_arguments(self, as_nodes(tuple(args)))
+        fake_args = as_fakes(tuple(fakes))
         try:
             with self.fake_mode, _quiet_meta_failures():
                 result = op(*fake_args)

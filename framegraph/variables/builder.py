@@ -71,7 +71,7 @@ from .tensors.nn_module import NNModuleVariable
 from .tensors.optim import OPTIM_MODELS
 from .tensors.rng import is_rng_method
 from .tensors.transforms import TRANSFORMS, TransformVariable
-from .tensors.torch_fn import TRACE_TIME, TorchFunctionVariable, is_graph_callable
+from .tensors.torch_fn import TRACE_TIME, TorchFunctionVariable, is_graph_callable, is_shape_hint
 # Every floor, so that what each registers in the space is there before any trace runs.
 from . import callables, containers, core, iteration, objects, subclasses, tensors  # noqa: F401
 
@@ -277,6 +277,10 @@ def _wrap_function(tx, value, source):
         return TransformVariable(value, source=source)
     if value in FUNCTIONAL_CALLS:
         return FunctionalCallVariable(value, source=source)
+    if value in NULL_CONTEXTS:  # torch.fx.traceback.annotate
+        return NullContextClassVariable(value, source=source)
+    if is_shape_hint(value):
+        return ModelledCallVariable(value, lambda tx, *args, **kwargs: ConstantVariable(None), source=source)
     if value in PURE_CALLS:
         return PureCallVariable(value, source=source)
     if value in CLASS_DECORATORS:  # dataclass on a class the trace built: run now (classes.py)
@@ -318,7 +322,8 @@ def _made_per_call(fn) -> bool:
     if type(fn) is not types.FunctionType or "<locals>" not in fn.__code__.co_qualname:
         return False  # (torch ops come here too: they have no code)
     return not (fn in PURE_CALLS or fn in COPY_MODELS or fn in OPTIM_MODELS or fn in TYPING_MODELS
-                or fn in TRACE_TIME or is_graph_callable(fn))
+                or fn in TRACE_TIME or is_graph_callable(fn) or fn in TRANSFORMS or fn in FUNCTIONAL_CALLS
+                or fn in NULL_CONTEXTS or is_shape_hint(fn))
 
 
 def _wrap_nested_function(tx, fn, source):

@@ -251,8 +251,10 @@ class ModelledCallVariable(VariableTracker):
 
 class NullContextVariable(ContextManagerVariable):
     """A context manager with nothing to do in a graph: ``contextlib.nullcontext()``,
-    and ``torch.autograd.profiler.record_function(name)`` (it only labels a range
-    for an active profiler; graphs are not profiled op by op, like torch.compile)."""
+    ``torch.autograd.profiler.record_function(name)`` (it only labels a range
+    for an active profiler; graphs are not profiled op by op, like torch.compile)
+    and ``torch.fx.traceback.annotate(meta)`` (it labels the nodes torch's own
+    tracers record, as flex_attention's block-mask code does)."""
 
     exits_like_nullcontext = True  # a resume function inside the block leaves it with nullcontext()
 
@@ -261,7 +263,7 @@ class NullContextVariable(ContextManagerVariable):
         self.cls, self.value = cls, value
 
     def python_type(self):
-        return self.cls
+        return self.cls if isinstance(self.cls, type) else contextlib._GeneratorContextManager
 
     def enter(self, tx):
         return self.value if self.value is not None else ConstantVariable(None)
@@ -282,4 +284,5 @@ class NullContextClassVariable(CallableVariable):
         return NullContextVariable(self.cls, value)
 
 
-NULL_CONTEXTS = frozenset({contextlib.nullcontext, torch.autograd.profiler.record_function})
+NULL_CONTEXTS = frozenset({contextlib.nullcontext, torch.autograd.profiler.record_function,
+                           torch.fx.traceback.annotate})

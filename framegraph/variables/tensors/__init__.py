@@ -3,4 +3,4 @@ grad modes, random generators, optimizers.
 """
 # Every module is loaded with its family, so that what it registers in the space is there
 # before any trace runs.
-from . import autograd_function, control_flow, ctx_managers, functional_call, nn_module, optim, rng, symint, tensor, torch_fn, transforms  # noqa: F401
+from . import autograd_function, control_flow, ctx_managers, flex_attention, functional_call, nn_module, optim, rng, symint, tensor, torch_fn, transforms  # noqa: F401

@@ -18,6 +18,8 @@ in-place write to an operand or a view of one, tensors in tuples or lists as
 its result. A body that breaks a rule is a ``control_flow_body`` break of the
 whole call, and CPython runs torch's wrapper.
 """
+import contextlib
+
 import torch
 
 from ...errors import Unsupported, unsupported
@@ -32,7 +34,7 @@ HOP = torch.ops.higher_order
 
 
 # ---- results and operands: tensors in (nested) tuples, lists and dicts
-def _dict_pairs(var):
+def dict_pairs(var):
     """(constant key, item tracker) pairs of a plain dict tracker, or None for another value."""
     if not isinstance(var, ConstDictVariable) or var.python_type() is not dict:
         return None
@@ -46,7 +48,7 @@ def flatten(var, what):
     """(tensor leaves, structure) of a body's result or an operator's operands."""
     if isinstance(var, TensorVariable):
         return [var], "tensor"
-    pairs = _dict_pairs(var)
+    pairs = dict_pairs(var)
     if type(var) in (TupleVariable, ListVariable) or pairs is not None:
         items = var.items if pairs is None else [v for _, v in pairs]
         leaves, parts = [], []
@@ -95,18 +97,21 @@ class TracedBody:
         return [leaf.fake for leaf in self.leaves]
 
 
-def trace_body(tx, fn: VariableTracker, examples, name: str, what: str, returns=tuple) -> TracedBody:
+def trace_body(tx, fn: VariableTracker, examples, name: str, what: str, returns=tuple,
+               mode=contextlib.nullcontext) -> TracedBody:
     """Trace ``fn(*inputs)`` into a body called ``name``, one input per FakeTensor of
     ``examples`` (a list; a nested list/tuple of them is passed as that structure).
     The body's graph returns its result's tensors as ``returns`` makes them: the
-    operator's own convention (a tuple, a list, or None for one boolean tensor)."""
+    operator's own convention (a tuple, a list, or None for one tensor). ``mode()``
+    is entered while the body is traced (the operator's own torch function mode)."""
     output = tx.output
     body = output.new_body(name)
     before = (output.side_effects.mutations, output.grad_mode, len(output.open_states))
     with output.recording_into(body):
         args = [_body_input(output, body, example, f"arg{i}") for i, example in enumerate(examples)]
         try:
-            result = fn.call(tx, args, {})
+            with mode():
+                result = fn.call(tx, args, {})
         except Unsupported as e:
             unsupported("control_flow_body", f"{what}: {e}")
     if (output.side_effects.mutations, output.grad_mode, len(output.open_states)) != before:
@@ -134,7 +139,7 @@ def _check_no_input_writes(output, body, what):
     """torch's bodies are functions: an in-place write may only go to a tensor the body
     made, never to an operand or a view (of anything)."""
     for node in body.graph.nodes:
-        if node.op in ("call_function", "call_method") and node.args and output.is_impure(node):
+        if node.op in ("call_function", "call_method") and node.args and output.writes_in_place(node):
             target = node.args[0]
             example = getattr(target, "meta", {}).get("example_value")
             if getattr(target, "op", None) == "placeholder" or \

@@ -75,6 +75,19 @@ def _trace_time_table():
 TRACE_TIME = _trace_time_table()
 
 
+# torch._dynamo's hints about an input's dimensions (flex_attention's wrapper calls
+# mark_static in a trace). A trace decides which sizes are symbolic from the sizes it
+# sees, and the graph is right either way: called in a trace, a hint does nothing.
+_SHAPE_HINTS = frozenset({"mark_static", "mark_dynamic", "maybe_mark_dynamic", "mark_unbacked",
+                          "mark_static_address"})
+
+
+def is_shape_hint(value) -> bool:
+    """Is ``value`` one of torch._dynamo's shape hints (read by name: never imported here)?"""
+    return getattr(value, "__module__", None) == "torch._dynamo.decorators" and \
+        getattr(value, "__name__", None) in _SHAPE_HINTS
+
+
 def is_graph_callable(value) -> bool:
     """Is ``value`` a torch callable that becomes one graph node?"""
     if isinstance(value, (torch._ops.OpOverload, torch._ops.OpOverloadPacket)):
