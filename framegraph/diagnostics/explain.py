@@ -12,6 +12,8 @@ new cache entry and the time each trace took. Nothing here compiles.
 import dataclasses
 from typing import Any, List, Optional
 
+import torch
+
 from .records import CompileRecord
 
 
@@ -108,6 +110,10 @@ def _op_name(node):
     if node.op == "call_module":
         return f"module {node.target}"
     target = node.target
+    if isinstance(target, torch._ops.HigherOrderOperator):
+        return f"torch.ops.higher_order.{target.name()}"
+    if isinstance(target, (torch._ops.OpOverload, torch._ops.OpOverloadPacket)):
+        return f"torch.ops.{target}"  # aten.slice.Tensor
     short = getattr(target, "__name__", None)
     for prefix, namespace in _NAMESPACES:
         if short and getattr(namespace, short, None) is target:

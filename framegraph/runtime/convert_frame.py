@@ -122,6 +122,15 @@ class ConvertFrame:
         if skip.skip_recursive_reason(code) is not None:
             touched_codes.add(code)
             return _C.SKIP_RECURSIVE
+        disabled = skip.torch_disabled(func)  # torch.compiler.disable: its author said "never compile"
+        if disabled == "recursive":  # the wrapper's code is the same for every such function
+            touched_codes.add(code)
+            return _C.SKIP_RECURSIVE
+        if disabled == "own":
+            inner = getattr(func._torchdynamo_orig_callable, "__code__", None)
+            if inner is not None:
+                _C.mark_skip(inner)
+                touched_codes.add(inner)
         reason = skip.skip_reason(code, func)
         if reason is not None:
             touched_codes.add(code)

@@ -124,6 +124,25 @@ def skip_recursive_reason(code):
     return _untraced_codes().get(code)
 
 
+_TORCH_EVAL_FRAME = os.path.join(os.path.dirname(torch.__file__), "_dynamo", "eval_frame.py")
+_TORCH_EXTERNAL_UTILS = os.path.join(os.path.dirname(torch.__file__), "_dynamo", "external_utils.py")
+
+
+def torch_disabled(func):
+    """How ``torch.compiler.disable`` marked ``func``, a wrapper it made: "recursive" (the
+    function and all it calls run as they are), "own" (only the wrapped function's own
+    frame; what it calls is traced), or None. Read from the wrapper's attributes and
+    file: framegraph never imports torch._dynamo."""
+    if not getattr(func, "_torchdynamo_disable", False):
+        return None
+    filename = getattr(getattr(func, "__code__", None), "co_filename", None)
+    if filename == _TORCH_EVAL_FRAME:
+        return "recursive"
+    if filename == _TORCH_EXTERNAL_UTILS and getattr(func, "_torchdynamo_disable_recursive", True) is False:
+        return "own"
+    return None
+
+
 def skip_reason(code, func=None):
     """Why `code` should never be traced, or None if it may hold user tensor work.
 

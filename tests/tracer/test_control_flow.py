@@ -7,7 +7,7 @@ as an operand, and a body that breaks torch's rules is a clear break.
 """
 import pytest
 import torch
-from torch._higher_order_ops import map as hop_map, scan, while_loop
+from torch._higher_order_ops import associative_scan, map as hop_map, scan, while_loop
 
 import framegraph
 from framegraph.errors import Unsupported
@@ -119,6 +119,28 @@ def test_scan_runs_its_combine_function_over_the_first_dimension(reverse):
 
     cnt = check(f, torch.randn(3, 4))
     assert operators(cnt) == [HOP.scan]
+
+
+def test_scan_carries_a_dict():
+    def step(carry, xs):
+        a, b = xs
+        new = {"sum": carry["sum"] + a, "prod": carry["prod"] * b.sigmoid()}
+        return new, (new["sum"] - new["prod"], a * b)
+
+    def f(s, p, a, b):
+        return scan(step, {"sum": s, "prod": p}, (a, b))
+
+    cnt = check(f, torch.zeros(3), torch.ones(3), torch.randn(4, 3), torch.randn(4, 3))
+    assert operators(cnt) == [HOP.scan]
+
+
+@pytest.mark.parametrize("combine, dim, reverse", [(lambda a, b: a + b, 0, False), (torch.maximum, 1, True)],
+                         ids=["a running sum", "a running maximum, reversed"])
+def test_associative_scan_in_generic_mode(combine, dim, reverse):
+    def f(xs):
+        return associative_scan(combine, xs, dim=dim, reverse=reverse, combine_mode="generic")
+
+    check(f, torch.randn(8, 7))
 
 
 def test_map_applies_its_function_to_each_slice():

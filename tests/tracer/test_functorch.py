@@ -1,7 +1,7 @@
 """torch.func transforms inside compiled code are one node of the graph.
 
-``torch.vmap(f)(x)``, ``grad``, ``grad_and_value``, ``jacrev``, ``jacfwd`` and
-``hessian`` trace ``f`` into a body of its own and call the transform on it, so
+``torch.vmap(f)(x)``, ``grad``, ``grad_and_value``, ``jacrev``, ``jacfwd``,
+``hessian`` and ``jvp`` trace ``f`` into a body of its own and call the transform on it, so
 the whole function is one graph; what ``f`` reads from outside is handed to it.
 A function the tracer cannot capture is a break, and the transform runs in
 CPython; a compiled function called inside a transform runs unmodified (its
@@ -14,6 +14,7 @@ import framegraph
 from helpers import CountingBackend, assert_same, check, check_breaks
 
 W = torch.randn(4)
+MLP = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.GELU(), torch.nn.Linear(8, 2))
 
 
 def batched_double(x):
@@ -48,6 +49,8 @@ CASES = {
     "hessian": (lambda x: torch.func.hessian(lambda a: (a ** 3).sum())(x), (torch.randn(4),)),
     "per-example gradients, vmap of grad": (lambda x: torch.vmap(torch.func.grad(lambda a: a.sin().sum()))(x),
                                             (torch.randn(3, 4),)),
+    "vmap of a module": (lambda x: torch.vmap(MLP)(x), (torch.randn(3, 2, 4),)),
+    "jvp": (lambda x, t: torch.func.jvp(lambda a: a.sin() * a.cos() * W, (x,), (t,)), (torch.randn(4), torch.ones(4))),
 }
 
 

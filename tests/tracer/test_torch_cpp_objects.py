@@ -38,13 +38,50 @@ marked = torch._disable_dynamo(_marked)
 
 def test_a_function_marked_by_torch_disable_dynamo_runs_in_cpython():
     """The wrapper (torch/_compile.py) runs in CPython, not traced into torch._dynamo;
-    the mark is torch._dynamo's, so the marked function's own frame is a frame like
-    any other: three graphs, before, inside and after."""
+    at the call it wraps the function with torch.compiler.disable, which framegraph
+    honours too: the function runs as it is, and the graphs are before and after."""
     def f(x):
         return marked(x * 2) * 3
 
     x = torch.ones(3)
     result, cnt, breaks, errors = run_counted(f, x)
     assert_same(result, f(x))
-    assert (cnt.frame_count, errors) == (3, [])
+    assert (cnt.frame_count, errors) == (2, [])
     assert len(breaks) == 1 and "marked by torch._disable_dynamo" in str(breaks[0])
+
+
+def _times_three(x):
+    return x * 3
+
+
+@torch.compiler.disable
+def _never_compiled(x):
+    return _times_three(x).cos() + 1
+
+
+def _own_frame_only(x):
+    return _times_three(x) + 1
+
+
+_own_frame_disabled = torch.compiler.disable(_own_frame_only, recursive=False)
+
+
+def test_torch_compiler_disable_keeps_the_function_and_what_it_calls_out_of_graphs():
+    def f(x):
+        return _never_compiled(x.sin()) * 2
+
+    x = torch.randn(5)
+    result, cnt, breaks, errors = run_counted(f, x)
+    assert_same(result, f(x))
+    assert (cnt.frame_count, errors) == (2, [])  # before and after the call, as torch.compile makes
+    assert len(breaks) == 1 and "marked by torch.compiler.disable" in str(breaks[0])
+
+
+def test_torch_compiler_disable_not_recursive_keeps_only_the_functions_own_frame_out():
+    def f(x):
+        return _own_frame_disabled(x.sin()) * 2
+
+    x = torch.randn(5)
+    result, cnt, breaks, errors = run_counted(f, x)
+    assert_same(result, f(x))
+    assert (cnt.frame_count, errors) == (3, [])  # before, the callee it calls, after

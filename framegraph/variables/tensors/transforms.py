@@ -1,5 +1,5 @@
 """torch.func's transforms in the graph: ``vmap``, ``grad``, ``grad_and_value``,
-``jacrev``, ``jacfwd``, ``hessian``.
+``jacrev``, ``jacfwd``, ``hessian``, ``jvp``.
 
 ``torch.vmap(f, in_dims)(x, y)`` is traced like a control-flow operator: ``f`` is
 traced into a body of its own (``control_flow.trace_body``) on FakeTensors of
@@ -66,6 +66,55 @@ def _regroup(per_leaf, specs, single):
     return groups[0] if single else TupleVariable(groups)
 
 
+def _one_example(output, fake, dim):
+    """What the vmapped function sees of ``fake`` batched along ``dim``: one slice (an
+    empty batch still has the slice's metadata)."""
+    if fake.shape[dim] > 0:
+        return fake.select(dim, 0)
+    shape = list(fake.shape)
+    del shape[dim]
+    with output.fake_mode:
+        return torch.empty(shape, dtype=fake.dtype, device=fake.device, requires_grad=fake.requires_grad)
+
+
+def run_jvp(body, primal_count, *operands):
+    """``torch.func.jvp(f, primals, tangents)`` for a body that returns one tensor; the
+    operands after the primals and tangents are what the body read from outside."""
+    primals, tangents = operands[:primal_count], operands[primal_count:2 * primal_count]
+    lifted = operands[2 * primal_count:]
+    return torch.func.jvp(lambda *p: body(*p, *lifted)[0], primals, tangents)
+
+
+class JvpVariable(VariableTracker):
+    """``torch.func.jvp(f, primals, tangents)``: ``f`` traced on the primals, one node."""
+
+    def python_type(self):
+        return type(torch.func.jvp)
+
+    def call(self, tx, args, kwargs):
+        try:
+            bound = inspect.signature(torch.func.jvp).bind(*args, **kwargs)
+        except TypeError as e:
+            unsupported("unsupported_call", f"torch.func.jvp: {e}")
+        a = bound.arguments
+        if any(isinstance(a.get(flag), VariableTracker) and a[flag].as_python_constant() for flag in
+               ("strict", "has_aux")):
+            unsupported("unsupported_call", "torch.func.jvp with strict or has_aux")
+        what = "the function torch.func.jvp differentiates"
+        primals, primal_spec = flatten(a["primals"], f"{what}'s primals")
+        tangents, tangent_spec = flatten(a["tangents"], f"{what}'s tangents")
+        if primal_spec != tangent_spec or not isinstance(a["primals"], TupleVariable):
+            unsupported("control_flow_body", f"{what}: primals and tangents must be tuples of one structure")
+        traced = trace_body(tx, a["func"], [examples_of(p, what) for p in a["primals"].items], "jvp_body", what)
+        if traced.spec != "tensor":
+            unsupported("control_flow_body", f"{what} returns more than one tensor")
+        lifted, lifted_fakes = share_operands([traced])
+        operands = primals + tangents
+        return tx.output.call_operator(
+            tx, run_jvp, (traced.body, len(primals), *(t.node for t in operands), *lifted),
+            (traced.body, len(primals), *(t.fake for t in operands), *lifted_fakes))
+
+
 class TransformVariable(VariableTracker):
     """``torch.vmap`` / ``torch.func.grad`` ... themselves: called with a function and
     constant options, they return the transformed function."""
@@ -129,7 +178,8 @@ class TransformedVariable(VariableTracker):
             unsupported("control_flow_body", f"{what}: out_dims {out_dims!r} (an int is modelled)")
         if all(d is None for d in in_dims):
             unsupported("control_flow_body", f"{what}: no input is batched")
-        examples = [examples_of(a, what, (lambda f: f) if d is None else (lambda f, d=d: f.select(d, 0)))
+        output = tx.output
+        examples = [examples_of(a, what, (lambda f: f) if d is None else (lambda f, d=d: _one_example(output, f, d)))
                     for a, d in zip(args, in_dims)]
         traced = trace_body(tx, self.fn, examples, "vmap_body", what)
         lifted, lifted_fakes = share_operands([traced])
