@@ -14,6 +14,11 @@ def g(x):
     return x + 1
 
 
+def g_cond(x):
+    """``g`` as the break's hint says: the branch in the graph, one graph for either sign."""
+    return torch.cond(x.sum() > 0, lambda x: x * 2, lambda x: x + 1, (x,))
+
+
 if __name__ == "__main__":
     x = torch.randn(8)
     assert torch.equal(framegraph.compile(f, backend="eager")(x), f(x))

@@ -12,7 +12,7 @@ from framegraph.runtime import cache
 from framegraph.bytecode import format_bytecode
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from brief import f, g  # noqa: E402  (the brief's two examples)
+from brief import f, g, g_cond  # noqa: E402  (the brief's examples)
 
 
 def banner(text):
@@ -59,11 +59,28 @@ def show_g():
         print(report)
 
 
+def show_g_cond():
+    banner("g with torch.cond, as the hint says: one graph, fullgraph=True")
+    graphs = []
+
+    def backend(gm, example_inputs):
+        graphs.append(gm)
+        return gm.forward
+
+    compiled = framegraph.compile(g_cond, backend=backend, fullgraph=True)
+    for sign in (1, -1):
+        x = sign * torch.ones(4)
+        print(f"input sum {float(x.sum()):+.0f}: result equals eager: {torch.equal(compiled(x), g(x))}")
+    print(f"graphs: {len(graphs)}")
+    graphs[0].print_readable()
+
+
 def main():
     print(f"framegraph {framegraph.__version__}, torch {torch.__version__}, "
           f"backends: {', '.join(framegraph.list_backends())}")
     show_f()
     show_g()
+    show_g_cond()
 
 
 if __name__ == "__main__":

@@ -599,8 +599,7 @@ static inline int foreign_evaluator_owns(PyThreadState *ts) {
 
 static PyObject *fg_eval_frame(PyThreadState *ts, _PyInterpreterFrame *f, int throwflag) {
     PyObject *cb = tl_callback;
-    if (cb == NULL || tl_busy || throwflag || frame_is_generator(f) || thread_is_tracing(ts)
-        || foreign_evaluator_owns(ts))
+    if (cb == NULL || tl_busy || throwflag || frame_is_generator(f) || thread_is_tracing(ts))
         return prev_eval(ts, f, throwflag);
     PyCodeObject *co = frame_code(f);
     void *p = get_extra(co);
@@ -608,6 +607,8 @@ static PyObject *fg_eval_frame(PyThreadState *ts, _PyInterpreterFrame *f, int th
         return prev_eval(ts, f, throwflag);
     if (p == MARK_SKIP_RECURSIVE)
         return run_without_callback(ts, f, throwflag);
+    if (foreign_evaluator_owns(ts)) /* after the SKIP marks: a skipped frame pays nothing more */
+        return prev_eval(ts, f, throwflag);
     if (p == NULL && ((co->co_flags & NEVER_INTERCEPT) ||
                       (co->co_flags & (CO_OPTIMIZED | CO_NEWLOCALS)) != (CO_OPTIMIZED | CO_NEWLOCALS))) {
         /* Generators, coroutines, module and class bodies: never. */
