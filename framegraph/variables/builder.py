@@ -70,7 +70,7 @@ from .tensors.ctx_managers import GRAD_MODE_CLASSES, GradModeClassVariable, STAT
 from .tensors.nn_module import NNModuleVariable
 from .tensors.optim import OPTIM_MODELS
 from .tensors.rng import is_rng_method
-from .tensors.transforms import TRANSFORMS, JvpVariable, TransformVariable
+from .tensors.transforms import TRANSFORMS, JvpVariable, TransformVariable, VjpVariable
 from .tensors.torch_fn import TRACE_TIME, TorchFunctionVariable, is_graph_callable, is_shape_hint
 # Every floor, so that what each registers in the space is there before any trace runs.
 from . import callables, containers, core, iteration, objects, subclasses, tensors  # noqa: F401
@@ -277,6 +277,8 @@ def _wrap_function(tx, value, source):
         return TransformVariable(value, source=source)
     if value is torch.func.jvp:
         return JvpVariable(source=source)
+    if value is torch.func.vjp:
+        return VjpVariable(source=source)
     if value in FUNCTIONAL_CALLS:
         return FunctionalCallVariable(value, source=source)
     if value in NULL_CONTEXTS:  # torch.fx.traceback.annotate
@@ -324,8 +326,9 @@ def _made_per_call(fn) -> bool:
     if type(fn) is not types.FunctionType or "<locals>" not in fn.__code__.co_qualname:
         return False  # (torch ops come here too: they have no code)
     return not (fn in PURE_CALLS or fn in COPY_MODELS or fn in OPTIM_MODELS or fn in TYPING_MODELS
-                or fn in TRACE_TIME or is_graph_callable(fn) or fn in TRANSFORMS or fn is torch.func.jvp
-                or fn in FUNCTIONAL_CALLS or fn in NULL_CONTEXTS or is_shape_hint(fn))
+                or fn in TRACE_TIME or is_graph_callable(fn) or fn in TRANSFORMS
+                or fn in (torch.func.jvp, torch.func.vjp) or fn in FUNCTIONAL_CALLS or fn in NULL_CONTEXTS
+                or is_shape_hint(fn))
 
 
 def _wrap_nested_function(tx, fn, source):

@@ -1,7 +1,7 @@
 """torch.func transforms inside compiled code are one node of the graph.
 
 ``torch.vmap(f)(x)``, ``grad``, ``grad_and_value``, ``jacrev``, ``jacfwd``,
-``hessian`` and ``jvp`` trace ``f`` into a body of its own and call the transform on it, so
+``hessian``, ``jvp`` and ``vjp`` trace ``f`` into a body of its own and call the transform on it, so
 the whole function is one graph; what ``f`` reads from outside is handed to it.
 A function the tracer cannot capture is a break, and the transform runs in
 CPython; a compiled function called inside a transform runs unmodified (its
@@ -33,6 +33,11 @@ def test_grad_inside_compiled_code_is_one_graph():
     check(gradient, torch.arange(4.0))
 
 
+def _vjp_both(x, v):
+    out, pullback = torch.func.vjp(lambda a, b: (a * b).sin() * W, x, x.cos())
+    return out, pullback(v)
+
+
 CASES = {
     "in_dims with None": (lambda x, y: torch.vmap(lambda a, b: (a * b).sum() + a.sin(), in_dims=(0, None))(x, y),
                           (torch.randn(3, 4), torch.randn(4))),
@@ -50,6 +55,7 @@ CASES = {
     "per-example gradients, vmap of grad": (lambda x: torch.vmap(torch.func.grad(lambda a: a.sin().sum()))(x),
                                             (torch.randn(3, 4),)),
     "vmap of a module": (lambda x: torch.vmap(MLP)(x), (torch.randn(3, 2, 4),)),
+    "vjp and its pullback": (lambda x, v: _vjp_both(x, v), (torch.randn(4), torch.randn(4))),
     "jvp": (lambda x, t: torch.func.jvp(lambda a: a.sin() * a.cos() * W, (x,), (t,)), (torch.randn(4), torch.ones(4))),
 }
 

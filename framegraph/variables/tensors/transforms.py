@@ -1,5 +1,5 @@
 """torch.func's transforms in the graph: ``vmap``, ``grad``, ``grad_and_value``,
-``jacrev``, ``jacfwd``, ``hessian``, ``jvp``.
+``jacrev``, ``jacfwd``, ``hessian``, ``jvp``, ``vjp``.
 
 ``torch.vmap(f, in_dims)(x, y)`` is traced like a control-flow operator: ``f`` is
 traced into a body of its own (``control_flow.trace_body``) on FakeTensors of
@@ -27,6 +27,7 @@ from ...errors import unsupported
 from ..core.base import VariableTracker
 from ..containers.lists import TupleVariable
 from .control_flow import examples_of, flatten, share_operands, trace_body, unflatten
+from .tensor import TensorVariable
 
 
 # ---- what the graph calls: the transform applied to a body's GraphModule
@@ -113,6 +114,56 @@ class JvpVariable(VariableTracker):
         return tx.output.call_operator(
             tx, run_jvp, (traced.body, len(primals), *(t.node for t in operands), *lifted),
             (traced.body, len(primals), *(t.fake for t in operands), *lifted_fakes))
+
+
+def run_vjp(body, primal_count, *operands):
+    """The pullback of ``torch.func.vjp(f, *primals)`` applied to the cotangent (the last
+    operand), for a body that returns one tensor; the operands between the primals and
+    the cotangent are what the body read from outside."""
+    primals, lifted, cotangent = operands[:primal_count], operands[primal_count:-1], operands[-1]
+    return torch.func.vjp(lambda *p: body(*p, *lifted)[0], *primals)[1](cotangent)
+
+
+class VjpVariable(VariableTracker):
+    """``torch.func.vjp(f, *primals)``: ``f``'s output, traced in the graph as a call of
+    ``f``, and the pullback, a function whose call is one node."""
+
+    def python_type(self):
+        return type(torch.func.vjp)
+
+    def call(self, tx, args, kwargs):
+        what = "the function torch.func.vjp differentiates"
+        if kwargs.get("has_aux") is not None and kwargs["has_aux"].as_python_constant() or \
+                set(kwargs) - {"has_aux"}:
+            unsupported("unsupported_call", "torch.func.vjp with has_aux")
+        if not args or not all(isinstance(a, TensorVariable) for a in args[1:]):
+            unsupported("control_flow_body", f"{what}: only tensors as primals")
+        fn, primals = args[0], list(args[1:])
+        traced = trace_body(tx, fn, [p.fake for p in primals], "vjp_body", what)
+        if traced.spec != "tensor":
+            unsupported("control_flow_body", f"{what} returns more than one tensor")
+        lifted, lifted_fakes = share_operands([traced])
+        out = fn.call(tx, primals, {})  # a pure function (trace_body checked): its output, in this graph
+        return TupleVariable([out, PullbackVariable(traced, primals, lifted, lifted_fakes)])
+
+
+class PullbackVariable(VariableTracker):
+    """The function ``torch.func.vjp`` returns: called with a cotangent, one node."""
+
+    def __init__(self, traced, primals, lifted, lifted_fakes, **kwargs):
+        super().__init__(**kwargs)
+        self.traced, self.primals, self.lifted, self.lifted_fakes = traced, primals, lifted, lifted_fakes
+
+    def python_type(self):
+        return type(lambda: None)
+
+    def call(self, tx, args, kwargs):
+        if kwargs or len(args) != 1 or not isinstance(args[0], TensorVariable):
+            unsupported("control_flow_body", "the function torch.func.vjp returns takes one cotangent tensor")
+        n = len(self.primals)
+        return tx.output.call_operator(
+            tx, run_vjp, (self.traced.body, n, *(p.node for p in self.primals), *self.lifted, args[0].node),
+            (self.traced.body, n, *(p.fake for p in self.primals), *self.lifted_fakes, args[0].fake))
 
 
 class TransformVariable(VariableTracker):
