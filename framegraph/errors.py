@@ -152,8 +152,9 @@ _entry("missing_dict_key", "Missing key of a defaultdict or of a dict keyed by o
        "traced against the filled dict.",
        "Nothing to do for optimizers: the first step runs eagerly, later steps are captured.")
 _entry("control_flow_body", "A body of a control-flow operator cannot be captured",
-       "`torch.cond`, `while_loop`, `scan` and `map` take each branch or body as a graph of "
-       "its own, and torch requires it to be a pure function of its operands: tensors in "
+       "`torch.cond`, `while_loop`, `scan`, `map`, torch.func's transforms and flex_attention's "
+       "score_mod and mask_mod take each branch, body or function as a graph of its own, and "
+       "it must be a pure function of its operands: tensors in "
        "(closed-over tensors are handed in as extra operands), tensors in tuples or lists out, "
        "the same structure and metadata from both branches, no graph break inside, no change "
        "to anything outside it (a global, a list, an attribute, an operand written in place).",

@@ -192,9 +192,16 @@ def test_cond_runs_under_inductor():
     def f(x):
         return torch.cond(x.sum() > 0, lambda x: x.sin() + 1, lambda x: x.cos() * 2, (x,))
 
-    compiled = framegraph.compile(f, backend="inductor", fullgraph=True)
+    graphs = []
+
+    def inductor(gm, example_inputs):
+        graphs.append(gm)
+        return framegraph.backends.lookup_backend("inductor")[0](gm, example_inputs)
+
+    compiled = framegraph.compile(f, backend=inductor, fullgraph=True)
     for x in both_signs():
         torch.testing.assert_close(compiled(x), f(x))
+    assert len(graphs) == 1 and HOP.cond in [n.target for n in graphs[0].graph.nodes]
 
 
 # ---- what a body may not do: a break that names the rule

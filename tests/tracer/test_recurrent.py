@@ -45,7 +45,14 @@ def test_backward_under_aot_eager_gives_eagers_gradients():
     expected = [x.grad] + [p.grad for p in model.parameters()]
     x.grad = None
     model.zero_grad()
-    framegraph.compile(model, backend="aot_eager", fullgraph=True)(x).sum().backward()
+    cnt = CountingBackend()
+
+    def aot_eager(gm, example_inputs):
+        cnt(gm, example_inputs)
+        return framegraph.backends.lookup_backend("aot_eager")[0](gm, example_inputs)
+
+    framegraph.compile(model, backend=aot_eager, fullgraph=True)(x).sum().backward()
+    assert cnt.frame_count == 1
     for actual, wanted in zip([x.grad] + [p.grad for p in model.parameters()], expected):
         torch.testing.assert_close(actual, wanted)
 

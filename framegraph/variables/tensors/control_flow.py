@@ -92,10 +92,6 @@ class TracedBody:
         self.leaves = leaves
         self.spec = spec
 
-    @property
-    def fakes(self):
-        return [leaf.fake for leaf in self.leaves]
-
 
 def trace_body(tx, fn: VariableTracker, examples, name: str, what: str, returns=tuple,
                mode=contextlib.nullcontext) -> TracedBody:
@@ -185,16 +181,17 @@ def share_operands(traced):
     return nodes, [node.meta["example_value"] for node in nodes]
 
 
-def bind(args, kwargs, names, what):
-    """Positional and keyword arguments of an operator call, by name, all required."""
+def bind(args, kwargs, names, what, optional=()):
+    """Positional and keyword arguments of an operator call, by name: every one of
+    ``names`` is required but those in ``optional``, which are None when not given."""
     bound = dict(zip(names, args))
     for name, value in kwargs.items():
         if name not in names or name in bound:
             unsupported("unsupported_call", f"{what}: unexpected argument {name!r}")
         bound[name] = value
-    if len(args) > len(names) or len(bound) != len(names):
+    if len(args) > len(names) or any(name not in bound for name in names if name not in optional):
         unsupported("unsupported_call", f"{what} takes the arguments {', '.join(names)}")
-    return [bound[name] for name in names]
+    return [bound.get(name) for name in names]
 
 
 def _nodes(leaves):

@@ -17,7 +17,7 @@ from torch.utils import _pytree as pytree
 
 from ...errors import unsupported
 from ..containers.lists import BaseListVariable
-from .control_flow import HOP, OPERATORS, HigherOrderVariable, dict_pairs, share_operands, trace_body
+from .control_flow import HOP, OPERATORS, HigherOrderVariable, bind, dict_pairs, share_operands, trace_body
 from .tensor import TensorVariable
 
 _ARGS = ("query", "key", "value", "score_mod", "block_mask", "scale", "kernel_options",
@@ -71,13 +71,7 @@ class FlexAttentionVariable(HigherOrderVariable):
     score_mod_other_buffers=(), mask_mod_other_buffers=())``: both callables traced, one node."""
 
     def call(self, tx, args, kwargs):
-        values = dict(zip(_ARGS, args))
-        for name, value in kwargs.items():
-            if name not in _ARGS or name in values:
-                unsupported("unsupported_call", f"flex_attention: unexpected argument {name!r}")
-            values[name] = value
-        if any(name not in values for name in _ARGS[:7]):
-            unsupported("unsupported_call", f"flex_attention takes {', '.join(_ARGS[:7])}")
+        values = dict(zip(_ARGS, bind(args, kwargs, _ARGS, "flex_attention", optional=_ARGS[7:])))
         for name in _ARGS[7:]:  # filled by torch's tracer only: the user's wrapper passes none
             extra = values.get(name)
             if extra is not None and (not isinstance(extra, BaseListVariable) or extra.items):
