@@ -45,6 +45,13 @@ def assert_same(actual, expected, **tol):
         assert isinstance(actual, torch.Tensor), f"expected a tensor, got {type(actual).__name__}"
         torch.testing.assert_close(actual, expected, **tol)
         assert actual.requires_grad == expected.requires_grad
+    elif type(expected).__module__ == "numpy" and hasattr(expected, "dtype"):  # an ndarray, a NumPy scalar
+        import numpy as np
+
+        assert type(actual) is type(expected), f"{type(actual)} != {type(expected)}"
+        assert actual.dtype == expected.dtype and np.shape(actual) == np.shape(expected)
+        # torch's kernels (sin, exp) may round differently from NumPy's in the last place
+        np.testing.assert_allclose(actual, expected, rtol=tol.get("rtol", 1e-6), atol=tol.get("atol", 1e-6))
     elif isinstance(expected, (tuple, list)):
         assert type(actual) is type(expected), f"{type(actual)} != {type(expected)}"
         assert len(actual) == len(expected)

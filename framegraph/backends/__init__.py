@@ -53,7 +53,10 @@ def aot_eager(gm, example_inputs):
     def nop(g, _inputs):
         return make_boxed_func(g.forward)
 
-    return aot_module_simplified(gm, example_inputs, fw_compiler=nop, bw_compiler=nop)
+    # input mutations stay in an inference graph, as in torch's aot_eager: a `set_` that
+    # stands for `t.data = other` can only be kept there
+    return aot_module_simplified(gm, example_inputs, fw_compiler=nop, bw_compiler=nop,
+                                 keep_inference_input_mutations=True)
 
 
 @register_backend("inductor")

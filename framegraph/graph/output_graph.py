@@ -468,6 +468,8 @@ def _lower(value):
     """(FX argument, fake argument) of a tracker, or of a list/tuple/dict of trackers."""
     if isinstance(value, (TensorVariable, SymNodeVariable)):
         return value.node, value.fake if isinstance(value, TensorVariable) else value.value
+    if hasattr(value, "graph_tensor"):  # an ndarray of the trace: its tensor (numpy_arrays.py)
+        return _lower(value.graph_tensor)
     if isinstance(value, (list, tuple)) and not isinstance(value, VariableTracker):
         pairs = [_lower(v) for v in value]
         return type(value)(p[0] for p in pairs), type(value)(p[1] for p in pairs)

@@ -308,6 +308,36 @@ class WeakRefCallSource(Source):
 
 
 @source
+class NumpyTensorSource(Source):
+    """``torch.from_numpy(base)``: the tensor over an ndarray's memory (a NumPy input of
+    the graph); ``convert`` holds ``torch.from_numpy`` for the guards and the call."""
+
+    base: Source
+    convert: "ConstSource"
+
+    def name(self):
+        return f"torch.from_numpy({self.base.name()})"
+
+    def expr(self):
+        return f"{self.convert.expr()}({self.base.expr()})"
+
+    def reconstruct(self, cg):
+        from ..bytecode import create_instruction
+
+        cg.emit(create_instruction("PUSH_NULL"))
+        self.convert.reconstruct(cg)
+        self.base.reconstruct(cg)
+        cg.call(1)
+
+
+def numpy_tensor_source(base: Source) -> NumpyTensorSource:
+    """The source of the tensor over the ndarray read from ``base``."""
+    import torch
+
+    return NumpyTensorSource(base, ConstSource.of(torch.from_numpy))
+
+
+@source
 class TypeSource(Source):
     """``type(base)``: where class attributes of an instance come from."""
 

@@ -32,7 +32,7 @@ from torch import nn
 
 from .. import _C
 from ..errors import unsupported
-from ..guards.sources import AttrSource, GetItemSource, ListItemSource, Source, TupleItemSource
+from ..guards.sources import AttrSource, GetItemSource, ListItemSource, Source, TupleItemSource, numpy_tensor_source
 from ..guards.sources import AttrSource
 from .callables.builtin_methods import is_unbound_builtin_method
 from .callables.builtins import BUILTINS, BuiltinVariable, PURE
@@ -68,6 +68,8 @@ from .tensors.control_flow import wrap_operator
 from .tensors.functional_call import FUNCTIONAL_CALLS, FunctionalCallVariable
 from .tensors.ctx_managers import GRAD_MODE_CLASSES, GradModeClassVariable, STATE_SWITCHES, StateSwitchClassVariable
 from .tensors.nn_module import NNModuleVariable
+from .tensors.numpy_arrays import (NumpyArrayVariable, NumpyFunctionVariable, NumpyScalarTypeVariable,
+                                   is_numpy_scalar_type, np, numpy_counterpart)
 from .tensors.optim import OPTIM_MODELS
 from .tensors.rng import is_rng_method
 from .tensors.transforms import TRANSFORMS, JvpVariable, TransformVariable, VjpVariable
@@ -149,6 +151,27 @@ def _wrap_tensor(tx, value, source):
     if source is None:
         unsupported("unsupported_value", "a tensor that cannot be re-read on the next call")
     return tx.output.add_input(value, source)
+
+
+def _wrap_ndarray(tx, value, source):
+    """An ndarray from outside: the tensor over its memory is a graph input, read on each
+    call as ``torch.from_numpy(arr)`` and guarded as a tensor (numpy_arrays.py)."""
+    if source is None:
+        unsupported("unsupported_value", "an ndarray that cannot be re-read on the next call")
+    try:
+        tensor = torch.from_numpy(value)
+    except (TypeError, ValueError) as e:  # dtype object, negative strides: NumPy's own
+        unsupported("unsupported_value", f"an ndarray torch cannot view: {e}")
+    _guard(tx, "TYPE_MATCH", source, np.ndarray)
+    return NumpyArrayVariable(tx.output.add_input(tensor, numpy_tensor_source(source)), source=source)
+
+
+def _wrap_numpy_function(tx, value, source):
+    counterpart = numpy_counterpart(value)
+    if counterpart is None:
+        return _wrap_object(tx, value, source)
+    guard_identity(tx, value, source)
+    return NumpyFunctionVariable(value, counterpart, source=source)
 
 
 def _wrap_constant(tx, value, source):
@@ -272,6 +295,8 @@ def _wrap_function(tx, value, source):
         return _wrap_torch_compiled(tx, value, source)
     if _made_per_call(value):
         return _wrap_nested_function(tx, value, source)
+    if value.__module__ is not None and value.__module__.startswith("numpy") and numpy_counterpart(value):
+        return _wrap_numpy_function(tx, value, source)  # np.isclose, np.linalg.norm: written in Python
     guard_identity(tx, value, source)
     if value in TRANSFORMS:  # torch.vmap, torch.func.grad ...: one node (transforms.py)
         return TransformVariable(value, source=source)
@@ -397,10 +422,14 @@ def _wrap_class(tx, value, source):
         return StateSwitchClassVariable(value, source=source)
     if value in BUILTINS or value in PURE or value.__module__ == "builtins":
         return BuiltinVariable(value, source=source)
+    if value.__module__ == "numpy" and is_numpy_scalar_type(value):  # np.float32(2): recorded
+        return NumpyScalarTypeVariable(value, source=source)
     return UserDefinedClassVariable(value, source=source)
 
 
 def _wrap_builtin(tx, value, source):
+    if str(getattr(value, "__module__", None)).startswith("numpy") and numpy_counterpart(value):
+        return _wrap_numpy_function(tx, value, source)  # np.zeros, np.dot: NumPy's C functions
     guard_identity(tx, value, source)  # a global rebound to another builtin must not reuse the graph
     if value in PURE_CALLS:
         return PureCallVariable(value, source=source)
@@ -478,6 +507,9 @@ EXACT = {
     types.GenericAlias: _wrap_annotation, types.UnionType: _wrap_annotation,  # int | None
     functools.partial: wrap_partial, weakref.ReferenceType: wrap_weakref,
 }
+if np is not None:  # NumPy on tensors (numpy_arrays.py)
+    EXACT.update({np.ndarray: _wrap_ndarray, np.ufunc: _wrap_numpy_function,
+                  type(np.sum): _wrap_numpy_function})
 BY_BASE = (
     (torch.Tensor, _wrap_tensor),
     (nn.Module, _wrap_module),

@@ -57,6 +57,25 @@ class Drops(torch.autograd.Function):
         return grad
 
 
+class Legendre3(torch.autograd.Function):
+    """The new style: forward without ctx, setup_context saves what backward needs."""
+
+    @staticmethod
+    def forward(x):
+        return 0.5 * (5 * x ** 3 - 3 * x)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        (x,) = inputs
+        ctx.save_for_backward(x)
+        ctx.mark_non_differentiable()
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return grad * 1.5 * (5 * x ** 2 - 1)
+
+
 def grads_of(fn, *inputs):
     for t in inputs:
         t.grad = None
@@ -88,6 +107,21 @@ def test_with_aot_autograd_the_custom_backward_is_in_the_backward_graph():
     got, have = grads_of(framegraph.compile(f, backend="aot_eager", fullgraph=True), x)
     assert_same(got, expected)
     assert_same(have, want)
+
+
+@pytest.mark.parametrize("backend", ["counting", "aot_eager"])
+def test_a_function_with_setup_context_is_one_graph_and_its_backward_runs(backend):
+    def f(x, w):
+        return (Legendre3.apply(x) * w).sum()
+
+    x, w = torch.randn(6, requires_grad=True), torch.randn(6, requires_grad=True)
+    expected, want = grads_of(f, x, w)
+    cnt = CountingBackend()
+    got, have = grads_of(framegraph.compile(f, backend=cnt if backend == "counting" else backend,
+                                            fullgraph=True), x, w)
+    assert_same(got, expected)
+    assert_same(have, want)
+    assert cnt.frame_count == (1 if backend == "counting" else 0)
 
 
 def test_forward_with_a_side_effect_breaks_the_graph_and_runs_once():

@@ -57,3 +57,33 @@ def test_a_grad_of_another_shape_is_left_to_autograd_to_refuse():
     with pytest.raises(RuntimeError, match="assign a gradient of size"):
         framegraph.compile(f, backend=cnt)(torch.ones(2), p)
     assert p.grad is None and cnt.frame_count == 1  # the graph of x.sum()
+
+
+@pytest.mark.parametrize("backend", ["counting", "aot_eager", "inductor"])
+def test_assigning_data_swaps_what_the_tensor_holds_in_one_graph(backend):
+    def f(x, y):
+        x.data = y * 2
+        return x + 1
+
+    x, y = torch.randn(3), torch.randn(3)
+    mine = x.clone()
+    cnt = CountingBackend()
+    result = framegraph.compile(f, backend=cnt if backend == "counting" else backend, fullgraph=True)(mine, y)
+    assert_same(result, y * 2 + 1)
+    assert_same(mine, y * 2)
+    assert cnt.frame_count == (1 if backend == "counting" else 0)
+
+
+def test_assigning_data_of_another_shape_keeps_the_parameter_and_its_grad_flow():
+    w = torch.nn.Parameter(torch.randn(3))
+
+    def f(x, y):
+        w.data = y
+        return (w * x).sum()
+
+    cnt = CountingBackend()
+    x, y = torch.randn(4), torch.randn(4)
+    framegraph.compile(f, backend=cnt, fullgraph=True)(x, y).backward()
+    assert isinstance(w, torch.nn.Parameter) and w.shape == (4,) and w.requires_grad
+    assert_same(w.grad, x)
+    assert cnt.frame_count == 1

@@ -9,8 +9,9 @@ tracer first traces ``forward`` inline, with a model of ``ctx``; a graph break
 in it, a recorded side effect (a global, a list or an attribute of an object
 from outside), or an in-place or random op makes the call a graph break
 instead, as before. The inlined ops have no users and dead-code elimination
-removes them. Old-style Functions only (``forward(ctx, ...)``); a
-``setup_context`` or an overridden ``apply`` is a graph break.
+removes them. Both styles: ``forward(ctx, ...)``, and ``forward(...)`` with a
+``setup_context(ctx, inputs, output)`` (traced after it, on the same model of
+``ctx``); an overridden ``apply`` is a graph break.
 """
 import inspect
 
@@ -27,15 +28,23 @@ _FUNCTION_APPLY = inspect.getattr_static(torch.autograd.Function, "apply")
 _FUNCTION_SETUP = inspect.getattr_static(torch.autograd.Function, "setup_context")
 
 # ctx methods forward may call that change nothing the graph's result depends on
-_CTX_NOOPS = frozenset({"save_for_backward", "set_materialize_grads"})
+# (marking outputs non-differentiable changes their requires_grad, which the real call on
+# fakes gives the graph)
+_CTX_NOOPS = frozenset({"save_for_backward", "save_for_forward", "set_materialize_grads",
+                        "mark_non_differentiable"})
 
 
 def is_modelled_apply(cls, name: str) -> bool:
-    """Is ``cls.name`` the ``apply`` of an old-style custom autograd.Function?"""
+    """Is ``cls.name`` the ``apply`` of a custom autograd.Function, of either style?"""
     return (name == "apply" and isinstance(cls, type) and issubclass(cls, torch.autograd.Function)
             and inspect.getattr_static(cls, "apply") is _FUNCTION_APPLY
-            and inspect.getattr_static(cls, "setup_context") is _FUNCTION_SETUP
-            and isinstance(inspect.getattr_static(cls, "forward"), staticmethod))
+            and isinstance(inspect.getattr_static(cls, "forward"), staticmethod)
+            and (not _separate_setup(cls) or isinstance(inspect.getattr_static(cls, "setup_context"), staticmethod)))
+
+
+def _separate_setup(cls) -> bool:
+    """Does ``cls`` define ``setup_context`` (so ``forward`` takes no ``ctx``)?"""
+    return inspect.getattr_static(cls, "setup_context") is not _FUNCTION_SETUP
 
 
 class FunctionCtxVariable(VariableTracker):
@@ -85,7 +94,12 @@ class AutogradFunctionApplyVariable(VariableTracker):
         ctx = FunctionCtxVariable(TupleVariable(list(needs)))
         before = _mark(output)
         forward = inspect.getattr_static(self.cls, "forward").__func__
-        space.UserFunctionVariable(forward).call(tx, [ctx] + list(args), {})
+        if _separate_setup(self.cls):
+            result = space.UserFunctionVariable(forward).call(tx, list(args), {})
+            setup = inspect.getattr_static(self.cls, "setup_context").__func__
+            space.UserFunctionVariable(setup).call(tx, [ctx, TupleVariable(list(args)), result], {})
+        else:
+            space.UserFunctionVariable(forward).call(tx, [ctx] + list(args), {})
         _check_pure(output, before, self.cls)
         return output.call_function(tx, apply_of(self.cls), args, {})
 

@@ -37,7 +37,7 @@ META_METHODS = frozenset({
 })
 # Methods that need a tensor's data in Python.
 DATA_METHODS = frozenset({
-    "item", "tolist", "numpy", "__bool__", "__int__", "__float__", "__index__", "data_ptr",
+    "item", "tolist", "__bool__", "__int__", "__float__", "__index__", "data_ptr",
     "backward", "__array__", "__format__",
 })
 
@@ -101,7 +101,10 @@ class TensorVariable(VariableTracker):
     def setattr(self, tx, name, value):
         """``t.grad = None`` or ``= g`` (``zero_grad(set_to_none=True)``, a gradient
         hook written by hand): on a tensor from outside, a write replayed after the
-        graph like an object attribute's; later reads in the trace see it."""
+        graph like an object attribute's; later reads in the trace see it.
+        ``t.data = other`` is a graph op (``_set_data``)."""
+        if name == "data":
+            return self._set_data(tx, value)
         if name != "grad":
             unsupported("unsupported_attribute", f"setting tensor.{name}")
         if isinstance(value, TensorVariable):
@@ -120,6 +123,30 @@ class TensorVariable(VariableTracker):
         record_mutation(tx, self, "setting tensor.grad")
         self.attrs[name] = value
 
+    def _set_data(self, tx, value):
+        """``t.data = other``: ``t`` holds ``other``'s data from now on (its storage, its
+        shape) and stays the same tensor to autograd; recorded as ``t.set_(other)``
+        with grad off, as the assignment bypasses autograd."""
+        if not isinstance(value, TensorVariable):
+            unsupported("unsupported_attribute", f"assigning {value} to tensor.data")
+        mine, theirs = self.fake, value.fake
+        if (mine.dtype, mine.device) != (theirs.dtype, theirs.device):
+            unsupported("unsupported_attribute", "tensor.data = a tensor of another dtype or device")
+        output = tx.output
+        if (mine.shape, mine.stride()) != (theirs.shape, theirs.stride()) and output.options.backend_name == "inductor":
+            # Inductor (torch 2.13) checks such an input against its new size at the next
+            # call and raises, under torch.compile too
+            unsupported("unsupported_attribute", "tensor.data = a tensor of another shape, under Inductor")
+        with output.fake_mode:  # the fake the node was traced with (a placeholder's) stays as it was
+            self._fake = torch.empty_strided(mine.shape, mine.stride(), dtype=mine.dtype, device=mine.device,
+                                             requires_grad=mine.requires_grad)
+        mode = output.grad_mode
+        output.set_grad_mode(False)
+        try:
+            output.call_function(tx, keep_version, [output.call_method(tx, "set_", [self, value], {})], {})
+        finally:
+            output.set_grad_mode(mode)
+
     def call_method(self, tx, name, args, kwargs):
         if name in META_METHODS:
             cargs, ckwargs = space.lower_constants(args, kwargs)
@@ -131,6 +158,9 @@ class TensorVariable(VariableTracker):
             return wrap_constant(value)
         if name in DATA_METHODS:
             unsupported("data_dependent_value", f"Tensor.{name}() needs the tensor's data")
+        if name == "numpy":  # the same data seen as an ndarray (numpy_arrays.py)
+            force = kwargs.get("force", args[0] if args else ConstantVariable(False))
+            return space.ndarray_of_tensor(tx, self, bool(force.as_python_constant()))
         if name == "type" and not args and not kwargs:
             return ConstantVariable(self.fake.type())
         if name == "__getitem__":
@@ -159,6 +189,14 @@ class TensorVariable(VariableTracker):
 
     def __repr__(self):
         return "TensorVariable()"
+
+
+def keep_version(t):
+    """Undo the version bump of the ``set_`` that stands for ``t.data = other``: an
+    assignment to ``.data`` is hidden from autograd (and AOTAutograd keeps a hidden
+    ``set_`` of an input in the graph)."""
+    torch._C._autograd._unsafe_set_version_counter((t,), (max(t._version - 1, 0),))
+    return t
 
 
 class TensorMethodVariable(VariableTracker):

@@ -141,6 +141,10 @@ class TorchFunctionVariable(CallableVariable):
     def call(self, tx, args, kwargs):
         if self.fn in TRACE_TIME:
             return wrap_constant(TRACE_TIME[self.fn](tx, *args, **kwargs))
+        if self.fn in space.FROM_NUMPY:  # torch.from_numpy(a) of an ndarray of the trace
+            made = space.torch_of_ndarray(tx, self.fn, args, kwargs)
+            if made is not None:
+                return made
         if self.fn in (torch.is_tensor, torch.overrides.is_tensor_like):
             return ConstantVariable(isinstance(args[0], TensorVariable))
         name = getattr(self.fn, "__name__", "")
