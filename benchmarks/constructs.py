@@ -8,7 +8,9 @@ Each construct is a small self-contained program after an example of
 PyTorch's documentation or tutorials, in one of these groups: control flow
 operators (``torch.cond``, ``while_loop``, ``scan``, ``map``,
 ``associative_scan``), torch.func transforms, flex attention, module hooks,
-NumPy, recurrent modules, tensor metadata writes, data-dependent values,
+NumPy, recurrent modules, tensor metadata writes, data-dependent values (also
+with both compilers' ``capture_scalar_outputs`` and
+``capture_dynamic_output_shape_ops`` on: ``*_captured``),
 custom ops and autograd Functions, and nested compilers (``torch.compile``
 inside, activation checkpointing, ``torch.compiler.disable``).
 
@@ -38,7 +40,9 @@ one JSON line:
 Without ``--one`` it prints a markdown table and a summary: the constructs
 where framegraph gives eager's answer without hang, crash or error, in no
 more graphs than torch._dynamo (where torch._dynamo hangs or crashes there is
-no count to compare, and eager's answer is enough). The summary also says how
+no count to compare, and eager's answer is enough; where it captured no graph
+and ran the program eagerly, framegraph's one graph with no break counts as no
+more). The summary also says how
 many of those framegraph passes with no graph at all (the frame ran
 unmodified) where torch._dynamo captured one, and the notes give the first
 break or fallback reason there. ``--only NAME[,NAME]`` runs a subset,
@@ -76,6 +80,19 @@ class Case:
     def __init__(self, fn, *args, grads=(), then=(), observe=None, cleanup=None):
         self.fn, self.args = fn, args
         self.grads, self.then, self.observe, self.cleanup = list(grads), list(then), observe, cleanup
+        self.capture = False  # both compilers' capture_scalar_outputs and capture_dynamic_output_shape_ops
+
+
+def captured(build):
+    """Register ``build``'s program again as ``<name>_captured``, compiled with both
+    compilers' ``capture_scalar_outputs`` and ``capture_dynamic_output_shape_ops`` on."""
+    def variant():
+        case = build()
+        case.capture = True
+        return case
+    variant.__name__ = build.__name__ + "_captured"
+    CONSTRUCTS[variant.__name__] = ("data-dependent, captured", variant)
+    return build
 
 
 def params(*modules):
@@ -770,6 +787,31 @@ def lstm_backward():
     return Case(f, x, grads=[x, *params(lstm, head)])
 
 
+@construct("recurrent")
+def lstm_image_rows_columns():
+    # a ReNet-style image model: a conv stem, then an LSTM swept along every row and one
+    # along every column of the feature map, then a classifier
+    import torch
+    from torch import nn
+
+    class ReNet(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.stem = nn.Conv2d(3, 8, 3, padding=1)
+            self.rows = nn.LSTM(8, 6, batch_first=True, bidirectional=True)
+            self.cols = nn.LSTM(12, 6, batch_first=True, bidirectional=True)
+            self.head = nn.Linear(12, 5)
+
+        def forward(self, x):
+            f = self.stem(x).relu()                       # (B, C, H, W)
+            b, c, h, w = f.shape
+            r, _ = self.rows(f.permute(0, 2, 3, 1).reshape(b * h, w, c))
+            r = r.reshape(b, h, w, -1).permute(0, 2, 1, 3).reshape(b * w, h, -1)
+            col, _ = self.cols(r)
+            return self.head(col.reshape(b, w, h, -1).mean((1, 2)))
+    return Case(ReNet(), torch.randn(2, 3, 6, 5))
+
+
 # --- tensor metadata writes ------------------------------------------------------------------
 
 @construct("metadata writes")
@@ -832,6 +874,7 @@ def requires_grad_attr():
 
 # --- data-dependent values -------------------------------------------------------------------
 
+@captured
 @construct("data-dependent")
 def item_arith():
     import torch
@@ -842,6 +885,7 @@ def item_arith():
     return Case(f, torch.randn(5))
 
 
+@captured
 @construct("data-dependent")
 def item_shape():
     import torch
@@ -852,6 +896,7 @@ def item_shape():
     return Case(f, torch.randn(9))
 
 
+@captured
 @construct("data-dependent")
 def nonzero_index():
     import torch
@@ -862,6 +907,7 @@ def nonzero_index():
     return Case(f, torch.randn(4, 3))
 
 
+@captured
 @construct("data-dependent")
 def bool_mask_index():
     import torch
@@ -872,6 +918,7 @@ def bool_mask_index():
     return Case(f, torch.randn(10))
 
 
+@captured
 @construct("data-dependent")
 def unique_counts():
     import torch
@@ -882,6 +929,7 @@ def unique_counts():
     return Case(f, torch.randint(0, 5, (12,)))
 
 
+@captured
 @construct("data-dependent")
 def item_branch():
     import torch
@@ -1231,6 +1279,9 @@ def child(name, compiler):
     warm_up(compiler)
     torch.manual_seed(0)
     case = build()
+    if case.capture:
+        options = framegraph.config if compiler == "framegraph" else torch._dynamo.config
+        options.capture_scalar_outputs = options.capture_dynamic_output_shape_ops = True
     counter = Counter()
     records = []
     try:
@@ -1317,10 +1368,15 @@ def correct(r):
 
 
 def fg_ok(fg, dy):
-    """framegraph gives eager's answer, no hang/crash/error, and no more graphs than torch._dynamo."""
+    """framegraph gives eager's answer, no hang/crash/error, and no more graphs than torch._dynamo.
+
+    Where torch._dynamo captured no graph at all (it ran the program eagerly), framegraph's
+    single graph with no break is not "more graphs": it is the whole program captured."""
     if not correct(fg):
         return False
-    return dy["outcome"] in ("hang", "crash") or dy["graphs"] is None or fg["graphs"] <= dy["graphs"]
+    if dy["outcome"] in ("hang", "crash") or dy["graphs"] is None or fg["graphs"] <= dy["graphs"]:
+        return True
+    return dy["graphs"] == 0 and fg["graphs"] == 1 and not fg["breaks"]
 
 
 def note(label, r):
@@ -1348,7 +1404,9 @@ def markdown(rows):
         notes = [n for n in (note("dynamo", dy), note("fg", fg)) if n]
         if fg["graphs"] is not None and dy["graphs"] is not None:
             why = fg["breaks"][0][:110] if fg["breaks"] else ""
-            if fg["graphs"] > dy["graphs"]:
+            if dy["graphs"] == 0 and fg["graphs"] == 1 and not fg["breaks"]:
+                notes.append("dynamo ran it eagerly; fg one whole graph")
+            elif fg["graphs"] > dy["graphs"]:
                 notes.append(f"fg {fg['graphs'] - dy['graphs']} more graph(s){': ' + why if why else ''}")
             elif fg["graphs"] == 0 < dy["graphs"]:
                 # fewer graphs by running the frame unmodified is no capture at all: say so

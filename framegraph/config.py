@@ -63,6 +63,14 @@ class _Config:
         # Inside a DistributedDataParallel forward, split graphs for AOTAutograd
         # backends at DDP's bucket boundaries (backends/distributed.py).
         "optimize_ddp": (bool, True),
+        # `t.item()` in a trace is a graph node whose value the trace does not know (an
+        # unbacked SymInt/SymFloat): arithmetic and tensor ops on it stay in the graph, a
+        # branch on it is a break. Off: `.item()` is a break. (torch._dynamo's option of
+        # the same name; off by default there too.)
+        "capture_scalar_outputs": (bool, False),
+        # Ops whose result's size depends on the data (`nonzero`, `masked_select`, boolean
+        # indexing, `unique`) are traced with unbacked sizes. Off: such an op is a break.
+        "capture_dynamic_output_shape_ops": (bool, False),
     }
 
     def __init__(self):

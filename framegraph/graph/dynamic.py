@@ -44,7 +44,7 @@ from torch.fx.experimental.symbolic_shapes import DimDynamic, ShapeEnv
 from torch.utils._sympy.numbers import int_oo
 from torch.utils._sympy.printers import PythonPrinter
 
-from ..config import on_reset
+from ..config import config, on_reset
 from ..guards.sources import Source
 
 _MARK = "_framegraph_dynamic_dims"
@@ -98,9 +98,10 @@ class ShapeContext:
 
     def __init__(self, options):
         self.dynamic = getattr(options, "dynamic", None)
-        # no unbacked symbols: data-dependent ops stay graph breaks, as without a ShapeEnv
+        # unbacked sizes only where config asks for them: else data-dependent ops stay
+        # graph breaks, as without a ShapeEnv (scalars: symint.unbacked_item)
         self.shape_env = ShapeEnv(duck_shape=False, allow_scalar_outputs=False,
-                                  allow_dynamic_output_shape_ops=False)
+                                  allow_dynamic_output_shape_ops=config.capture_dynamic_output_shape_ops)
         self.fake_mode = FakeTensorMode(shape_env=self.shape_env, static_shapes=False)
         self.symbols: Dict[sympy.Symbol, Tuple[Source, Optional[int]]] = {}  # dim None: an int input
         self.sizes: Dict[Source, list] = {}

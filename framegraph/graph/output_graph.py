@@ -27,6 +27,7 @@ from typing import Any, Dict, List, Optional
 import torch
 import torch._guards
 import torch.fx
+from torch.fx.experimental.symbolic_shapes import compute_unbacked_bindings
 from torch.amp.autocast_mode import _enter_autocast, _exit_autocast
 from torch.autograd.grad_mode import _enter_inference_mode, _exit_inference_mode
 from torch._subclasses.fake_tensor import (
@@ -219,6 +220,7 @@ class OutputGraph:
             node_args, node_kwargs = bodies.lift_arguments(self, (node_args, node_kwargs))
         fake = self._run_fake(kind, target, fake_args, fake_kwargs)
         node = self.graph.create_node(kind, target, tuple(node_args), node_kwargs)
+        self._bind_unbacked(node, fake)
         if _is_impure(node) and getattr(self, "side_effects", None) is not None:
             self.side_effects.local_mutations += 1  # an in-place tensor op (autograd_function.py checks)
         if tx is not None:  # for the `graph` log: which user line made this node
@@ -226,6 +228,28 @@ class OutputGraph:
         arguments = {}
         _tensor_arguments([args, kwargs], arguments)
         return self._wrap_result(node, fake, arguments)
+
+    def call_known(self, tx, kind, target, args, result) -> VariableTracker:
+        """Record ``target(*args)`` whose fake result the caller made (an unbacked
+        SymFloat for ``t.item()``: running the op on fakes could not give one)."""
+        node_args, _ = _lower(list(args))
+        if self.bodies:
+            node_args = bodies.lift_arguments(self, node_args)
+        node = self.graph.create_node(kind, target, tuple(node_args), {})
+        self._bind_unbacked(node, result)
+        if tx is not None:
+            node.meta["location"] = (tx.code.co_filename, tx.current_line())
+        return self._wrap_result(node, result, {})
+
+    def _bind_unbacked(self, node, result) -> None:
+        """Where a result brings new unbacked symbols (``t.item()``, the size of
+        ``nonzero``), say which node binds them: AOTAutograd and Inductor read that
+        (``unbacked_bindings``), and a symbol left pending fails the next op."""
+        env = self.shapes.shape_env
+        if env.pending_fresh_unbacked_symbols:
+            bindings = compute_unbacked_bindings(env, result)
+            if bindings:
+                node.meta["unbacked_bindings"] = bindings
 
     # ---- control-flow operators (bodies.py)
     def new_body(self, name: str) -> bodies.Body:

@@ -25,6 +25,8 @@ import types
 import weakref
 from typing import Dict, List, Optional
 
+from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode
+
 from .. import bytecode, pyver
 from ..config import config
 from ..diagnostics import logs
@@ -151,6 +153,9 @@ class TranslatorBase:
             fn(self, inst)
         except TracedException as error:  # raised in traced code: find its handler
             unwind(self, inst, error)
+        except GuardOnDataDependentSymNode as error:  # a decision on an unbacked size or scalar
+            unsupported("data_dependent_value", f"Python needs a value known only when the graph runs: "
+                                                f"{str(error).splitlines()[0]}")
 
     def _check_stack_effect(self, inst, jumped):
         """Debug mode: the stack depth is what the dis.stack_effect of each step adds up to.

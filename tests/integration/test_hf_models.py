@@ -76,10 +76,6 @@ def train_step(model, opt, inputs):
     return out.loss
 
 
-# known: from the second step on, opt.step() (its state filled) is traced, and its
-# graph holds step.item() (the Python step counter), which aot_eager's AOTAutograd
-# cannot trace (DataDependentOutputException): the step then runs unmodified
-@pytest.mark.expect_internal_error("BackendError")
 @pytest.mark.parametrize("name", ["gpt2", "llama"])
 def test_training_steps_match_eager(name):
     model, inputs = zoo.build(name)
@@ -98,6 +94,8 @@ def test_training_steps_match_eager(name):
     # aot_eager's backward graph module (fx code) when autograd calls it; not counted
     graphs = sum(r.compiled.graph_count for r in records
                  if r.compiled and not r.code.co_filename.startswith("<eval_with_key>"))
-    # the forward and loss, captured through AOTAutograd; gpt2's breaks at the
-    # loss_function property (logger.warning_once, an lru_cache wrapper)
-    assert graphs == {"gpt2": 2, "llama": 1}[name]
+    # the forward and loss, captured through AOTAutograd (gpt2's breaks at the
+    # loss_function property: logger.warning_once, an lru_cache wrapper); and from the
+    # second step on opt.step(), its state filled, whose step counts are unbacked
+    # scalars of the graph (step.item(), optim.py)
+    assert graphs == {"gpt2": 3, "llama": 2}[name]

@@ -21,7 +21,7 @@ eager branch: the list of Python numbers.
 from torch.optim import optimizer
 
 from ...errors import unsupported
-from .symint import SymNodeVariable
+from .symint import unbacked_item
 from .tensor import TensorVariable
 
 
@@ -32,11 +32,7 @@ def _get_value(tx, x):
     fake = x.fake
     if fake.dim() != 0 or fake.is_complex():
         unsupported("data_dependent_value", "_get_value() of a tensor that is not a real 0-d tensor")
-    env = tx.output.shapes.shape_env
-    value = env.create_unbacked_symfloat() if fake.is_floating_point() else env.create_unbacked_symint()
-    node = tx.output.graph.call_method("item", (x.node,))
-    node.meta["example_value"] = value
-    return SymNodeVariable(node, value)
+    return unbacked_item(tx, x)
 
 
 def _stack_if_compiling(tx, x):

@@ -122,6 +122,22 @@ _DUNDER_OPS = {
 }
 
 
+def unbacked_item(tx, tensor) -> SymNodeVariable:
+    """``tensor.item()`` as a graph node whose value the trace does not know: an unbacked
+    SymFloat, SymInt or SymBool (optim.py's step counts; ``config.capture_scalar_outputs``)."""
+    fake = tensor.fake
+    if fake.numel() != 1 or fake.is_complex():
+        unsupported("data_dependent_value", "item() of a tensor that is not one real number")
+    env = tx.output.shapes.shape_env
+    if fake.is_floating_point():
+        value = env.create_unbacked_symfloat()
+    elif fake.dtype is torch.bool:
+        value = env.create_unbacked_symbool()
+    else:
+        value = env.create_unbacked_symint()
+    return tx.output.call_known(tx, "call_method", "item", [tensor], value)
+
+
 def _has_symbolic(value) -> bool:
     if isinstance(value, (tuple, list)):
         return any(_has_symbolic(v) for v in value)

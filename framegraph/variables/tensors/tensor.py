@@ -14,13 +14,14 @@ import operator
 
 import torch
 
+from ...config import config
 from ...errors import unsupported
 from ...guards.sources import AttrSource
 from ...side_effects import record_mutation
 from ..core import space
 from ..core.base import METHOD_NAME_ATTRS, VariableTracker
 from ..core.constant import ConstantVariable, wrap_constant
-from .symint import symbolic_meta
+from .symint import symbolic_meta, unbacked_item
 
 # Attributes answered from the FakeTensor at trace time (static, guarded).
 META_ATTRS = frozenset({
@@ -156,6 +157,8 @@ class TensorVariable(VariableTracker):
                 if symbolic is not None:
                     return symbolic
             return wrap_constant(value)
+        if name == "item" and not args and not kwargs and config.capture_scalar_outputs:
+            return unbacked_item(tx, self)
         if name in DATA_METHODS:
             unsupported("data_dependent_value", f"Tensor.{name}() needs the tensor's data")
         if name == "numpy":  # the same data seen as an ndarray (numpy_arrays.py)
