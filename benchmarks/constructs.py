@@ -1101,6 +1101,28 @@ def checkpoint_module():
 
 
 @construct("nested compilers")
+def checkpoint_between_ops():
+    # after the activation-checkpointing tutorial: work before and after each checkpointed
+    # block, a block with constant arguments
+    import torch
+    from torch import nn
+    from torch.utils.checkpoint import checkpoint
+
+    blocks = nn.ModuleList(nn.Sequential(nn.Linear(6, 6), nn.Tanh()) for _ in range(2))
+    x = torch.randn(3, 6, requires_grad=True)
+
+    def block(h, i, scale=1.0):
+        return blocks[i](h) * scale
+
+    def f(x):
+        h = x.relu()
+        for i in range(len(blocks)):
+            h = checkpoint(block, h, i, scale=0.5, use_reentrant=False) + h
+        return h.sum(-1)
+    return Case(f, x, grads=[x, *params(blocks)])
+
+
+@construct("nested compilers")
 def compiler_disable():
     import torch
 

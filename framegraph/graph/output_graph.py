@@ -63,11 +63,15 @@ def _is_impure(node: torch.fx.Node) -> bool:
         return True
     if _writes_in_place(node):
         return True
-    target = node.target
-    name = target if node.op == "call_method" else getattr(target, "__name__", "")
-    if node.op == "call_function" and (target is _GRAD_TOGGLE or target in _STATE_TARGETS):
+    if node.op == "call_function" and (node.target is _GRAD_TOGGLE or node.target in _STATE_TARGETS):
         return True
-    return name.lstrip("_") in _RANDOM
+    return _draws_random(node)
+
+
+def _draws_random(node: torch.fx.Node) -> bool:
+    """A node that draws from torch's RNG (``randn``, ``dropout``, ``x.bernoulli_()``)."""
+    name = node.target if node.op == "call_method" else getattr(node.target, "__name__", "")
+    return node.op in ("call_function", "call_method") and name.lstrip("_").rstrip("_") in _RANDOM
 
 
 def _writes_in_place(node: torch.fx.Node) -> bool:
@@ -89,7 +93,8 @@ _INPLACE_DUNDERS = {"__setitem__", "__delitem__"} | {
                             "rshift", "and", "or", "xor")}
 _RANDOM = {"rand", "randn", "randint", "randperm", "rand_like", "randn_like", "randint_like", "bernoulli",
            "multinomial", "normal", "poisson", "dropout", "dropout1d", "dropout2d", "dropout3d",
-           "alpha_dropout", "feature_alpha_dropout", "rrelu", "gumbel_softmax", "native_dropout"}
+           "alpha_dropout", "feature_alpha_dropout", "rrelu", "gumbel_softmax", "native_dropout",
+           "uniform", "exponential", "geometric", "cauchy", "log_normal", "random"}  # the last: x.uniform_()...
 _INPLACE_OPERATORS = {getattr(operator, n) for n in dir(operator) if n.startswith("i") and
                       n not in ("index", "indexOf", "is_", "is_not", "itemgetter", "invert", "is_none",
                                 "is_not_none")}
@@ -163,6 +168,7 @@ class OutputGraph:
     # whether a node must stay although nothing uses its result (trackers ask through the instance)
     is_impure = staticmethod(_is_impure)
     writes_in_place = staticmethod(_writes_in_place)
+    draws_random = staticmethod(_draws_random)
 
     def add_guard(self, kind: str, source, value=None) -> None:
         self.guards[Guard(kind, source, value)] = None
@@ -267,12 +273,13 @@ class OutputGraph:
             nodes = [bodies.lift(self, t.node) for t in leaves]
             body.graph.output(nodes[0] if shape is None else shape(nodes))
 
-    def call_operator(self, tx, op, args: tuple, fakes: tuple) -> VariableTracker:
-        """Record ``op(*args)``, a higher-order operator. ``args`` are FX arguments with a
-        ``Body`` where the operator takes a graph (attached here, as a ``get_attr`` node),
-        also inside tuples; ``fakes`` the same arguments as FakeTensors, with the same
-        ``Body`` objects. What the call returns is learnt by running ``op`` on the
-        bodies' GraphModules."""
+    def call_operator(self, tx, op, args: tuple, fakes: tuple, options: dict = None) -> VariableTracker:
+        """Record ``op(*args, **options)``, a higher-order operator. ``args`` are FX arguments
+        with a ``Body`` where the operator takes a graph (attached here, as a ``get_attr``
+        node), also inside tuples; ``fakes`` the same arguments as FakeTensors, with the
+        same ``Body`` objects; ``options`` constant keyword arguments. What the call
+        returns is learnt by running ``op`` on the bodies' GraphModules."""
+        options = options or {}
         attached = {}
 
         def as_nodes(arg):
@@ -291,13 +298,13 @@ class OutputGraph:
         fake_args = as_fakes(tuple(fakes))
         try:
             with self.fake_mode, _quiet_meta_failures():
-                result = op(*fake_args)
+                result = op(*fake_args, **options)
         except Exception as e:
             if type(e).__name__ in ("Unsupported", "GuardOnDataDependentSymNode"):
                 raise
             name = op.name() if isinstance(op, torch._ops.HigherOrderOperator) else op.__name__
             unsupported("control_flow_body", f"{name}: {type(e).__name__}: {e}")
-        node = self.graph.call_function(op, node_args)
+        node = self.graph.call_function(op, node_args, options)
         if tx is not None:
             node.meta["location"] = (tx.code.co_filename, tx.current_line())
         return self._wrap_result(node, result, {})

@@ -64,6 +64,7 @@ from .objects.supers import OBJECT_SLOTS, ObjectSlotVariable
 from .objects.user_defined import UserDefinedClassVariable, UserDefinedObjectVariable, bind_class_attribute
 from .subclasses.user_dict import is_user_dict_class, wrap_user_dict
 from .subclasses.value_subclass import value_base, wrap_value_instance
+from .tensors.checkpoint import CheckpointVariable, is_checkpoint
 from .tensors.control_flow import wrap_operator
 from .tensors.functional_call import FUNCTIONAL_CALLS, FunctionalCallVariable
 from .tensors.ctx_managers import GRAD_MODE_CLASSES, GradModeClassVariable, STATE_SWITCHES, StateSwitchClassVariable
@@ -287,6 +288,9 @@ def _wrap_set(tx, value, source):
 
 
 def _wrap_function(tx, value, source):
+    if is_checkpoint(value):  # torch.utils.checkpoint.checkpoint: one node (checkpoint.py)
+        guard_identity(tx, value, source)
+        return CheckpointVariable(source=source)
     if getattr(value, "__code__", None) is _TORCH_DISABLED:  # torch._disable_dynamo(fn): torch's own
         return BreakingCallVariable(value, "unsupported_call",  # "do not compile this" mark, kept
                                     f"{value.__qualname__} is marked by torch._disable_dynamo")
