@@ -45,6 +45,27 @@ CASES = {
         x = torch.randn(4)
         report(framegraph.compile(f, backend=counting, fullgraph=True)(x), f(x))
         """, 1),
+    "a cond torch.compile failed on before framegraph ran fails again, as in eager": ("""
+        # torch leaves its frame evaluator installed after the failed compile; the next
+        # one installs itself over framegraph's with framegraph's as the one it chains to
+        def f(x, out):
+            def write(x, out):
+                out.add_(1)  # torch.cond refuses a branch that writes to an operand
+                return x.clone()
+            return torch.cond(x.sum() > 0, write, lambda x, out: x.clone(), (x, out))
+        x = torch.ones(3)
+        def error_of(fn):
+            try:
+                fn(x, torch.zeros(3))
+            except Exception as e:
+                return type(e).__name__
+        eager = error_of(f)
+        compiled = error_of(framegraph.compile(f, backend=counting))
+        # and framegraph's next compiled call, which chains to torch's evaluator left behind
+        doubled = framegraph.compile(lambda x: x * 2, backend=counting)(x)
+        same = eager == compiled and eager is not None and torch.equal(doubled, x * 2)
+        print(json.dumps({"same": same, "graphs": len(graphs)}))
+        """, 2),  # the predicate, before the break at the call; the lambda
 }
 
 

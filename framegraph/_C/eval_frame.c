@@ -132,8 +132,9 @@ static inline Py_ssize_t code_nargs(PyCodeObject *co) {
 #define IS_STATE(p) ((uintptr_t)(p) > 2)
 
 static Py_ssize_t extra_index = -1;
-static _PyFrameEvalFunction prev_eval = NULL; /* what we chain to while installed */
+static _PyFrameEvalFunction chained_eval = NULL; /* what we chain to while installed */
 static int installed = 0;
+
 static Py_ssize_t threads_with_callback = 0;
 static Py_ssize_t cache_limit = 8;
 static PyObject *limit_hook = NULL;     /* called once with a code that hits the limit */
@@ -146,6 +147,27 @@ static int module_loaded = 0;
  * turns the hook off while guards and the callback run. */
 static _Thread_local PyObject *tl_callback = NULL;
 static _Thread_local int tl_busy = 0;
+/* The frame this thread last handed to a chained evaluator that is not the default. */
+static _Thread_local _PyInterpreterFrame *tl_handed = NULL;
+
+/* Run `f` with the evaluator we chain to. Another evaluator installed before us
+ * can chain back to us: torch 2.13 leaves its shim installed after a failed
+ * compile (we chain to it), and its next torch.compile installs it again over
+ * us with us as *its* previous one. Handing the frame on would then send it
+ * round the two hooks forever. Where that evaluator owns the slot it has had
+ * the frame already; otherwise a frame that comes back to us (`tl_handed`,
+ * checked in fg_eval_frame) has been round once. Either way the default
+ * evaluator runs it. */
+static inline PyObject *prev_eval(PyThreadState *ts, _PyInterpreterFrame *f, int throwflag) {
+    _PyFrameEvalFunction next = chained_eval;
+    if (next == _PyEval_EvalFrameDefault || next == _PyInterpreterState_GetEvalFrameFunc(ts->interp))
+        return _PyEval_EvalFrameDefault(ts, f, throwflag);
+    _PyInterpreterFrame *outer = tl_handed;
+    tl_handed = f;
+    PyObject *res = next(ts, f, throwflag);
+    tl_handed = outer;
+    return res;
+}
 
 /* ------------------------------------------------------------------------
  * CacheEntry: (guard, code) plus the memoised function used for re-call.
@@ -598,6 +620,8 @@ static inline int foreign_evaluator_owns(PyThreadState *ts) {
 }
 
 static PyObject *fg_eval_frame(PyThreadState *ts, _PyInterpreterFrame *f, int throwflag) {
+    if (chained_eval != _PyEval_EvalFrameDefault && tl_handed == f) /* back from the chain: see prev_eval */
+        return _PyEval_EvalFrameDefault(ts, f, throwflag);
     PyObject *cb = tl_callback;
     if (cb == NULL || tl_busy || throwflag || frame_is_generator(f) || thread_is_tracing(ts))
         return prev_eval(ts, f, throwflag);
@@ -653,7 +677,7 @@ static void install(void) {
     _PyFrameEvalFunction cur = _PyInterpreterState_GetEvalFrameFunc(interp);
     if (cur == fg_eval_frame)
         return;
-    prev_eval = cur; /* never NULL: Get returns the default for an empty slot */
+    chained_eval = cur; /* never NULL: Get returns the default for an empty slot */
     _PyInterpreterState_SetEvalFrameFunc(interp, fg_eval_frame);
     installed = 1;
 }
@@ -661,9 +685,9 @@ static void install(void) {
 static void uninstall(void) {
     PyInterpreterState *interp = PyThreadState_GET()->interp;
     /* Someone (a debugger) took the slot after us: leave theirs in place and
-     * keep chaining through prev_eval from our hook if it is still called. */
+     * keep chaining through chained_eval from our hook if it is still called. */
     if (_PyInterpreterState_GetEvalFrameFunc(interp) == fg_eval_frame)
-        _PyInterpreterState_SetEvalFrameFunc(interp, prev_eval);
+        _PyInterpreterState_SetEvalFrameFunc(interp, chained_eval);
     installed = 0;
 }
 

@@ -61,11 +61,20 @@ def _is_impure(node: torch.fx.Node) -> bool:
     result is unused."""
     if node.op in ("placeholder", "output") or node.meta.get("returns_argument"):
         return True
-    if _writes_in_place(node):
+    if _writes_in_place(node) or _mutates_by_schema(node):
         return True
     if node.op == "call_function" and (node.target is _GRAD_TOGGLE or node.target in _STATE_TARGETS):
         return True
     return _draws_random(node)
+
+
+def _mutates_by_schema(node: torch.fx.Node) -> bool:
+    """An operator whose schema says it writes to an argument (``Tensor(a!)``): a
+    ``torch.library.custom_op`` with ``mutates_args``, an aten ``out=`` overload."""
+    target = node.target
+    if isinstance(target, torch._ops.OpOverloadPacket):
+        return any(getattr(target, name)._schema.is_mutable for name in target.overloads())
+    return isinstance(target, torch._ops.OpOverload) and target._schema.is_mutable
 
 
 def _draws_random(node: torch.fx.Node) -> bool:
@@ -168,6 +177,7 @@ class OutputGraph:
     # whether a node must stay although nothing uses its result (trackers ask through the instance)
     is_impure = staticmethod(_is_impure)
     writes_in_place = staticmethod(_writes_in_place)
+    mutates_by_schema = staticmethod(_mutates_by_schema)
     draws_random = staticmethod(_draws_random)
 
     def add_guard(self, kind: str, source, value=None) -> None:

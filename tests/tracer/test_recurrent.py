@@ -70,3 +70,34 @@ def test_weights_updated_in_place_and_a_replaced_parameter_give_eagers_answer():
     model.lstm.weight_ih_l0 = nn.Parameter(torch.randn_like(model.lstm.weight_ih_l0))
     assert_same(compiled(x), model(x))  # the reference's referent changed: traced again
     assert cnt.frame_count == 2
+
+
+class ReNet(nn.Module):
+    """An image model that sweeps a bidirectional LSTM along every row of a conv
+    feature map, then another along every column."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Conv2d(3, 8, 3, padding=1)
+        self.rows = nn.LSTM(8, 6, batch_first=True, bidirectional=True)
+        self.cols = nn.LSTM(12, 6, batch_first=True, bidirectional=True)
+        self.head = nn.Linear(12, 5)
+
+    def forward(self, x):
+        f = self.stem(x).relu()
+        b, c, h, w = f.shape
+        r, _ = self.rows(f.permute(0, 2, 3, 1).reshape(b * h, w, c))
+        r = r.reshape(b, h, w, -1).permute(0, 2, 1, 3).reshape(b * w, h, -1)
+        col, _ = self.cols(r)
+        return self.head(col.reshape(b, w, h, -1).mean((1, 2)))
+
+
+def test_an_image_model_with_lstms_along_rows_and_columns_is_one_graph():
+    model = ReNet()
+    cnt = CountingBackend()
+    compiled = framegraph.compile(model, backend=cnt, fullgraph=True)
+    for shape in [(2, 3, 6, 5), (2, 3, 6, 5)]:
+        x = torch.randn(shape)
+        assert_same(compiled(x), model(x))
+    assert cnt.frame_count == 1
+    assert cnt.targets().count(torch.lstm) == 2

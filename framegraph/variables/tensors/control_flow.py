@@ -135,6 +135,9 @@ def _check_no_input_writes(output, body, what):
     """torch's bodies are functions: an in-place write may only go to a tensor the body
     made, never to an operand or a view (of anything)."""
     for node in body.graph.nodes:
+        if node.op == "call_function" and output.mutates_by_schema(node):  # which argument: the schema's
+            unsupported("control_flow_body", f"{what} calls an operator that writes to an argument "
+                                             f"({node.format_node()})")
         if node.op in ("call_function", "call_method") and node.args and output.writes_in_place(node):
             target = node.args[0]
             example = getattr(target, "meta", {}).get("example_value")
