@@ -35,6 +35,11 @@ def sized_by_a_scalar(x):
     return torch.zeros(n) + 1, x[:n]
 
 
+def a_range_of_a_count(x):
+    n = int((x > 0).sum().item())  # int() of the captured count keeps it symbolic
+    return torch.arange(n) * x.max(), n + 1
+
+
 def nonzero_and_masks(x):
     idx = torch.nonzero(x > 0)
     return idx, x[x > 0] * 2, idx.shape[0] + 1
@@ -51,7 +56,8 @@ def test_off_by_default_each_is_a_break():
     check_breaks(nonzero_and_masks, data, graphs=3, breaks=2)
 
 
-@pytest.mark.parametrize("fn", [item_arithmetic, sized_by_a_scalar, nonzero_and_masks, unique_counts])
+@pytest.mark.parametrize("fn", [item_arithmetic, sized_by_a_scalar, a_range_of_a_count, nonzero_and_masks,
+                                unique_counts])
 def test_captured_they_are_one_graph(capture, fn):
     check(fn, *data())
 

@@ -89,6 +89,13 @@ class SymNodeVariable(VariableTracker):
             unsupported("data_dependent_value", f"the value of {self.value}, known only when the graph runs")
         return self.python_type()(self.value)
 
+    def convert(self, tx, kind):
+        """``int(n)`` of an unbacked SymInt is itself (torch's ``int(u0)`` keeps it symbolic);
+        a known value converts as its number does."""
+        if self.unbacked and kind is int and self.python_type() is int:
+            return self
+        return ConstantVariable(kind(self.as_python_constant()))
+
     def truth(self, tx) -> bool:
         if self.unbacked:
             unsupported("data_dependent_branch", f"branching on {self.value}")
