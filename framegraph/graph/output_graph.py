@@ -72,8 +72,8 @@ def _mutates_by_schema(node: torch.fx.Node) -> bool:
     """An operator whose schema says it writes to an argument (``Tensor(a!)``): a
     ``torch.library.custom_op`` with ``mutates_args``, an aten ``out=`` overload."""
     target = node.target
-    if isinstance(target, torch._ops.OpOverloadPacket):
-        return any(getattr(target, name)._schema.is_mutable for name in target.overloads())
+    if isinstance(target, torch._ops.OpOverloadPacket):  # its out= overloads: _writes_in_place sees out=
+        return any(getattr(target, name)._schema.is_mutable for name in target.overloads() if "out" not in name)
     return isinstance(target, torch._ops.OpOverload) and target._schema.is_mutable
 
 

@@ -127,3 +127,14 @@ def test_a_custom_op_without_a_fake_implementation_breaks_the_graph():
     assert_same(result, f(x))
     assert not errors
     assert len(breaks) == 1 and cnt.frame_count == 2, [(b.entry.id, b.context) for b in breaks]
+
+
+def test_a_branch_calling_an_aten_op_through_its_packet_stays_one_graph():
+    # torch.ops.aten.sin has a mutable sin.out overload; the call without out= writes nothing
+    def f(x):
+        return torch.cond(x.sum() > 0, lambda x: torch.ops.aten.sin(x), lambda x: x.cos(), (x,))
+
+    cnt = CountingBackend()
+    x = torch.randn(4)
+    assert_same(framegraph.compile(f, backend=cnt, fullgraph=True)(x), f(x))
+    assert cnt.frame_count == 1
