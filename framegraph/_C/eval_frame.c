@@ -28,6 +28,9 @@
 #error "framegraph._C supports CPython 3.11, 3.12 and 3.13 (see shared/hook.md section 6)"
 #endif
 
+#include <pthread.h>
+#include <stdint.h>
+
 #define Py_BUILD_CORE
 #include <internal/pycore_frame.h>
 #if PY_VERSION_HEX >= 0x030D0000
@@ -59,16 +62,46 @@ static inline int frame_is_generator(_PyInterpreterFrame *f) {
 }
 static inline int thread_is_tracing(PyThreadState *ts) { return ts->tracing > 0; }
 
+#if PY_VERSION_HEX >= 0x030C0000
+/* 3.12 and 3.13 charge each entry into the evaluator two units of
+ * c_recursion_remaining (PY_EVAL_C_STACK_UNITS); a call CPython inlines charges
+ * none, and with a hook installed it inlines none. Measured with every code
+ * SKIP: recursion stopped at 747 frames on 3.12.1 (C_RECURSION_LIMIT 1500) and
+ * at 4997 on 3.13.0 (10000), where eager reaches the recursion limit. */
+#define NESTED_EVAL_C_UNITS 2
+static inline void refund_c_units(PyThreadState *ts) { ts->c_recursion_remaining += NESTED_EVAL_C_UNITS; }
+static inline void charge_c_units(PyThreadState *ts) { ts->c_recursion_remaining -= NESTED_EVAL_C_UNITS; }
+/* Python frames the thread is deep in, as the recursion limit counts them. */
+static inline int python_depth(PyThreadState *ts) { return ts->py_recursion_limit - ts->py_recursion_remaining; }
+#else
+/* 3.11 counts one recursion_remaining per Python frame, nested or inlined:
+ * the hook changes nothing there (measured). */
+static inline void refund_c_units(PyThreadState *ts) {}
+static inline void charge_c_units(PyThreadState *ts) {}
+static inline int python_depth(PyThreadState *ts) { return ts->recursion_limit - ts->recursion_remaining; }
+#endif
+
 /* 3.12 renamed the co_extra API (the old names remain as deprecated aliases). */
 #if PY_VERSION_HEX >= 0x030C0000
-#define code_get_extra PyUnstable_Code_GetExtra
 #define code_set_extra PyUnstable_Code_SetExtra
 #define request_code_extra_index PyUnstable_Eval_RequestCodeExtraIndex
 #else
-#define code_get_extra _PyCode_GetExtra
 #define code_set_extra _PyCode_SetExtra
 #define request_code_extra_index _PyEval_RequestCodeExtraIndex
 #endif
+
+/* co_extra, read in place: the holder's layout is private to codeobject.c but
+ * has been {ce_size, ce_extras[]} from 3.6 through 3.13, and the exported
+ * getter costs a call on every frame the hook sees. Writes go through the API. */
+typedef struct {
+    Py_ssize_t ce_size;
+    void *ce_extras[1];
+} code_extra_holder;
+
+static inline void *read_code_extra(PyCodeObject *co, Py_ssize_t index) {
+    code_extra_holder *h = (code_extra_holder *)co->co_extra;
+    return (h == NULL || index < 0 || index >= h->ce_size) ? NULL : h->ce_extras[index];
+}
 
 #if PY_VERSION_HEX >= 0x030D0000
 static void clear_and_pop(PyThreadState *ts, _PyInterpreterFrame *f) { _PyEval_FrameClearAndPop(ts, f); }
@@ -133,6 +166,7 @@ static inline Py_ssize_t code_nargs(PyCodeObject *co) {
 
 static Py_ssize_t extra_index = -1;
 static _PyFrameEvalFunction chained_eval = NULL; /* what we chain to while installed */
+static int chains_to_other = 0; /* chained_eval is not the default evaluator */
 static int installed = 0;
 
 static Py_ssize_t threads_with_callback = 0;
@@ -143,30 +177,46 @@ static PyObject *skip_recursive_sentinel = NULL;
 static PyObject *memo_key = NULL; /* "__framegraph_memo__" */
 static int module_loaded = 0;
 
-/* Thread-local: the callback (a strong reference) and the busy flag that
- * turns the hook off while guards and the callback run. */
-static _Thread_local PyObject *tl_callback = NULL;
-static _Thread_local int tl_busy = 0;
-/* The frame this thread last handed to a chained evaluator that is not the default. */
-static _Thread_local _PyInterpreterFrame *tl_handed = NULL;
+/* Thread-local, in one struct so that a function finds it with one lookup. */
+static _Thread_local struct {
+    PyObject *callback;           /* a strong reference, or NULL */
+    int busy;                     /* guards or the callback run: the hook stands aside */
+    _PyInterpreterFrame *handed;  /* the frame last handed to a chained evaluator (not the default) */
+    uintptr_t stack_floor;        /* see stack_is_low */
+} tl = {NULL, 0, NULL, UINTPTR_MAX};
+
+/* The default evaluator, nested in C as every call through a hook is. The C
+ * units it charges are refunded, so that recursion under the hook reaches the
+ * recursion limit as eager's inlined calls do; the C stack itself is watched
+ * by fg_eval_frame instead (stack_is_low). */
+static inline PyObject *eval_default(PyThreadState *ts, _PyInterpreterFrame *f, int throwflag) {
+    refund_c_units(ts);
+    PyObject *res = _PyEval_EvalFrameDefault(ts, f, throwflag);
+    charge_c_units(ts);
+    return res;
+}
 
 /* Run `f` with the evaluator we chain to. Another evaluator installed before us
  * can chain back to us: torch 2.13 leaves its shim installed after a failed
  * compile (we chain to it), and its next torch.compile installs it again over
  * us with us as *its* previous one. Handing the frame on would then send it
  * round the two hooks forever. Where that evaluator owns the slot it has had
- * the frame already; otherwise a frame that comes back to us (`tl_handed`,
+ * the frame already; otherwise a frame that comes back to us (`tl.handed`,
  * checked in fg_eval_frame) has been round once. Either way the default
  * evaluator runs it. */
-static inline PyObject *prev_eval(PyThreadState *ts, _PyInterpreterFrame *f, int throwflag) {
+static Py_NO_INLINE PyObject *hand_on(PyThreadState *ts, _PyInterpreterFrame *f, int throwflag) {
     _PyFrameEvalFunction next = chained_eval;
-    if (next == _PyEval_EvalFrameDefault || next == _PyInterpreterState_GetEvalFrameFunc(ts->interp))
-        return _PyEval_EvalFrameDefault(ts, f, throwflag);
-    _PyInterpreterFrame *outer = tl_handed;
-    tl_handed = f;
+    if (next == _PyInterpreterState_GetEvalFrameFunc(ts->interp))
+        return eval_default(ts, f, throwflag);
+    _PyInterpreterFrame *outer = tl.handed;
+    tl.handed = f;
     PyObject *res = next(ts, f, throwflag);
-    tl_handed = outer;
+    tl.handed = outer;
     return res;
+}
+
+static inline PyObject *prev_eval(PyThreadState *ts, _PyInterpreterFrame *f, int throwflag) {
+    return chains_to_other ? hand_on(ts, f, throwflag) : eval_default(ts, f, throwflag);
 }
 
 /* ------------------------------------------------------------------------
@@ -234,14 +284,7 @@ static void free_extra(void *p) {
 
 /* Borrowed: the slot's value (a mark, NULL, or a state co_extra owns). Hold a
  * state (Py_INCREF) before calling anything that can run Python code. */
-static void *get_extra(PyCodeObject *co) {
-    void *p = NULL;
-    if (code_get_extra((PyObject *)co, extra_index, &p) < 0) {
-        PyErr_Clear();
-        return NULL;
-    }
-    return p;
-}
+static inline void *get_extra(PyCodeObject *co) { return read_code_extra(co, extra_index); }
 
 /* Store `p` (a mark or NULL; a state's reference is stolen) in co's slot. */
 static int set_extra(PyCodeObject *co, void *p) {
@@ -340,11 +383,11 @@ static PyObject *run_entry(PyThreadState *ts, CacheEntry *e, _PyInterpreterFrame
 /* Run a call tree with this thread's callback off (SKIP_RECURSIVE). The
  * callback's reference moves to a local for the call and back after it. */
 static PyObject *run_without_callback(PyThreadState *ts, _PyInterpreterFrame *f, int throwflag) {
-    PyObject *cb = tl_callback;
-    tl_callback = NULL;
+    PyObject *cb = tl.callback;
+    tl.callback = NULL;
     PyObject *res = prev_eval(ts, f, throwflag);
-    PyObject *now = tl_callback;
-    tl_callback = cb;
+    PyObject *now = tl.callback;
+    tl.callback = cb;
     if (now != NULL) {
         /* A callback left set inside the tree: drop it but keep the count. */
         threads_with_callback--;
@@ -385,7 +428,7 @@ static CacheEntry *guard_loop(ExtraState *s, PyObject *cb, _PyInterpreterFrame *
                                           (nargs + 1) | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
         if (r == NULL)
             goto done;
-        int ok = PyObject_IsTrue(r);
+        int ok = r == Py_True ? 1 : r == Py_False ? 0 : PyObject_IsTrue(r); /* guards return bools */
         Py_DECREF(r);
         if (ok < 0)
             goto done;
@@ -570,13 +613,13 @@ static PyObject *on_miss(PyThreadState *ts, _PyInterpreterFrame *f, int throwfla
             return prev_eval(ts, f, throwflag);
         if (s->ncompiled >= cache_limit) {
             s->run_only = 1;
-            tl_busy = 1;
+            tl.busy = 1;
             notify_limit(co);
-            tl_busy = 0;
+            tl.busy = 0;
             return prev_eval(ts, f, throwflag);
         }
     }
-    tl_busy = 1;
+    tl.busy = 1;
     PyObject *r = call_callback(cb, f); /* new reference */
     CacheEntry *e = NULL;               /* new reference */
     if (r != NULL && r != Py_None) {
@@ -593,7 +636,7 @@ static PyObject *on_miss(PyThreadState *ts, _PyInterpreterFrame *f, int throwfla
             Py_CLEAR(r);
         }
     }
-    tl_busy = 0;
+    tl.busy = 0;
     if (r == NULL)
         return done_unrun(ts, f, NULL);
     PyObject *res;
@@ -619,20 +662,75 @@ static inline int foreign_evaluator_owns(PyThreadState *ts) {
     return _PyInterpreterState_GetEvalFrameFunc(ts->interp) != fg_eval_frame;
 }
 
-static PyObject *fg_eval_frame(PyThreadState *ts, _PyInterpreterFrame *f, int throwflag) {
-    if (chained_eval != _PyEval_EvalFrameDefault && tl_handed == f) /* back from the chain: see prev_eval */
-        return _PyEval_EvalFrameDefault(ts, f, throwflag);
-    PyObject *cb = tl_callback;
-    if (cb == NULL || tl_busy || throwflag || frame_is_generator(f) || thread_is_tracing(ts))
-        return prev_eval(ts, f, throwflag);
+/* ------------------------------------------------------------------------
+ * The C stack. Under a hook every Python call nests the evaluator in C (about
+ * 600 bytes on 3.11), so recursion that eager runs on the data stack alone
+ * would overflow the C stack (hook.md pitfall 9). When a frame arrives with
+ * less than half of its thread's stack left, the hook leaves the slot until
+ * that frame returns: CPython inlines the calls under it again, and they run
+ * unmodified, in this thread and (meanwhile) in others.
+ * ------------------------------------------------------------------------ */
+
+/* tl.stack_floor: nesting stops at this address (the stack grows down);
+ * UINTPTR_MAX until measured for the thread, 0 where it cannot be measured. */
+static Py_ssize_t frames_run_unhooked = 0; /* frames, all threads, run with the slot handed back */
+static int slot_handed_back = 0;          /* the slot is chained_eval because of them */
+
+static uintptr_t measure_stack_floor(void) {
+#ifdef __GLIBC__
+    pthread_attr_t attr;
+    void *low;
+    size_t size;
+    if (pthread_getattr_np(pthread_self(), &attr) != 0)
+        return 0;
+    int err = pthread_attr_getstack(&attr, &low, &size);
+    pthread_attr_destroy(&attr);
+    /* The lower half stays for what eager itself may nest under the deepest
+     * frame: CPython's C recursion limits assume a whole stack. */
+    return err ? 0 : (uintptr_t)low + size / 2;
+#else
+    return 0;
+#endif
+}
+
+/* Up to this many Python frames the stack is not measured, which keeps a
+ * thread-local read off the common path: 48 nested calls take under 32 KiB, the
+ * smallest stack `threading.stack_size()` gives a thread. */
+#define UNMEASURED_DEPTH 48
+
+static inline int stack_is_low(PyThreadState *ts) {
+    return python_depth(ts) > UNMEASURED_DEPTH && (uintptr_t)__builtin_frame_address(0) <= tl.stack_floor;
+}
+
+static Py_NO_INLINE PyObject *run_unhooked(PyThreadState *ts, _PyInterpreterFrame *f, int throwflag) {
+    if (tl.stack_floor == UINTPTR_MAX) { /* first frame of this thread */
+        tl.stack_floor = measure_stack_floor();
+        return fg_eval_frame(ts, f, throwflag);
+    }
+    PyInterpreterState *interp = ts->interp;
+    if (_PyInterpreterState_GetEvalFrameFunc(interp) == fg_eval_frame) {
+        _PyInterpreterState_SetEvalFrameFunc(interp, chained_eval);
+        slot_handed_back = 1;
+    }
+    frames_run_unhooked++;
+    PyObject *res = prev_eval(ts, f, throwflag);
+    /* install() and uninstall() may have run meanwhile: take the slot back only
+     * where it is still what we handed it to and we still want it. */
+    if (--frames_run_unhooked == 0 && slot_handed_back) {
+        slot_handed_back = 0;
+        if (installed && _PyInterpreterState_GetEvalFrameFunc(interp) == chained_eval && chained_eval != fg_eval_frame)
+            _PyInterpreterState_SetEvalFrameFunc(interp, fg_eval_frame);
+    }
+    return res;
+}
+
+/* A frame the callback may take: run its cache entry or ask the callback. Out
+ * of line, so that fg_eval_frame's path for a frame it lets pass stays short. */
+static Py_NO_INLINE PyObject *intercept(PyThreadState *ts, _PyInterpreterFrame *f, int throwflag,
+                                        PyObject *cb, void *p) {
     PyCodeObject *co = frame_code(f);
-    void *p = get_extra(co);
-    if (p == MARK_SKIP)
-        return prev_eval(ts, f, throwflag);
     if (p == MARK_SKIP_RECURSIVE)
         return run_without_callback(ts, f, throwflag);
-    if (foreign_evaluator_owns(ts)) /* after the SKIP marks: a skipped frame pays nothing more */
-        return prev_eval(ts, f, throwflag);
     if (p == NULL && ((co->co_flags & NEVER_INTERCEPT) ||
                       (co->co_flags & (CO_OPTIMIZED | CO_NEWLOCALS)) != (CO_OPTIMIZED | CO_NEWLOCALS))) {
         /* Generators, coroutines, module and class bodies: never. */
@@ -646,9 +744,9 @@ static PyObject *fg_eval_frame(PyThreadState *ts, _PyInterpreterFrame *f, int th
     if (IS_STATE(p)) {
         /* Held: a guard may reset() this code and drop co_extra's reference. */
         PyObject *state = Py_NewRef((PyObject *)p);
-        tl_busy = 1;
+        tl.busy = 1;
         CacheEntry *hit = guard_loop((ExtraState *)state, cb, f);
-        tl_busy = 0;
+        tl.busy = 0;
         Py_DECREF(state);
         if (hit != NULL) {
             hit->hits++;
@@ -663,9 +761,24 @@ static PyObject *fg_eval_frame(PyThreadState *ts, _PyInterpreterFrame *f, int th
             return done_unrun(ts, f, NULL);
         }
     }
-    res = on_miss(ts, f, throwflag, cb);
+    /* Only a miss asks: a hit runs code we compiled already, whoever owns the slot. */
+    res = foreign_evaluator_owns(ts) ? prev_eval(ts, f, throwflag) : on_miss(ts, f, throwflag, cb);
     Py_DECREF(cb);
     return res;
+}
+
+static PyObject *fg_eval_frame(PyThreadState *ts, _PyInterpreterFrame *f, int throwflag) {
+    if (stack_is_low(ts))
+        return run_unhooked(ts, f, throwflag);
+    if (chains_to_other && tl.handed == f) /* back from the chain: see prev_eval */
+        return eval_default(ts, f, throwflag);
+    PyObject *cb = tl.callback;
+    if (cb == NULL || tl.busy || throwflag || frame_is_generator(f) || thread_is_tracing(ts))
+        return prev_eval(ts, f, throwflag);
+    void *p = get_extra(frame_code(f));
+    if (p == MARK_SKIP)
+        return prev_eval(ts, f, throwflag);
+    return intercept(ts, f, throwflag, cb, p);
 }
 
 /* ------------------------------------------------------------------------
@@ -678,6 +791,7 @@ static void install(void) {
     if (cur == fg_eval_frame)
         return;
     chained_eval = cur; /* never NULL: Get returns the default for an empty slot */
+    chains_to_other = cur != _PyEval_EvalFrameDefault;
     _PyInterpreterState_SetEvalFrameFunc(interp, fg_eval_frame);
     installed = 1;
 }
@@ -693,12 +807,12 @@ static void uninstall(void) {
 
 /* Make `new` (owned, or NULL) this thread's callback; return the old one (owned). */
 static PyObject *swap_callback(PyObject *new) {
-    PyObject *old = tl_callback;
+    PyObject *old = tl.callback;
     if (old == NULL && new != NULL && threads_with_callback++ == 0)
         install();
     if (old != NULL && new == NULL && --threads_with_callback == 0)
         uninstall();
-    tl_callback = new;
+    tl.callback = new;
     return old;
 }
 
@@ -958,7 +1072,7 @@ static PyTypeObject ModuleCallType = {
 };
 
 static PyObject *py_get_callback(PyObject *self, PyObject *unused) {
-    return Py_NewRef(tl_callback ? tl_callback : Py_None);
+    return Py_NewRef(tl.callback ? tl.callback : Py_None);
 }
 
 static PyObject *py_is_installed(PyObject *self, PyObject *unused) {

@@ -7,9 +7,7 @@ threads) pays for it. Nesting works because each wrapper restores what it
 found.
 """
 import functools
-import sys
 import types
-import warnings
 
 import torch
 
@@ -19,10 +17,6 @@ from ..backends.distributed import delegates
 from ..config import MODES, CompileOptions, reset_state
 from . import skip
 from .convert_frame import ConvertFrame, touched_codes
-
-# hook.md pitfall 9: with the hook, each Python call nests C frames, and deep
-# recursion past ~20000 frames can overflow the C stack instead of raising.
-_SAFE_RECURSION_LIMIT = 10000
 
 
 def compile(model=None, *, backend="inductor", fullgraph=False, dynamic=None, mode=None,
@@ -40,10 +34,6 @@ def compile(model=None, *, backend="inductor", fullgraph=False, dynamic=None, mo
     opts = _validate(model, backend, fullgraph, dynamic, mode, options, disable)
     if disable:
         return model
-    if sys.getrecursionlimit() > _SAFE_RECURSION_LIMIT:
-        warnings.warn(f"sys.getrecursionlimit() is {sys.getrecursionlimit()}; with framegraph's frame "
-                      f"hook, recursion deeper than about {_SAFE_RECURSION_LIMIT * 2} frames may "
-                      "overflow the C stack", RuntimeWarning, stacklevel=2)
     callback = ConvertFrame.for_options(opts)
     if isinstance(model, torch.nn.Module):
         return OptimizedModule(model, callback)

@@ -64,6 +64,38 @@ def test_deep_recursion_is_a_recursion_error(mode):
     assert out.strip() == "RecursionError"
 
 
+def test_recursion_under_the_hook_reaches_the_recursion_limit():
+    # With a hook CPython nests its evaluator in C for each call. The hook keeps
+    # CPython's C recursion units as eager spends them and stops nesting when the
+    # C stack runs low, so a recursion stops where eager's does, not earlier
+    # (3.12, 3.13) and not in a crash (3.11).
+    out = run_isolated("""
+        sys.setrecursionlimit(100_000)
+
+        def down(n):
+            global deepest
+            deepest = n
+            down(n + 1)
+
+        def reach():
+            try:
+                down(0)
+            except RecursionError:
+                return deepest
+
+        eager = reach()
+        with hooked(lambda func, code, f_locals: _C.SKIP):
+            hooked_depth = reach()
+        with hooked(lambda func, code, f_locals: None):
+            asked_each_time = reach()
+        print(eager, hooked_depth, asked_each_time)
+    """)
+    eager, hooked_depth, asked_each_time = map(int, out.split())
+    assert eager > 99_000
+    assert hooked_depth == eager
+    assert asked_each_time == eager
+
+
 def test_reset_from_inside_a_guard():
     out = run_isolated("""
         def f(x):
