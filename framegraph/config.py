@@ -9,10 +9,15 @@ a module that was never imported has nothing to clear:
 
   cleared by reset()
     runtime/convert_frame.py  touched_codes (codes with entries or marks), retries,
-                              the last recompile reasons per code
+                              the last recompile reasons per code, codes whose first
+                              call ran unmodified under the "eager_then_compile" stance
     runtime/skip.py           the quick filter's answer per file
     graph/dynamic.py          sizes seen per code (automatic dynamic shapes)
   kept by reset(), on purpose
+    runtime/stance.py         the stance set_stance() set (torch.compiler.reset keeps it too)
+    variables/tensors/torch_fn.py, variables/builder.py   what the user said about
+                              callables: allow_in_graph, disallow_in_graph, substitute_in_graph
+    runtime/install.py        torch's originals while install()ed
     runtime/skip.py           user roots: codes the user compiled explicitly (the
                               compile() wrappers outlive a reset)
     runtime/hook.py           disable() marks
@@ -112,4 +117,6 @@ class CompileOptions:
     fullgraph: bool = False
     dynamic: Optional[bool] = None
     mode: Optional[str] = None
-    options: Optional[dict] = None
+    options: Optional[dict] = None  # the backend's; guard_filter_fn taken out
+    guard_filter_fn: Optional[Callable[..., Any]] = None
+    requested: Any = None  # the backend as given, before mode and options were bound to it

@@ -163,6 +163,11 @@ _entry("control_flow_body", "A body of a control-flow operator cannot be capture
 _entry("explicit_graph_break", "Explicit graph break",
        "The code calls `framegraph.graph_break()`, which asks for the graph to end here.",
        "Remove the call to capture the code before and after it in one graph.")
+_entry("disallowed_in_graph", "Call to a callable marked by disallow_in_graph",
+       "The called function was passed to `framegraph.disallow_in_graph()` (or "
+       "`torch.compiler.disallow_in_graph()` while framegraph is installed), which asks for a "
+       "graph break at each call: the call runs in CPython.",
+       "Remove the function from `disallow_in_graph` to capture it.")
 _entry("disabled_function", "Call to a framegraph.disable()d function",
        "The called function was wrapped with `framegraph.disable()`, so it always runs in "
        "CPython, outside any graph.",

@@ -1,14 +1,17 @@
-"""Suite-wide settings and the strict mode (tests/strict_trace.py).
+"""Suite-wide settings; the strict mode comes from framegraph's pytest plugin.
 
 Every test runs with fresh caches, with the tracer's stack-effect check on
 (``config.debug_stack_effect``: each opcode handler's stack change is checked
-against ``dis.stack_effect``) and under the strict mode: a test fails on any
-internal error of framegraph and on any fallback to eager it does not
-declare with ``@pytest.mark.expect_fallback(...)`` /
+against ``dis.stack_effect``) and under the strict mode (``framegraph_strict
+= true`` in pyproject.toml): a test fails on any internal error of
+framegraph and on any fallback to eager it does not declare with
+``@pytest.mark.expect_fallback(...)`` /
 ``@pytest.mark.expect_internal_error(...)`` (``allow_fallback(...)`` for the
-fuzzer's generated programs). What counts as a fallback, and the
-``strict_trace`` fixture that counts a test's graphs, are written down in
-tests/strict_trace.py.
+fuzzer's generated programs). What counts as a fallback, the
+``framegraph_trace`` fixture that counts a test's graphs and its
+``assert_compiles``, and the ``framegraph_graphs`` marker are written down in
+framegraph_pytest.py (installed as the ``framegraph`` pytest11
+entry point).
 """
 import os
 import sys
@@ -20,7 +23,6 @@ import pytest  # noqa: E402
 
 import framegraph  # noqa: E402
 from framegraph.runtime import skip  # noqa: E402
-from strict_trace import pytest_configure, pytest_runtest_call, strict_trace  # noqa: E402,F401
 
 pytest_plugins = ["pytester"]
 

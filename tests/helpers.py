@@ -7,9 +7,11 @@
 
 ``check(f, *args)`` does all of that in one call and returns the counter.
 Every compile in the suite states the graphs it expects: with a
-CountingBackend, or, whatever the backend, with the ``strict_trace``
-fixture's ``graphs`` (tests/strict_trace.py, which also fails a test on any
-undeclared fallback to eager).
+CountingBackend, or, whatever the backend, with framegraph's pytest plugin
+(framegraph_pytest.py, which also fails a test on any
+undeclared fallback to eager): ``framegraph_trace.assert_compiles(f, x,
+graphs=1)``, the ``@pytest.mark.framegraph_graphs(n)`` marker, or the
+``framegraph_trace`` fixture's ``graphs``.
 """
 import dis
 
@@ -80,7 +82,7 @@ def check(fn, *args, fullgraph=True, frames=1, ops=None, **kwargs):
 
 def same_as_eager(fn, *args):
     """Compiled ``fn`` (backend ``eager``) returns what eager ``fn`` returns; the result. The
-    caller states the graph count (``strict_trace.graphs``)."""
+    caller states the graph count (``framegraph_trace.graphs``)."""
     expected = fn(*args)
     actual = framegraph.compile(fn, backend="eager")(*args)
     assert_same(actual, expected)

@@ -38,7 +38,8 @@ def test_bad_input_is_a_clear_error():
         framegraph.config.recompile_limit = "8"
 
 
-def test_three_ways_to_compile_keep_the_function_metadata(strict_trace):
+@pytest.mark.framegraph_graphs(2)  # eager's (shared by two wrappers) and inductor's
+def test_three_ways_to_compile_keep_the_function_metadata():
     def scale(x):
         """Doubles x."""
         return x * 2
@@ -52,7 +53,12 @@ def test_three_ways_to_compile_keep_the_function_metadata(strict_trace):
         assert compiled.__wrapped__ is scale
         assert torch.equal(compiled(x), x * 2)
     assert framegraph.compile(scale, disable=True) is scale
-    assert strict_trace.graphs == 2  # eager's (shared by two wrappers) and inductor's
+
+
+def test_a_module_compiles_to_one_graph_that_equals_eager(framegraph_trace):
+    model = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.ReLU(), torch.nn.Linear(4, 2))
+    out = framegraph_trace.assert_compiles(model, torch.randn(5, 3), graphs=1)
+    assert out.shape == (5, 2)
 
 
 def test_one_function_compiled_with_two_backends_is_compiled_by_each():
@@ -68,14 +74,15 @@ def test_one_function_compiled_with_two_backends_is_compiled_by_each():
 
 
 @pytest.mark.expect_fallback("exception")  # boom() raises: it runs unmodified
-def test_callback_set_only_while_the_wrapper_runs(strict_trace):
+@pytest.mark.framegraph_graphs(0, breaks=1)  # a break at the C call, no tensor work
+def test_callback_set_only_while_the_wrapper_runs(framegraph_trace):
     def peek():
         return _C.get_callback()
 
     compiled = framegraph.compile(peek, backend="eager")
     assert _C.get_callback() is None
     assert compiled() is not None
-    assert (strict_trace.frames, strict_trace.graphs) == (2, 0)  # a break at the C call, no tensor work
+    assert framegraph_trace.frames == 2  # peek and the resume function after the break
     assert _C.get_callback() is None and not _C.is_installed()
 
     def boom():
@@ -86,7 +93,8 @@ def test_callback_set_only_while_the_wrapper_runs(strict_trace):
     assert _C.get_callback() is None and not _C.is_installed()
 
 
-def test_nested_compiled_functions_with_different_backends(strict_trace):
+@pytest.mark.framegraph_graphs(1)  # inner is inlined into outer (as torch.compile does)
+def test_nested_compiled_functions_with_different_backends():
     seen = []
 
     def inner_backend(gm, example_inputs):
@@ -101,10 +109,11 @@ def test_nested_compiled_functions_with_different_backends(strict_trace):
     x = torch.randn(4)
     assert torch.equal(framegraph.compile(outer, backend="eager")(x), (x + 1) * 2)
     assert _C.get_callback() is None
-    assert strict_trace.graphs == 1 and seen == []  # inner is inlined into outer (as torch.compile does)
+    assert seen == []  # inner's backend never sees a graph
 
 
-def test_other_threads_are_not_affected(strict_trace):
+@pytest.mark.framegraph_graphs(0, breaks=2)  # breaks at set() and wait(); no tensor work
+def test_other_threads_are_not_affected(framegraph_trace):
     seen_in_thread = []
     started, release = threading.Event(), threading.Event()
 
@@ -123,10 +132,11 @@ def test_other_threads_are_not_affected(strict_trace):
     framegraph.compile(f, backend="eager")(torch.ones(1))
     t.join()
     assert seen_in_thread == [None]
-    assert (strict_trace.frames, strict_trace.graphs) == (3, 0)  # breaks at set() and wait(); no tensor work
+    assert framegraph_trace.frames == 3  # f and the resume functions after its two breaks
 
 
-def test_compiling_a_module_returns_a_wrapper_and_leaves_it_unchanged(strict_trace):
+@pytest.mark.framegraph_graphs(1)
+def test_compiling_a_module_returns_a_wrapper_and_leaves_it_unchanged():
     mod = torch.nn.Linear(3, 2)
     compiled = framegraph.compile(mod, backend="eager")
     assert isinstance(compiled, torch.nn.Module) and compiled is not mod
@@ -135,7 +145,6 @@ def test_compiling_a_module_returns_a_wrapper_and_leaves_it_unchanged(strict_tra
     x = torch.randn(5, 3)
     assert torch.allclose(compiled(x), mod(x))
     assert type(mod) is torch.nn.Linear and mod.forward.__func__ is torch.nn.Linear.forward
-    assert strict_trace.graphs == 1
 
 
 class Scaled(torch.nn.Module):
@@ -148,7 +157,8 @@ class Scaled(torch.nn.Module):
         return self.lin(x) * self.scale
 
 
-def test_the_compiled_module_mirrors_the_module_like_torch_compile(strict_trace):
+@pytest.mark.framegraph_graphs(3)  # the first call, scale 0.0 (a guarded constant), the copy
+def test_the_compiled_module_mirrors_the_module_like_torch_compile():
     import copy
 
     mod = Scaled()
@@ -164,7 +174,6 @@ def test_the_compiled_module_mirrors_the_module_like_torch_compile(strict_trace)
     assert not mod.training and not compiled.training
     twin = copy.deepcopy(compiled)
     assert twin._orig_mod is not mod and torch.equal(twin(x), compiled(x))
-    assert strict_trace.graphs == 3  # the first call, scale 0.0 (a guarded constant), the copy
 
 
 def test_disable_runs_the_call_tree_with_the_callback_off():
@@ -209,7 +218,8 @@ def test_cli_prints_version_and_backends():
     assert out.startswith("framegraph 0.1.0") and "eager, inductor" in out
 
 
-def test_hooks_on_the_compiled_module_and_global_hooks_still_run(strict_trace):
+@pytest.mark.framegraph_graphs(2)  # forward alone, then the call with the module's hooks in it
+def test_hooks_on_the_compiled_module_and_global_hooks_still_run():
     model = torch.nn.Linear(3, 3)
     compiled = framegraph.compile(model, backend="eager")
     seen = []
@@ -228,10 +238,10 @@ def test_hooks_on_the_compiled_module_and_global_hooks_still_run(strict_trace):
     seen.clear()
     compiled(x)
     assert seen == []
-    assert strict_trace.graphs == 2  # forward alone, then the call with the module's hooks in it
 
 
-def test_a_forward_set_on_the_instance_or_the_class_is_what_runs(strict_trace):
+@pytest.mark.framegraph_graphs(3)  # Linear.forward, the lambda, Doubled.forward
+def test_a_forward_set_on_the_instance_or_the_class_is_what_runs():
     model = torch.nn.Linear(3, 3)
     compiled = framegraph.compile(model, backend="eager")
     x = torch.ones(2, 3)
@@ -246,7 +256,6 @@ def test_a_forward_set_on_the_instance_or_the_class_is_what_runs(strict_trace):
 
     model.__class__ = Doubled
     torch.testing.assert_close(compiled(x), model(x))
-    assert strict_trace.graphs == 3  # Linear.forward, the lambda, Doubled.forward
 
 
 def test_module_call_and_all_empty_reject_bad_input():

@@ -6,12 +6,12 @@ from framegraph.runtime import cache
 from framegraph.diagnostics.decompile import decompile
 
 
-def test_the_briefs_modified_bytecode_reads_as_python(strict_trace):
+def test_the_briefs_modified_bytecode_reads_as_python(framegraph_trace):
     def f(x):
         return torch.sin(x) + 1
 
     framegraph.compile(f, backend="eager")(torch.randn(8))
-    assert strict_trace.graphs == 1
+    assert framegraph_trace.graphs == 1
     source = decompile(cache.entries(f)[0].code)
     assert source.splitlines()[0] == "def f(x):"
     assert "graph_out_0 = __compiled_fn_" in source and source.endswith("return graph_out_0[0]")

@@ -133,7 +133,7 @@ def test_recompile_log_names_the_size_change(recompiles):
     assert "framegraph.mark_dynamic(x, 0)" in text
 
 
-def test_recompile_log_names_a_float_change(recompiles, strict_trace):
+def test_recompile_log_names_a_float_change(recompiles, framegraph_trace):
     def f(x, scale):
         return x * scale
 
@@ -142,7 +142,7 @@ def test_recompile_log_names_a_float_change(recompiles, strict_trace):
     compiled(torch.ones(2), 3.0)
     assert ("L['scale'] changed from 2.0 to 3.0 (a Python float: pass a tensor to avoid recompiling)"
             in "\n".join(recompiles))
-    assert strict_trace.graphs == 2  # floats are guarded constants
+    assert framegraph_trace.graphs == 2  # floats are guarded constants
 
 
 def replaceable(x):
@@ -153,7 +153,7 @@ def calls_replaceable(x):
     return replaceable(x)
 
 
-def test_recompile_log_names_a_replaced_function(recompiles, strict_trace):
+def test_recompile_log_names_a_replaced_function(recompiles, framegraph_trace):
     global replaceable
     compiled = framegraph.compile(calls_replaceable, backend="eager")
     original = replaceable
@@ -164,7 +164,7 @@ def test_recompile_log_names_a_replaced_function(recompiles, strict_trace):
     finally:
         replaceable = original
     assert "id of G['replaceable'] changed (the function replaceable was replaced" in "\n".join(recompiles)
-    assert strict_trace.graphs == 2
+    assert framegraph_trace.graphs == 2
 
 
 @pytest.mark.parametrize("change, words", [
@@ -174,30 +174,30 @@ def test_recompile_log_names_a_replaced_function(recompiles, strict_trace):
     (lambda x: x[None], "L['x'] now has 3 dimensions, not 2"),
     (lambda x: [x], "L['x'] is now a list, not a tensor"),
 ])
-def test_tensor_reasons_in_words(change, words, strict_trace):
+def test_tensor_reasons_in_words(change, words, framegraph_trace):
     compiled = framegraph.compile(lambda x: x * 2, backend="eager")
     x = torch.ones(4, 4)
     compiled(x)
-    assert strict_trace.graphs == 1
+    assert framegraph_trace.graphs == 1
     code = compiled.__wrapped__.__code__
     reasons = cache.recompile_reasons(compiled.__wrapped__, code, {"x": change(x.clone())})
     assert any(words in r for r in reasons), reasons
 
 
-def test_shape_guard_reason_in_words(strict_trace):
+def test_shape_guard_reason_in_words(framegraph_trace):
     def f(x, y):
         return x + y
 
     compiled = framegraph.compile(f, backend="eager", dynamic=True)
     compiled(torch.ones(3, 2), torch.ones(3, 2))
-    assert strict_trace.graphs == 1
+    assert framegraph_trace.graphs == 1
     reasons = cache.recompile_reasons(f, f.__code__, {"x": torch.ones(3, 2), "y": torch.ones(4, 2)})
     assert reasons == ["L['x'].size(0) == L['y'].size(0) no longer holds "
                        "(size of L['x'] dim 0 is 3, size of L['y'] dim 0 is 4)"]
 
 
 @pytest.mark.expect_fallback("recompile_limit")
-def test_recompile_limit_warns_once_with_the_reasons(caplog, strict_trace):
+def test_recompile_limit_warns_once_with_the_reasons(caplog, framegraph_trace):
     framegraph.config.recompile_limit = 2
 
     def f(x, n):
@@ -212,7 +212,7 @@ def test_recompile_limit_warns_once_with_the_reasons(caplog, strict_trace):
         framegraph.config.recompile_limit = 8
     warnings = [r.getMessage() for r in caplog.records if "recompile_limit" in r.getMessage()]
     assert len(warnings) == 1 and "L['n'] changed from" in warnings[0]
-    assert strict_trace.graphs == 2  # then the limit: n = 2.5, 3.5, 4.5 run unmodified
+    assert framegraph_trace.graphs == 2  # then the limit: n = 2.5, 3.5, 4.5 run unmodified
 
 
 def test_changing_int_recompiles_once_then_is_symbolic():

@@ -106,7 +106,7 @@ def test_user_exceptions_keep_type_message_and_location():
     assert str(last.path) == __file__ and last.name.startswith("divide")
 
 
-def test_keyboard_interrupt_while_tracing_leaves_the_hook_usable(monkeypatch, strict_trace):
+def test_keyboard_interrupt_while_tracing_leaves_the_hook_usable(monkeypatch, framegraph_trace):
     calls = []
 
     def interrupt_once(self, *args, **kwargs):
@@ -120,10 +120,10 @@ def test_keyboard_interrupt_while_tracing_leaves_the_hook_usable(monkeypatch, st
     monkeypatch.undo()
     x, y = torch.randn(2), torch.randn(2)
     assert torch.equal(compiled(x, y), work(x, y)) and calls == [1]
-    assert strict_trace.graphs == 2  # the fixture's warm-up, then work (traced again after the interrupt)
+    assert framegraph_trace.graphs == 2  # the fixture's warm-up, then work (traced again after the interrupt)
 
 
-def test_keyboard_interrupt_during_a_compiled_call_leaves_the_hook_usable(strict_trace):
+def test_keyboard_interrupt_during_a_compiled_call_leaves_the_hook_usable(framegraph_trace):
     state = {"interrupt": True}
 
     def backend(gm, example_inputs):
@@ -140,7 +140,7 @@ def test_keyboard_interrupt_during_a_compiled_call_leaves_the_hook_usable(strict
         compiled(x, y)
     assert framegraph._C.get_callback() is None
     assert torch.equal(compiled(x, y), work(x, y))
-    assert strict_trace.graphs == 2  # the fixture's warm-up, then work once: its entry is reused
+    assert framegraph_trace.graphs == 2  # the fixture's warm-up, then work once: its entry is reused
 
 
 def test_deep_recursion_in_compiled_code_is_a_recursion_error():

@@ -12,7 +12,7 @@ from framegraph.testing.fuzz_compare import same_state, state
 
 SEEDS = range(0, 24)
 # Random programs reach unsupported features: check_program compares those frames'
-# eager fallback with eager; internal errors still fail (tests/strict_trace.py).
+# eager fallback with eager; internal errors still fail (framegraph_pytest.py).
 pytestmark = pytest.mark.allow_fallback()
 
 # Each object-semantics feature, and text that shows it was written.

@@ -11,7 +11,7 @@ from framegraph.testing.fuzz import check_program
 
 PRELUDE = "import torch\nimport framegraph\n\nG = 0\n\n"
 # A visible generator is a catalogued "generator" break; where the frame cannot
-# resume from it (or from g.send), the frame runs unmodified (tests/strict_trace.py).
+# resume from it (or from g.send), the frame runs unmodified (framegraph_pytest.py).
 pytestmark = pytest.mark.allow_fallback("generator", "unsupported_attribute")
 
 CASES = {

@@ -317,7 +317,7 @@ scale_fn = None
 binary_fn = None
 
 
-def test_a_global_rebound_to_another_builtin_recompiles(strict_trace):
+def test_a_global_rebound_to_another_builtin_recompiles(framegraph_trace):
     import math
     import operator
 
@@ -331,7 +331,7 @@ def test_a_global_rebound_to_another_builtin_recompiles(strict_trace):
     for scale_fn, binary_fn in ((math.sqrt, operator.add), (math.log, operator.add),
                                 (math.log, operator.sub), (torch.tensor, torch.mul)):
         assert torch.equal(compiled(x, 4.0), use(x, 4.0)), (scale_fn, binary_fn)
-    assert strict_trace.graphs == 4  # one per pair of functions
+    assert framegraph_trace.graphs == 4  # one per pair of functions
 
 
 class Greeter:
@@ -339,7 +339,7 @@ class Greeter:
         return x + 1
 
 
-def test_a_method_replaced_on_the_class_or_shadowed_on_the_instance_recompiles(strict_trace):
+def test_a_method_replaced_on_the_class_or_shadowed_on_the_instance_recompiles(framegraph_trace):
     original = Greeter.shout
 
     def use(g, x):
@@ -355,7 +355,7 @@ def test_a_method_replaced_on_the_class_or_shadowed_on_the_instance_recompiles(s
         assert torch.equal(compiled(g, x), use(g, x))
     finally:
         Greeter.shout = original
-    assert strict_trace.graphs == 3
+    assert framegraph_trace.graphs == 3
 
 
 # Parameters are read by a SourceReader that skips its walk while every dict on
@@ -440,7 +440,7 @@ class Counted:
         type(self).made += 1
 
 
-def test_class_attribute_incremented_through_type_of_self_each_call(strict_trace):
+def test_class_attribute_incremented_through_type_of_self_each_call(framegraph_trace):
     def f(x):
         Counted()
         return x * Counted.made
@@ -449,7 +449,7 @@ def test_class_attribute_incremented_through_type_of_self_each_call(strict_trace
     start = Counted.made
     got = [compiled(torch.ones(1)).item() for _ in range(3)]
     assert got == [start + 1.0, start + 2.0, start + 3.0] and Counted.made == start + 3
-    assert strict_trace.graphs == 2
+    assert framegraph_trace.graphs == 2
     # the write is replayed after the graph (variables/objects/class_attrs.py): one graph with
     # made guarded by value, then one where the count, changed, is symbolic
 
@@ -499,7 +499,7 @@ class Net(torch.nn.Module):
     lambda m: m.lin.register_forward_pre_hook(lambda mod, inp: (inp[0] * 0,)),
     lambda m: torch.nn.modules.module.register_module_forward_hook(lambda mod, inp, out: out + 1),
 ], ids=["forward hook", "pre-hook", "global hook"])
-def test_a_hook_registered_after_compiling_runs(register, strict_trace):
+def test_a_hook_registered_after_compiling_runs(register, framegraph_trace):
     m = Net()
     compiled = framegraph.compile(m, backend="eager")
     x = torch.ones(1, 2)
@@ -509,10 +509,10 @@ def test_a_hook_registered_after_compiling_runs(register, strict_trace):
         assert_same(compiled(x), m(x))  # the hook runs (the module's frames are traced anew)
     finally:
         handle.remove()
-    assert strict_trace.graphs == 2  # the recompile runs the hook inside its one graph
+    assert framegraph_trace.graphs == 2  # the recompile runs the hook inside its one graph
 
 
-def test_the_same_code_run_with_other_globals_gets_its_own_entry(strict_trace):
+def test_the_same_code_run_with_other_globals_gets_its_own_entry(framegraph_trace):
     source = ("import torch, framegraph\n"
               "def f(x):\n"
               "    y = x * SCALE\n"
@@ -526,4 +526,4 @@ def test_the_same_code_run_with_other_globals_gets_its_own_entry(strict_trace):
     x = torch.ones(2)
     assert_same(framegraph.compile(first["f"], backend="eager")(x), x * 2 + 1)
     assert_same(framegraph.compile(second["f"], backend="eager")(x), x * 3 + 1)
-    assert strict_trace.graphs == 4  # two graphs (the break) per globals
+    assert framegraph_trace.graphs == 4  # two graphs (the break) per globals

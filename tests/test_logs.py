@@ -61,7 +61,7 @@ def captured():
     root.removeHandler(handler)
 
 
-def test_channels_show_what_the_compiler_did(captured, strict_trace):
+def test_channels_show_what_the_compiler_did(captured, framegraph_trace):
     import torch
 
     def f(x):
@@ -70,7 +70,7 @@ def test_channels_show_what_the_compiler_did(captured, strict_trace):
     compiled = framegraph.compile(f, backend="eager")
     compiled(torch.randn(8))
     compiled(torch.randn(16))
-    assert strict_trace.graphs == 2
+    assert framegraph_trace.graphs == 2
 
     bytecode = captured.text("bytecode")
     assert "ORIGINAL BYTECODE f" in bytecode and "MODIFIED BYTECODE f" in bytecode
@@ -85,12 +85,12 @@ def test_channels_show_what_the_compiler_did(captured, strict_trace):
     assert f"{pyver.LOAD_METHOD_FORM[0]} 'sin'" in captured.text("trace")
 
 
-def test_logging_off_prints_nothing(capsys, strict_trace):
+def test_logging_off_prints_nothing(capsys, framegraph_trace):
     import torch
 
     def h(x):
         return x * 2
 
     framegraph.compile(h, backend="eager")(torch.ones(2))
-    assert strict_trace.graphs == 1
+    assert framegraph_trace.graphs == 1
     assert capsys.readouterr().err == ""

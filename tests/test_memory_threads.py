@@ -9,7 +9,7 @@ import torch
 import framegraph
 
 
-def test_cache_hits_do_not_grow_memory(strict_trace):
+def test_cache_hits_do_not_grow_memory(framegraph_trace):
     def f(x, y):
         return torch.relu(x) + y
 
@@ -17,7 +17,7 @@ def test_cache_hits_do_not_grow_memory(strict_trace):
     x, y = torch.randn(4), torch.randn(4)
     for _ in range(100):
         compiled(x, y)
-    assert strict_trace.graphs == 1
+    assert framegraph_trace.graphs == 1
     gc.collect()
     tracemalloc.start()
     before = tracemalloc.get_traced_memory()[0]
@@ -35,7 +35,7 @@ def _make_function(i):
     return ns[f"fn_{i}"], ns
 
 
-def test_compiled_then_deleted_functions_are_freed(strict_trace):
+def test_compiled_then_deleted_functions_are_freed(framegraph_trace):
     refs = []
     x = torch.randn(3)
     for i in range(1000):
@@ -46,10 +46,10 @@ def test_compiled_then_deleted_functions_are_freed(strict_trace):
     gc.collect()
     alive = sum(1 for f, c in refs if f() is not None or c() is not None)
     assert alive == 0, f"{alive} of 1000 compiled functions are still alive"
-    assert strict_trace.graphs == 1000
+    assert framegraph_trace.graphs == 1000
 
 
-def test_compiled_then_deleted_modules_are_freed(strict_trace):
+def test_compiled_then_deleted_modules_are_freed(framegraph_trace):
     import sys
     import types
 
@@ -66,10 +66,10 @@ def test_compiled_then_deleted_modules_are_freed(strict_trace):
         del sys.modules[module.__name__], module, net
     gc.collect()
     assert sum(1 for r in refs if r() is not None) == 0
-    assert strict_trace.graphs == 50
+    assert framegraph_trace.graphs == 50
 
 
-def test_four_threads_with_recompiles_agree_with_eager(strict_trace):
+def test_four_threads_with_recompiles_agree_with_eager(framegraph_trace):
     def shared(x):
         return torch.tanh(x) * 3 - x
 
@@ -94,6 +94,6 @@ def test_four_threads_with_recompiles_agree_with_eager(strict_trace):
     for t in threads:
         t.join()
     assert errors == []
-    assert 4 <= strict_trace.graphs <= 5
+    assert 4 <= framegraph_trace.graphs <= 5
     # recompile or two, whichever changes first); a race never traces twice
     # shared: static, then dynamic; own: 2 or 3 (the shape and k become symbolic in one

@@ -1,7 +1,8 @@
-"""The suite's strict mode (tests/strict_trace.py) catches what comparing with eager cannot.
+"""The strict mode (framegraph's pytest plugin) catches what comparing with eager cannot.
 
 The tests here that make framegraph fall back on purpose declare it
-themselves: the suite's own watch sees the same trace attempts.
+themselves: the suite's own watch sees the same trace attempts. The plugin's
+options, assertions and summary are tested in test_pytest_plugin.py.
 """
 import textwrap
 
@@ -10,7 +11,7 @@ import torch
 
 import framegraph
 from framegraph import config
-from strict_trace import TraceWatch
+from framegraph_pytest import TraceWatch
 
 
 def raises(x):
@@ -75,13 +76,13 @@ def test_reaching_the_recompile_limit_is_a_fallback():
     assert [p.split(" (")[0] for p in watch.problems()] == ["unexpected fallback [recompile_limit] of <lambda>"]
 
 
-def test_the_suite_runs_with_the_stack_effect_check(strict_trace):
-    assert config.debug_stack_effect and isinstance(strict_trace, TraceWatch)
+def test_the_suite_runs_strict_with_the_stack_effect_check(framegraph_trace, pytestconfig):
+    assert config.debug_stack_effect and isinstance(framegraph_trace, TraceWatch)
+    assert framegraph_trace.active and pytestconfig.getini("framegraph_strict") is True
 
 
 @pytest.mark.expect_fallback("exception")  # the inner session's two tests fall back here too
 def test_a_test_with_an_undeclared_fallback_fails_and_one_that_declares_it_passes(pytester):
-    pytester.makeconftest("from strict_trace import pytest_configure, pytest_runtest_call, strict_trace\n")
     pytester.makepyfile(textwrap.dedent("""
         import pytest, torch, framegraph
 
@@ -100,7 +101,7 @@ def test_a_test_with_an_undeclared_fallback_fails_and_one_that_declares_it_passe
         def test_declares_it():
             run()
     """))
-    result = pytester.runpytest_inprocess("-p", "no:cacheprovider")
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "-p", "no:randomly", "--framegraph-strict")
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(["*unexpected fallback [[]exception[]] of raises*",
                                  "FAILED *test_hides_a_fallback*"])

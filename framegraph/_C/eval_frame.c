@@ -168,6 +168,9 @@ static Py_ssize_t extra_index = -1;
 static _PyFrameEvalFunction chained_eval = NULL; /* what we chain to while installed */
 static int chains_to_other = 0; /* chained_eval is not the default evaluator */
 static int installed = 0;
+/* set_stance("force_eager"): compiled calls set no callback, so nothing is
+ * traced and no cache entry runs. Read once per compiled call, not per frame. */
+static int force_eager = 0;
 
 static Py_ssize_t threads_with_callback = 0;
 static Py_ssize_t cache_limit = 8;
@@ -816,12 +819,17 @@ static PyObject *swap_callback(PyObject *new) {
     return old;
 }
 
+/* The callback a compiled call sets: none while the stance is force_eager. */
+static inline PyObject *entering(PyObject *cb) {
+    return force_eager ? NULL : Py_XNewRef(cb);
+}
+
 static PyObject *py_set_callback(PyObject *self, PyObject *cb) {
     if (cb != Py_None && !PyCallable_Check(cb)) {
         PyErr_SetString(PyExc_TypeError, "set_callback() takes a callable or None");
         return NULL;
     }
-    PyObject *old = swap_callback(cb == Py_None ? NULL : Py_NewRef(cb));
+    PyObject *old = swap_callback(cb == Py_None ? NULL : entering(cb));
     return old ? old : Py_NewRef(Py_None);
 }
 
@@ -842,7 +850,7 @@ typedef struct {
 } Wrapper;
 
 static PyObject *wrapper_vectorcall(Wrapper *w, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
-    PyObject *old = swap_callback(Py_XNewRef(w->callback));
+    PyObject *old = swap_callback(entering(w->callback));
     PyObject *res = PyObject_Vectorcall(w->fn, args, nargsf, kwnames);
     Py_XDECREF(swap_callback(old));
     return res;
@@ -1001,7 +1009,7 @@ static PyObject *module_call_vectorcall(ModuleCall *mc, PyObject *const *args, s
     call_args[0] = mod;
     for (size_t i = 1; i < total; i++)
         call_args[i] = args[i];
-    PyObject *old = swap_callback(cb == Py_None ? NULL : Py_NewRef(cb));
+    PyObject *old = swap_callback(cb == Py_None ? NULL : entering(cb));
     PyObject *res = PyObject_Vectorcall(fn, call_args, nargs, kwnames);
     Py_XDECREF(swap_callback(old));
     if (call_args != small)
@@ -1228,7 +1236,19 @@ static PyObject *py_all_empty(PyObject *self, PyObject *pairs) {
     return empty < 0 ? NULL : PyBool_FromLong(empty);
 }
 
+static PyObject *py_set_force_eager(PyObject *self, PyObject *flag) {
+    int on = PyObject_IsTrue(flag);
+    if (on < 0)
+        return NULL;
+    PyObject *old = PyBool_FromLong(force_eager);
+    force_eager = on;
+    return old;
+}
+
 static PyMethodDef methods[] = {
+    {"set_force_eager", py_set_force_eager, METH_O,
+     "set_force_eager(flag) -> previous. While set, compiled calls run with no callback "
+     "(set_stance(\"force_eager\")); process-wide."},
     {"all_empty", py_all_empty, METH_O,
      "all_empty(((obj, name), ...)) -> whether every obj.__dict__[name] is absent, None or an empty dict."},
     {"set_callback", py_set_callback, METH_O,

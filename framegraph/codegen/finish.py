@@ -23,6 +23,7 @@ import torch
 
 from .. import bytecode
 from ..guards.compile import CompiledGuard
+from ..guards.filter import apply_filter
 from . import pycodegen as codegen
 from .pycodegen import PyCodegen, graph_call
 from .rebuild import FrameCodegen
@@ -73,7 +74,11 @@ def finish_frame(func, code, tx, cg, brk):
     body.emit(cg.instructions)
     new_code = codegen.assemble_frame_code(code, body.instructions, tx.arg_names, _line(tx, code))
     output.add_guard("SAME_GLOBALS", None, id(func.__globals__))
-    guard = CompiledGuard(list(output.guards), tx.arg_names)
+    guards = list(output.guards)
+    keep = getattr(output.options, "guard_filter_fn", None)  # options={"guard_filter_fn": ...}
+    if keep is not None:
+        guards = apply_filter(guards, keep)
+    guard = CompiledGuard(guards, tx.arg_names)
     op_count = sum(1 for n in gm.graph.nodes if n.op not in ("placeholder", "output")) if gm else 0
     frame = CompiledFrame(guard.fn, guard, new_code, code, gm, name, op_count, guard.lines, compiled)
     frame.breaks = [brk] if brk is not None else []

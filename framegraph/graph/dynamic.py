@@ -45,25 +45,89 @@ from torch.utils._sympy.numbers import int_oo
 from torch.utils._sympy.printers import PythonPrinter
 
 from ..config import config, on_reset
-from ..guards.sources import Source
+from ..guards.sources import LocalSource, Source
 
 _MARK = "_framegraph_dynamic_dims"
+_STATIC = "_framegraph_static_dims"
+_UNBACKED = "_framegraph_unbacked_dims"
+# the marks torch._dynamo's mark_dynamic / maybe_mark_dynamic / mark_unbacked put on a
+# tensor (read by name: code written for torch.compile marks its inputs this way)
+_TORCH_DYNAMIC = ("_dynamo_dynamic_indices", "_dynamo_weak_dynamic_indices", "_dynamo_unbacked_indices")
+# torch's own attribute for a tensor whose address stays the same across calls
+# (Inductor's CUDA graphs read it: such an input is not copied into the graph's pool)
+_STATIC_ADDRESS = "_dynamo_static_input_type"
 
 # code object -> {tensor source: sizes seen, None where they changed}. Runtime
 # state of automatic dynamic shapes; it dies with the code and reset() clears it.
 _frame_sizes: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
-def mark_dynamic(t: torch.Tensor, dim) -> None:
-    """Trace dimension ``dim`` (an int or a list of ints) of ``t`` symbolically from the first call."""
+def _mark(name, attr, t, dim) -> None:
+    """Add the dims ``dim`` (an int, a list of ints, None: all) of ``t`` to its mark ``attr``."""
     if not isinstance(t, torch.Tensor):
-        raise TypeError(f"framegraph.mark_dynamic() expects a tensor, got {type(t).__name__}")
-    dims = [dim] if isinstance(dim, int) else list(dim)
+        raise TypeError(f"framegraph.{name}() expects a tensor, got {type(t).__name__}")
+    dims = range(t.dim()) if dim is None else [dim] if isinstance(dim, int) else list(dim)
     for d in dims:
-        if not -t.dim() <= d < t.dim():
-            raise IndexError(f"framegraph.mark_dynamic(): dim {d} out of range for a {t.dim()}-d tensor")
-    marked = set(getattr(t, _MARK, ())) | {d % t.dim() for d in dims}
-    setattr(t, _MARK, marked)
+        if not isinstance(d, int) or not -t.dim() <= d < t.dim():
+            raise IndexError(f"framegraph.{name}(): dim {d!r} out of range for a {t.dim()}-d tensor")
+    setattr(t, attr, set(getattr(t, attr, ())) | {d % t.dim() for d in dims})
+
+
+def mark_dynamic(t: torch.Tensor, dim) -> None:
+    """Trace dimension ``dim`` (an int or a list of ints) of ``t`` symbolically from the first call.
+
+    A size the trace then needs as a number (a branch on it, ``range(n)``) is
+    guarded, so the graph is reused for the sizes that take the same branch.
+    """
+    _mark("mark_dynamic", _MARK, t, dim)
+
+
+def maybe_mark_dynamic(t: torch.Tensor, dim) -> None:
+    """Like ``mark_dynamic``: a hint that ``dim`` of ``t`` varies. framegraph never
+    raises where a marked size is specialised, so the two mean the same here."""
+    _mark("maybe_mark_dynamic", _MARK, t, dim)
+
+
+def mark_static(t: torch.Tensor, dim=None) -> None:
+    """Never trace dimension ``dim`` of ``t`` (all of them when None) symbolically,
+    even with ``dynamic=True`` or after its size changed: each size compiles its own graph."""
+    _mark("mark_static", _STATIC, t, dim)
+
+
+def mark_unbacked(t: torch.Tensor, dim) -> None:
+    """Trace dimension ``dim`` of ``t`` symbolically for every size, 0 and 1 included
+    (a dynamic size is specialised at 0 and 1 otherwise).
+
+    torch._dynamo makes it an unbacked symbol and raises where the program
+    branches on it; framegraph's symbol keeps its value, and a branch on it is
+    guarded instead. A size of 1 can still get a graph of its own: the check
+    that the input is contiguous tells a dimension of size 1 apart.
+    """
+    _mark("mark_unbacked", _UNBACKED, t, dim)
+    _mark("mark_unbacked", _MARK, t, dim)
+
+
+def mark_static_address(t: torch.Tensor, guard: bool = True) -> None:
+    """Say that ``t``'s storage stays the same across calls (an optimizer's state, a
+    KV cache): its sizes are static, and CUDA graphs (``mode="reduce-overhead"``)
+    read it in place instead of copying it. torch's attribute, set the way torch sets it."""
+    if not isinstance(t, torch.Tensor):
+        raise TypeError(f"framegraph.mark_static_address() expects a tensor, got {type(t).__name__}")
+    if not isinstance(guard, bool):
+        raise TypeError("framegraph.mark_static_address(): guard must be a bool")
+    setattr(t, _STATIC_ADDRESS, "guarded" if guard else "unguarded")
+
+
+def observe_unmodified_call(code, f_locals, names) -> None:
+    """Record the sizes of a call that runs unmodified (set_stance("eager_then_compile")),
+    as a trace would: the first compile then makes dynamic what changed since."""
+    sizes = _frame_sizes.setdefault(code, {})
+    for name in names:
+        value = f_locals.get(name)
+        if isinstance(value, torch.Tensor):
+            sizes.setdefault(LocalSource(name), list(value.size()))
+        elif type(value) is int:
+            sizes.setdefault(LocalSource(name), [value])
 
 
 @on_reset
@@ -119,7 +183,10 @@ class ShapeContext:
 
     def dynamic_dims(self, t: torch.Tensor, source: Source) -> Set[int]:
         """The dimensions of input ``t`` to trace symbolically (records its sizes too)."""
-        marked = set(getattr(t, _MARK, ()))
+        marked = set(getattr(t, _MARK, ())).union(*(getattr(t, a, ()) for a in _TORCH_DYNAMIC))
+        static = set(getattr(t, _STATIC, ())).union(getattr(t, "_dynamo_static_indices", ()))
+        if hasattr(t, _STATIC_ADDRESS):
+            static = set(range(t.dim()))
         seen = self.sizes.get(source)
         if seen is None or len(seen) != t.dim():
             seen = self.sizes[source] = list(t.size())
@@ -130,10 +197,10 @@ class ShapeContext:
         if type(t) is not torch.Tensor or not t.is_contiguous() or t.is_sparse:
             return set()
         if self.dynamic is True:
-            return set(range(t.dim())) | marked
+            return (set(range(t.dim())) | marked) - static
         if self.dynamic is False:
-            return marked
-        return marked | {i for i, n in enumerate(seen) if n is None}
+            return marked - static
+        return (marked | {i for i, n in enumerate(seen) if n is None}) - static
 
     def dynamic_int(self, value: int, source: Source) -> bool:
         """Should int input ``value`` be a graph input with a symbolic value? (records it too)"""
@@ -155,12 +222,14 @@ class ShapeContext:
         if not dims:
             return self.fake_mode.from_tensor(t, static_shapes=True)
         sizes = []
+        unbacked = set(getattr(t, _UNBACKED, ())).union(getattr(t, "_dynamo_unbacked_indices", ()))
         for i, n in enumerate(t.size()):
             if i not in dims:
                 sizes.append(n)
                 continue
             sym = self.shape_env.create_symbol(n, _DimSource(f"{source.name()}.size()[{i}]"),
-                                               dynamic_dim=DimDynamic.DYNAMIC)
+                                               dynamic_dim=DimDynamic.DYNAMIC,
+                                               do_not_specialize_zero_one=i in unbacked)
             if isinstance(sym, sympy.Symbol):
                 self.symbols[sym] = (source, i)
             sizes.append(self.shape_env.create_symintnode(sym, hint=n))

@@ -9,6 +9,7 @@ For each frame the hook cannot answer from its cache, `ConvertFrame` decides:
      result. `fullgraph=True` or `config.strict` raise instead.
 A per-code lock keeps two threads from tracing one code at the same time.
 """
+import dataclasses
 import inspect
 import logging
 import sys
@@ -24,7 +25,7 @@ from ..diagnostics import logs, records
 from ..diagnostics.records import CompileRecord
 from ..errors import InternalError, Unsupported
 from ..variables.core.base import collect_trace_cycles
-from . import skip
+from . import skip, stance
 from .cache import arg_names, recompile_reasons, remember_guard
 
 log = logging.getLogger("framegraph")
@@ -40,12 +41,15 @@ _warned = set()
 _last_reasons = weakref.WeakKeyDictionary()
 # How often a frame was run unmodified after a break errors.RETRY names.
 retries = weakref.WeakKeyDictionary()
+# Codes whose first call ran unmodified under set_stance("eager_then_compile").
+_ran_once = weakref.WeakSet()
 
 @on_reset
 def _forget():
     touched_codes.clear()  # their entries and marks were dropped by reset() first
     retries.clear()
     _last_reasons.clear()
+    _ran_once.clear()
 
 
 def as_positional(code):
@@ -103,8 +107,9 @@ class ConvertFrame:
         """One callback per distinct options, so compiling a function twice the same way
         shares its cache entries (the C cache keeps entries per callback)."""
         try:
-            key = (options.backend, options.fullgraph, options.dynamic, options.mode,
-                   None if options.options is None else frozenset(options.options.items()))
+            key = (options.requested or options.backend, options.fullgraph, options.dynamic, options.mode,
+                   None if options.options is None else frozenset(options.options.items()),
+                   options.guard_filter_fn)
             hash(key)
         except TypeError:  # unhashable options: a callback of its own
             return cls(options)
@@ -147,7 +152,7 @@ class ConvertFrame:
         with _lock_for(code):
             if self._cached_elsewhere(func, code, f_locals):
                 return None
-            return self._convert(func, code, f_locals)
+            return self._convert(func, code, f_locals, stance.current())
 
     def _cached_elsewhere(self, func, code, f_locals):
         """True if another thread cached an entry for these inputs meanwhile. Only
@@ -158,8 +163,11 @@ class ConvertFrame:
         slots = [f_locals.get(name) for name in arg_names(code)]
         return any(_safe_guard(guard, func, slots) for guard in entries)
 
-    def _convert(self, func, code, f_locals):
-        record = CompileRecord(code, entries_before=len(_C.cache_entries(code)))
+    def _convert(self, func, code, f_locals, now):
+        entries_before = len(_C.cache_entries(code))
+        if now.name != "default" and not _stance_allows(now, func, code, f_locals, entries_before):
+            return None
+        record = CompileRecord(code, entries_before=entries_before)
         if record.entries_before:
             record.reasons = recompile_reasons(func, code, f_locals)
             _last_reasons[code] = record.reasons
@@ -167,20 +175,23 @@ class ConvertFrame:
                 "Recompiling %s, because:\n%s", _where(code),
                 "\n".join(f"  - {r}" for r in record.reasons))
         start = time.perf_counter()
+        options = self.options
+        if now.force_backend is not None:
+            options = dataclasses.replace(options, backend=now.force_backend, backend_name=now.backend_name)
         try:
-            return self._trace(func, code, f_locals, record)
+            return self._trace(func, code, f_locals, record, options)
         finally:
             record.seconds = time.perf_counter() - start
             if records.observers:
                 records.notify(record)
             collect_trace_cycles()  # before the frame runs: a __del__ runs where CPython runs it
 
-    def _trace(self, func, code, f_locals, record):
-        strict = self.options.fullgraph or config.strict
+    def _trace(self, func, code, f_locals, record, options):
+        strict = options.fullgraph or config.strict
         try:
             from .pipeline import trace_frame  # loads torch.fx machinery: only when first needed
 
-            compiled = trace_frame(func, code, f_locals, self.options)
+            compiled = trace_frame(func, code, f_locals, options)
         except Unsupported as e:
             record.error = e
             if strict:
@@ -215,6 +226,26 @@ class ConvertFrame:
         record.fallback = "skip"
         touched_codes.add(code)
         return _C.SKIP
+
+
+def _stance_allows(now, func, code, f_locals, entries_before) -> bool:
+    """Whether the stance lets this cache miss compile; False: the frame runs unmodified."""
+    if now.name == "eager_then_compile":
+        if code in _ran_once:
+            return True
+        _ran_once.add(code)
+        from ..graph.dynamic import observe_unmodified_call  # torch.fx machinery: only when used
+
+        observe_unmodified_call(code, f_locals, arg_names(code))
+        return False
+    if not entries_before:
+        return True
+    if now.name == "fail_on_recompile":
+        reasons = recompile_reasons(func, code, f_locals)
+        raise stance.RecompileError(
+            f"{_where(code)} needs a recompile, and the stance is 'fail_on_recompile':\n"
+            + "\n".join(f"  - {r}" for r in reasons))
+    return now.name != "eager_on_recompile"
 
 
 class _Builtins:

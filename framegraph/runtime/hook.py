@@ -12,21 +12,27 @@ import types
 import torch
 
 from .. import _C
-from ..backends import lookup_backend
+from ..backends import get_default_backend, lookup_backend, with_mode
 from ..backends.distributed import delegates
 from ..config import MODES, CompileOptions, reset_state
+from ..guards.filter import unavailable_filter
 from . import skip
 from .convert_frame import ConvertFrame, touched_codes
 
 
-def compile(model=None, *, backend="inductor", fullgraph=False, dynamic=None, mode=None,
+def compile(model=None, *, backend=None, fullgraph=False, dynamic=None, mode=None,
             options=None, disable=False):
     """Compile `model` (a function or an `nn.Module`) like `torch.compile`.
 
     Usable as `compile(fn)`, `@compile` and `@compile(backend=...)`. Frames
     run by the returned callable are traced into FX graphs and handed to
-    `backend` (a registered name or a callable `backend(gm, example_inputs)`).
-    `fullgraph=True` raises `framegraph.Unsupported` instead of falling back.
+    `backend` (a registered name or a callable `backend(gm, example_inputs)`;
+    None: `get_default_backend()`, "inductor" unless set). `mode` and
+    `options` reach the backend as torch.compile passes them (Inductor's
+    config; `mode=`/`options=` keywords for any other), except
+    `options["guard_filter_fn"]`, which chooses the guards to keep
+    (guards/filter.py). `fullgraph=True` raises `framegraph.Unsupported`
+    instead of falling back.
     """
     if model is None:
         return functools.partial(compile, backend=backend, fullgraph=fullgraph, dynamic=dynamic,
@@ -44,7 +50,7 @@ def compile(model=None, *, backend="inductor", fullgraph=False, dynamic=None, mo
 def _validate(model, backend, fullgraph, dynamic, mode, options, disable):
     if not callable(model):
         raise TypeError(f"framegraph.compile() expects a function or nn.Module, got {type(model).__name__}")
-    fn, name = lookup_backend(backend)
+    fn, name = lookup_backend(get_default_backend() if backend is None else backend)
     for flag, value in (("fullgraph", fullgraph), ("disable", disable)):
         if not isinstance(value, bool):
             raise TypeError(f"framegraph.compile(): {flag} must be a bool, got {type(value).__name__}")
@@ -56,8 +62,17 @@ def _validate(model, backend, fullgraph, dynamic, mode, options, disable):
         raise ValueError("framegraph.compile(): pass either mode or options, not both")
     if options is not None and not isinstance(options, dict):
         raise TypeError(f"framegraph.compile(): options must be a dict, got {type(options).__name__}")
-    return CompileOptions(backend=fn, backend_name=name, fullgraph=fullgraph, dynamic=dynamic,
-                          mode=mode, options=options)
+    keep = None
+    if options is not None:
+        options = dict(options)
+        keep = options.pop("guard_filter_fn", None)
+        if keep is not None and not callable(keep):
+            raise TypeError(f"framegraph.compile(): guard_filter_fn must be callable, got {type(keep).__name__}")
+        if keep is not None and unavailable_filter(keep):
+            raise ValueError(f"framegraph.compile(): {unavailable_filter(keep)}")
+    return CompileOptions(backend=with_mode(fn, name, mode, options, dynamic), backend_name=name,
+                          fullgraph=fullgraph, dynamic=dynamic, mode=mode, options=options or None,
+                          guard_filter_fn=keep, requested=fn)
 
 
 def _register_roots(fn):
@@ -191,14 +206,15 @@ class OptimizedModule(torch.nn.Module):
         return names + [name for name in super().__dir__() if name not in names]
 
 
-def disable(fn=None, recursive=True):
+def disable(fn=None, recursive=True, *, reason=None):
     """Never trace `fn` (also a decorator); with `recursive`, nor anything it calls.
 
     Returns a wrapper that runs `fn` with the hook's callback off. With
     `recursive=False` only `fn`'s own frame is skipped: its callees are traced.
+    `reason` documents why, as in torch.compiler.disable.
     """
     if fn is None:
-        return functools.partial(disable, recursive=recursive)
+        return functools.partial(disable, recursive=recursive, reason=reason)
     if not callable(fn):
         raise TypeError(f"framegraph.disable() expects a callable, got {type(fn).__name__}")
     if not recursive:

@@ -58,7 +58,7 @@ def same_bitwise(a, b):
 
 def compiled_scenario(rank, order, backend, make=Net):
     """Train eager DDP and compiled DDP in ``order``; what the test checks."""
-    from strict_trace import TraceWatch
+    from framegraph_pytest import TraceWatch
 
     ddp = lambda m: DDP(m, bucket_cap_mb=BUCKET_MB)  # noqa: E731
     eager, eager_ddp = train(rank, ddp, make)
@@ -91,7 +91,7 @@ OPTIONS = ("find_unused_parameters", "static_graph", "gradient_as_bucket_view")
 
 def options_scenario(rank, option):
     """compile(DDP(Net, option=True)) with aot_eager (split) against eager DDP with it."""
-    from strict_trace import TraceWatch
+    from framegraph_pytest import TraceWatch
 
     ddp = lambda m: DDP(m, bucket_cap_mb=BUCKET_MB, **{option: True})  # noqa: E731
     eager, _ = train(rank, ddp)
@@ -136,7 +136,7 @@ def train_varied(rank, wrap, sizes=(8, 6, 4, 6)):
 
 def varied_worker(rank, world_size):  # noqa: ARG001
     """compile(DDP(NormNet)) with aot_eager: split, recompiled for a symbolic batch size."""
-    from strict_trace import TraceWatch
+    from framegraph_pytest import TraceWatch
 
     ddp = lambda m: DDP(m, bucket_cap_mb=BUCKET_MB)  # noqa: E731
     eager, eager_ddp = train_varied(rank, ddp)

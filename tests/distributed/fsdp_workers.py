@@ -73,7 +73,7 @@ def losses(rank, wrap):
 
 
 def fsdp_worker(rank, world_size, backends=("eager", "aot_eager")):
-    from strict_trace import TraceWatch
+    from framegraph_pytest import TraceWatch
 
     eager = losses(rank, lambda m: m)
     results = {}

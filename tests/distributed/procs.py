@@ -5,8 +5,9 @@
 ``worker(rank, world_size)`` runs in a fresh process (torch.multiprocessing,
 spawn) after ``init_process_group("gloo")`` on a free loopback port; it
 returns something picklable. Inside a worker, ``TraceWatch()`` from
-tests/strict_trace.py counts what framegraph compiled and lists every
-fallback, the same strict mode the suite applies in its own process.
+framegraph's pytest plugin (framegraph_pytest.py) counts what
+framegraph compiled and lists every fallback, the same strict mode the suite
+applies in its own process.
 """
 import os
 import socket
@@ -26,7 +27,7 @@ def free_port() -> int:
 
 
 def _entry(rank, world_size, port, worker, out_dir):
-    sys.path[:0] = [os.path.dirname(os.path.dirname(__file__))]  # tests/: strict_trace, helpers
+    sys.path[:0] = [os.path.dirname(os.path.dirname(__file__))]  # tests/: helpers
     torch.set_num_threads(1)
     dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank,
                             world_size=world_size)

@@ -34,21 +34,21 @@ def compiled(cap):
     return net, framegraph.compile(net, backend=split, fullgraph=True), split
 
 
-def test_pieces_follow_the_parameter_bytes_from_the_output_back(strict_trace):
+def test_pieces_follow_the_parameter_bytes_from_the_output_back(framegraph_trace):
     net, fast, split = compiled(cap=1000)  # c: 264 bytes, b: 4224, a: 1152
     x = torch.randn(4, 8)
     assert_same(fast(x), net(x))
-    assert strict_trace.graphs == 1 and len(split.pieces) == 2 and split.param_bytes == [1152, 264 + 4224]
+    assert framegraph_trace.graphs == 1 and len(split.pieces) == 2 and split.param_bytes == [1152, 264 + 4224]
 
 
-def test_one_bucket_is_not_split(strict_trace):
+def test_one_bucket_is_not_split(framegraph_trace):
     net, fast, split = compiled(cap=1 << 20)
     x = torch.randn(4, 8)
     assert_same(fast(x), net(x))
-    assert strict_trace.graphs == 1 and split.pieces == []
+    assert framegraph_trace.graphs == 1 and split.pieces == []
 
 
-def test_the_last_layer_gradients_exist_before_backward_reaches_the_first(strict_trace):
+def test_the_last_layer_gradients_exist_before_backward_reaches_the_first(framegraph_trace):
     net, fast, split = compiled(cap=1)  # one piece per layer
     events = []
     for name, p in net.named_parameters():
@@ -56,7 +56,7 @@ def test_the_last_layer_gradients_exist_before_backward_reaches_the_first(strict
     x = torch.randn(4, 8, requires_grad=True)
     x.register_hook(lambda g: events.append("x"))
     fast(x).sum().backward()
-    assert len(split.pieces) == 3 and strict_trace.graphs == 1
+    assert len(split.pieces) == 3 and framegraph_trace.graphs == 1
     assert events.index("c.weight") < events.index("b.weight") < events.index("a.weight")
     assert events.index("c.weight") < events.index("x") and events.index("b.weight") < events.index("x")
     eager = Net()

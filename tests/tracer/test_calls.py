@@ -129,14 +129,14 @@ def _calls_eager_rejects():
     ]
 
 
-def test_a_call_python_rejects_raises_the_same_type_error_compiled(strict_trace):
+def test_a_call_python_rejects_raises_the_same_type_error_compiled(framegraph_trace):
     for bad in _calls_eager_rejects():
         with pytest.raises(TypeError) as eager:
             bad(torch.ones(2))
         with pytest.raises(TypeError) as compiled:
             framegraph.compile(bad, backend="eager")(torch.ones(2))
         assert str(compiled.value) == str(eager.value)
-    assert (strict_trace.frames, strict_trace.graphs) == (6, 0)
+    assert (framegraph_trace.frames, framegraph_trace.graphs) == (6, 0)
     # each bad call raises its TypeError in the trace; it escapes the frame and CPython raises it
 
 
@@ -335,7 +335,7 @@ def test_lru_cache_is_traced_through_where_eager_surely_misses():
     check(Padder(), torch.randn(2, 3), ops=2)
 
 
-def test_lru_cache_with_arguments_the_cache_may_hold_is_a_graph_break(strict_trace):
+def test_lru_cache_with_arguments_the_cache_may_hold_is_a_graph_break(framegraph_trace):
     # eager returns the stored object (on a hit: the tensor computed for the first x)
     def f(x):
         return cached_scale(x, 2) + 1
@@ -347,4 +347,4 @@ def test_lru_cache_with_arguments_the_cache_may_hold_is_a_graph_break(strict_tra
     assert torch.equal(compiled(x), f(x)) and torch.equal(compiled(x), first)
     # the call runs in CPython, whose miss runs `t * factor` as a frame of its own: one
     # graph, then `+ 1` in the resume function; later calls hit the cache
-    assert strict_trace.graphs == 2
+    assert framegraph_trace.graphs == 2

@@ -45,9 +45,9 @@ def misbehaves_when_enabled(x):
     return x + 1, before, a == b
 
 
-def test_methods_read_the_frames_cell_when_called(strict_trace):
+def test_methods_read_the_frames_cell_when_called(framegraph_trace):
     same_as_eager(misbehaves_when_enabled, torch.ones(2))
-    assert strict_trace.graphs == 1
+    assert framegraph_trace.graphs == 1
 
 
 def counts_calls(x):
@@ -65,9 +65,9 @@ def counts_calls(x):
     return x * calls, calls
 
 
-def test_nonlocal_write_from_a_method_goes_to_the_frame(strict_trace):
+def test_nonlocal_write_from_a_method_goes_to_the_frame(framegraph_trace):
     same_as_eager(counts_calls, torch.ones(2))
-    assert strict_trace.graphs == 1
+    assert framegraph_trace.graphs == 1
 
 
 # ---- the body reads the enclosing function's variables itself
@@ -107,9 +107,9 @@ def snapshot_kept_in_the_trace(x):
     return x * Config.factor, Config.factor, Config().current()
 
 
-def test_body_reads_a_local_that_changes_later(strict_trace):
+def test_body_reads_a_local_that_changes_later(framegraph_trace):
     same_as_eager(snapshot_kept_in_the_trace, torch.ones(2))
-    assert strict_trace.graphs == 1
+    assert framegraph_trace.graphs == 1
 
 
 def body_reads_only(x):
@@ -122,10 +122,10 @@ def body_reads_only(x):
     return x + Window.size, Window
 
 
-def test_a_variable_only_the_body_read_is_rebuilt_with_the_value_it_read(strict_trace):
+def test_a_variable_only_the_body_read_is_rebuilt_with_the_value_it_read(framegraph_trace):
     out = framegraph.compile(body_reads_only, backend="eager")(torch.ones(2))
     assert out[1].size == 2 and torch.equal(out[0], torch.full((2,), 3.0))
-    assert strict_trace.graphs == 1
+    assert framegraph_trace.graphs == 1
 
 
 def body_reads_a_list(x):
@@ -138,10 +138,10 @@ def body_reads_a_list(x):
     return x + len(items)
 
 
-def test_a_body_reading_a_mutable_local_runs_as_cpython_runs_it(strict_trace):
+def test_a_body_reading_a_mutable_local_runs_as_cpython_runs_it(framegraph_trace):
     # the class statement breaks the graph and runs as it is: Holder.held is items itself
     same_as_eager(body_reads_a_list, torch.ones(2))
-    assert strict_trace.graphs == 1  # after the break
+    assert framegraph_trace.graphs == 1  # after the break
 
 
 class Registry:
@@ -155,7 +155,7 @@ def holds_a_global_class(x):
     return x + Uses.kind.level
 
 
-def test_a_body_holding_a_mutable_global_runs_as_cpython_runs_it(strict_trace):
+def test_a_body_holding_a_mutable_global_runs_as_cpython_runs_it(framegraph_trace):
     compiled = framegraph.compile(holds_a_global_class, backend="eager")
     assert torch.equal(compiled(torch.ones(2)), torch.full((2,), 2.0))
     Registry.level = 2
@@ -163,7 +163,7 @@ def test_a_body_holding_a_mutable_global_runs_as_cpython_runs_it(strict_trace):
         assert torch.equal(compiled(torch.ones(2)), torch.full((2,), 3.0))
     finally:
         Registry.level = 1
-    assert strict_trace.graphs == 2  # after the break; again when Registry.level changed (a guard)
+    assert framegraph_trace.graphs == 2  # after the break; again when Registry.level changed (a guard)
 
 
 # ---- annotations
@@ -179,9 +179,9 @@ def annotated(x):
             str(ann["z"]), Point.z)
 
 
-def test_class_body_with_annotations(strict_trace):
+def test_class_body_with_annotations(framegraph_trace):
     same_as_eager(annotated, torch.ones(2))
-    assert strict_trace.graphs == 1
+    assert framegraph_trace.graphs == 1
 
 
 LIMIT = 4
@@ -194,7 +194,7 @@ def reads_a_global_constant(x):
     return x + Box.limit
 
 
-def test_a_global_the_body_reads_is_guarded(strict_trace):
+def test_a_global_the_body_reads_is_guarded(framegraph_trace):
     global LIMIT
     compiled = framegraph.compile(reads_a_global_constant, backend="eager")
     assert torch.equal(compiled(torch.ones(2)), torch.full((2,), 5.0))
@@ -203,7 +203,7 @@ def test_a_global_the_body_reads_is_guarded(strict_trace):
         assert torch.equal(compiled(torch.ones(2)), torch.full((2,), 7.0))
     finally:
         LIMIT = 4
-    assert strict_trace.graphs == 2  # a recompile, not a stale class
+    assert framegraph_trace.graphs == 2  # a recompile, not a stale class
 
 
 # ---- @dataclass on a class made in the trace
@@ -220,9 +220,9 @@ def dataclass_in_a_function(x):
             [f.name for f in dataclasses.fields(Version)], a.tags, b.tags)
 
 
-def test_dataclass_defined_in_a_function(strict_trace):
+def test_dataclass_defined_in_a_function(framegraph_trace):
     same_as_eager(dataclass_in_a_function, torch.ones(2))
-    assert strict_trace.graphs == 1
+    assert framegraph_trace.graphs == 1
 
 
 def frozen_dataclass(x):
@@ -239,9 +239,9 @@ def frozen_dataclass(x):
     return x + p.a + p.b, frozen, hash(p) == hash(Pair(1))
 
 
-def test_frozen_dataclass(strict_trace):
+def test_frozen_dataclass(framegraph_trace):
     same_as_eager(frozen_dataclass, torch.ones(2))
-    assert strict_trace.graphs == 1
+    assert framegraph_trace.graphs == 1
 
 
 def dataclass_field_order_error(x):
@@ -255,9 +255,9 @@ def dataclass_field_order_error(x):
     return x, ""
 
 
-def test_what_dataclass_raises_is_raised_where_cpython_raises_it(strict_trace):
+def test_what_dataclass_raises_is_raised_where_cpython_raises_it(framegraph_trace):
     same_as_eager(dataclass_field_order_error, torch.ones(2))
-    assert strict_trace.graphs == 1
+    assert framegraph_trace.graphs == 1
 
 
 def keyword_only_fields(x):
@@ -270,9 +270,9 @@ def keyword_only_fields(x):
     return x + 1, Options("a", verbose=True).verbose, Options("b").verbose
 
 
-def test_kw_only_marker_in_the_annotations(strict_trace):
+def test_kw_only_marker_in_the_annotations(framegraph_trace):
     same_as_eager(keyword_only_fields, torch.ones(2))
-    assert strict_trace.graphs == 1
+    assert framegraph_trace.graphs == 1
 
 
 def returns_dataclass_and_instance(x):
@@ -284,12 +284,12 @@ def returns_dataclass_and_instance(x):
     return x + 1, Item, Item("a", 2)
 
 
-def test_a_dataclass_that_outlives_the_trace_is_rebuilt_per_call(strict_trace):
+def test_a_dataclass_that_outlives_the_trace_is_rebuilt_per_call(framegraph_trace):
     compiled = framegraph.compile(returns_dataclass_and_instance, backend="eager")
     (_, cls1, item1), (_, cls2, _) = compiled(torch.ones(2)), compiled(torch.ones(2))
     assert cls1 is not cls2 and type(item1) is cls1 and dataclasses.is_dataclass(cls1)
     assert item1 == cls1("a", 2) and repr(item1).endswith("Item(name='a', count=2)")
-    assert strict_trace.graphs == 1
+    assert framegraph_trace.graphs == 1
 
 
 def instance_across_a_graph_break(x):
@@ -307,9 +307,9 @@ def instance_across_a_graph_break(x):
     return x + a.total(), type(a) is Acc
 
 
-def test_an_instance_of_a_local_class_across_a_graph_break(strict_trace):
+def test_an_instance_of_a_local_class_across_a_graph_break(framegraph_trace):
     same_as_eager(instance_across_a_graph_break, torch.ones(2))
-    assert strict_trace.graphs == 1  # nothing to compute before the break: one graph, after it
+    assert framegraph_trace.graphs == 1  # nothing to compute before the break: one graph, after it
 
 
 def replaced(x):
@@ -324,9 +324,9 @@ def replaced(x):
     return x + b.end, (b.start, b.end), type(b) is Span, a == Span(1, 4), b.unit
 
 
-def test_dataclasses_replace(strict_trace):
+def test_dataclasses_replace(framegraph_trace):
     same_as_eager(replaced, torch.ones(2))
-    assert strict_trace.graphs == 1
+    assert framegraph_trace.graphs == 1
 
 
 # ---- what classes made in the trace exposed in the object model
@@ -343,10 +343,10 @@ def keys_hashed_by_a_counting_hash(x):
     return x + d[k], len(calls)  # each lookup runs __hash__: 2 calls, as in CPython
 
 
-def test_a_key_with_a_python_hash_runs_it_as_cpython_does(strict_trace):
+def test_a_key_with_a_python_hash_runs_it_as_cpython_does(framegraph_trace):
     # traced once per dict operation (traced_keys.py); the dict stays in the frame
     assert same_as_eager(keys_hashed_by_a_counting_hash, torch.ones(2))[1] == 2
-    assert strict_trace.graphs == 1
+    assert framegraph_trace.graphs == 1
 
 
 def class_attribute_named_class(x):
@@ -356,6 +356,6 @@ def class_attribute_named_class(x):
     return x + 1, Odd().__class__
 
 
-def test_a_class_attribute_named_dunder_class(strict_trace):
+def test_a_class_attribute_named_dunder_class(framegraph_trace):
     same_as_eager(class_attribute_named_class, torch.ones(2))
-    assert strict_trace.graphs == 1
+    assert framegraph_trace.graphs == 1

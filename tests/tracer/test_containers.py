@@ -168,7 +168,7 @@ def test_builtins_match_cpython_on_ties_and_bounds():
     check(f, torch.ones(1))
 
 
-def test_a_symbolic_shape_equals_a_tuple_of_the_same_sizes(strict_trace):
+def test_a_symbolic_shape_equals_a_tuple_of_the_same_sizes(framegraph_trace):
     import framegraph
 
     def f(x):
@@ -179,7 +179,7 @@ def test_a_symbolic_shape_equals_a_tuple_of_the_same_sizes(strict_trace):
     for n in (2, 4, 5):  # the second call recompiles with a symbolic batch size
         x = torch.ones(n, 3)
         assert compiled(x)[1:] == f(x)[1:]
-    assert strict_trace.graphs == 3
+    assert framegraph_trace.graphs == 3
     # n = 4 guards the symbolic size == 4 (the comparison with (4, 3)), so n = 5 recompiles too
 
 
@@ -208,7 +208,7 @@ def test_dict_views_are_live_and_set_like():
     check(f, torch.ones(1))
 
 
-def test_returned_dict_views_keep_their_type(strict_trace):
+def test_returned_dict_views_keep_their_type(framegraph_trace):
     def f(x):
         d = {"w": x + 1}
         return d.keys(), d.items(), d.values()
@@ -218,7 +218,7 @@ def test_returned_dict_views_keep_their_type(strict_trace):
     got, want = framegraph.compile(f, backend="eager")(torch.ones(1)), f(torch.ones(1))
     assert [type(v) for v in got] == [type(v) for v in want]
     assert list(got[0]) == ["w"] and [list(v) for v in got[1:]] == [[("w", torch.ones(1) + 1)], [torch.ones(1) + 1]]
-    assert strict_trace.graphs == 1
+    assert framegraph_trace.graphs == 1
 
 
 def test_pure_builtins_consume_generators_of_constants():

@@ -33,20 +33,20 @@ class Checker:
         return self.by_type.get(type(first), "plain")
 
 
-def test_dict_keyed_by_classes_with_a_computed_key(strict_trace):
+def test_dict_keyed_by_classes_with_a_computed_key(framegraph_trace):
     checker = Checker()
 
     def fn(x):
         return x + 1, checker.kind(3), checker.kind([1]), checker.kind(x.shape[0])
 
     same_as_eager(fn, torch.ones(2))
-    assert strict_trace.graphs == 1
+    assert framegraph_trace.graphs == 1
     # the guard holds the key: a class added to the dict later is seen
     checker.by_type[int] = "ints"
     assert framegraph.compile(fn, backend="eager")(torch.ones(2))[1] == "ints"
 
 
-def test_assert_equal_traces_in_one_graph(strict_trace):
+def test_assert_equal_traces_in_one_graph(framegraph_trace):
     case = unittest.TestCase()
 
     def fn(x):
@@ -56,7 +56,7 @@ def test_assert_equal_traces_in_one_graph(strict_trace):
         return x * 2
 
     same_as_eager(fn, torch.ones(2))
-    assert strict_trace.graphs == 1
+    assert framegraph_trace.graphs == 1
 
 
 # ---- test_set: set methods, and CPython's iteration order
@@ -72,9 +72,9 @@ def set_methods(x):
             frozenset(s).copy(), s.pop(), list(s))
 
 
-def test_set_methods_in_cpython_order(strict_trace):
+def test_set_methods_in_cpython_order(framegraph_trace):
     same_as_eager(set_methods, torch.ones(2))
-    assert strict_trace.graphs == 1
+    assert framegraph_trace.graphs == 1
 
 
 def equal_elements_keep_the_first(x):
@@ -83,9 +83,9 @@ def equal_elements_keep_the_first(x):
     return x + 1, [type(v) for v in a], [type(v) for v in b]
 
 
-def test_set_keeps_the_element_cpython_keeps(strict_trace):
+def test_set_keeps_the_element_cpython_keeps(framegraph_trace):
     same_as_eager(equal_elements_keep_the_first, torch.ones(2))
-    assert strict_trace.graphs == 1
+    assert framegraph_trace.graphs == 1
 
 
 def remove_missing(x):
@@ -97,9 +97,9 @@ def remove_missing(x):
     return x, ()
 
 
-def test_set_remove_missing_raises_key_error(strict_trace):
+def test_set_remove_missing_raises_key_error(framegraph_trace):
     same_as_eager(remove_missing, torch.ones(2))
-    assert strict_trace.graphs == 1
+    assert framegraph_trace.graphs == 1
 
 
 # ---- with blocks left by an exception: assertRaises, a suppressing __exit__
@@ -135,9 +135,9 @@ def with_blocks_left_by_exceptions(x):
     return x + 1, type(cm.exception), cm.exception.args, cm.exception.__traceback__, quiet.seen
 
 
-def test_with_block_exit_gets_the_exception(strict_trace):
+def test_with_block_exit_gets_the_exception(framegraph_trace):
     same_as_eager(with_blocks_left_by_exceptions, torch.ones(2))
-    assert strict_trace.graphs == 1
+    assert framegraph_trace.graphs == 1
 
 
 def exception_through_no_grad(x):
@@ -149,9 +149,9 @@ def exception_through_no_grad(x):
         return y, torch.is_grad_enabled(), e.__traceback__ is not None
 
 
-def test_exception_leaves_no_grad(strict_trace):
+def test_exception_leaves_no_grad(framegraph_trace):
     same_as_eager(exception_through_no_grad, torch.ones(2, requires_grad=True))
-    assert strict_trace.graphs == 1
+    assert framegraph_trace.graphs == 1
 
 
 def raises_regex(x):
@@ -162,9 +162,9 @@ def raises_regex(x):
     return x + 1
 
 
-def test_assert_raises_regex_compiles_its_pattern_at_trace_time(strict_trace):
+def test_assert_raises_regex_compiles_its_pattern_at_trace_time(framegraph_trace):
     same_as_eager(raises_regex, torch.ones(2))
-    assert strict_trace.graphs == 1
+    assert framegraph_trace.graphs == 1
 
 
 # ---- dict equality; assertRaises(E, obj.method) reads the method's __name__
@@ -178,9 +178,9 @@ def dict_equality(x):
             {1: float("nan")} == {1: float("nan")}, {1: 1} == {1.0: True})
 
 
-def test_dict_equality(strict_trace):
+def test_dict_equality(framegraph_trace):
     same_as_eager(dict_equality, torch.ones(2))
-    assert strict_trace.graphs == 1
+    assert framegraph_trace.graphs == 1
 
 
 def method_names(x):
@@ -189,9 +189,9 @@ def method_names(x):
     return x + 1, items.append.__name__, items.append.__qualname__
 
 
-def test_bound_method_names(strict_trace):
+def test_bound_method_names(framegraph_trace):
     same_as_eager(method_names, torch.ones(2))
-    assert strict_trace.graphs == 1
+    assert framegraph_trace.graphs == 1
 
 
 # ---- class statements in traced code (LOAD_BUILD_CLASS)
@@ -224,9 +224,9 @@ def class_in_function(x):
             isinstance(s, Seq), s.kind() is Seq)
 
 
-def test_class_statement_in_one_graph(strict_trace):
+def test_class_statement_in_one_graph(framegraph_trace):
     same_as_eager(class_in_function, torch.ones(2))
-    assert strict_trace.graphs == 1
+    assert framegraph_trace.graphs == 1
 
 
 def returns_its_class(x):
@@ -240,12 +240,12 @@ def returns_its_class(x):
     return x + 1, Local, args
 
 
-def test_each_call_makes_its_own_class(strict_trace):
+def test_each_call_makes_its_own_class(framegraph_trace):
     compiled = framegraph.compile(returns_its_class, backend="eager")
     first, second = compiled(torch.ones(2)), compiled(torch.ones(2))
     assert first[1] is not second[1] and first[1].__qualname__ == "returns_its_class.<locals>.Local"
     assert first[2] == ("boom",)
-    assert strict_trace.graphs == 1
+    assert framegraph_trace.graphs == 1
 
 
 def returns_an_instance_of_its_class(x):
@@ -273,8 +273,8 @@ def class_reading_a_local(x):
     return x + Reads().get()
 
 
-def test_class_body_with_free_variables(strict_trace):
+def test_class_body_with_free_variables(framegraph_trace):
     # a method reading the enclosing function's locals reads the frame's cell (its real
     # cell is stood for by one the trace maps to it): one graph (tests/tracer/test_class_bodies.py)
     same_as_eager(class_reading_a_local, torch.ones(2))
-    assert strict_trace.graphs == 1
+    assert framegraph_trace.graphs == 1

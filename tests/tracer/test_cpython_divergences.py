@@ -50,9 +50,9 @@ def grow_set(x):
 
 
 @pytest.mark.parametrize("fn", [grow_dict, grow_set])
-def test_changing_size_during_iteration_raises(fn, strict_trace):
+def test_changing_size_during_iteration_raises(fn, framegraph_trace):
     same_as_eager(fn, torch.ones(2))
-    assert strict_trace.graphs == 1
+    assert framegraph_trace.graphs == 1
 
 
 def grow_dict_uncaught(x):
@@ -63,11 +63,11 @@ def grow_dict_uncaught(x):
 
 
 @pytest.mark.expect_fallback("exception")
-def test_changing_size_during_iteration_uncaught(strict_trace):
+def test_changing_size_during_iteration_uncaught(framegraph_trace):
     expected = raised_by(grow_dict_uncaught, torch.ones(2))
     assert expected == (RuntimeError, "dictionary changed size during iteration")
     assert raised_by(framegraph.compile(grow_dict_uncaught, backend="eager"), torch.ones(2)) == expected
-    assert strict_trace.graphs == 0
+    assert framegraph_trace.graphs == 0
 
 
 def same_size_new_keys(x):
@@ -82,11 +82,11 @@ def same_size_new_keys(x):
 
 
 @pytest.mark.expect_fallback("unsupported_value")
-def test_keys_changed_during_iteration(strict_trace):
+def test_keys_changed_during_iteration(framegraph_trace):
     # CPython: "dictionary keys changed during iteration"; it depends on the hash
     # table, so the frame runs as it is (an iterator rebuilt after a break would not know)
     same_as_eager(same_size_new_keys, torch.ones(2))
-    assert strict_trace.graphs == 0
+    assert framegraph_trace.graphs == 0
 
 
 # ---- an existing key keeps its first object (test_dict, test_set: 1 == 1.0 == True)
@@ -100,9 +100,9 @@ def first_key_stays(x):
     return x * 2, [(type(k), v) for k, v in d.items()], [type(k) for k in s]
 
 
-def test_existing_key_keeps_its_object(strict_trace):
+def test_existing_key_keeps_its_object(framegraph_trace):
     same_as_eager(first_key_stays, torch.ones(2))
-    assert strict_trace.graphs == 1
+    assert framegraph_trace.graphs == 1
 
 
 # ---- test_set.TestWeirdBugs.test_8420_set_merge: keys compared by a user __eq__
@@ -123,10 +123,10 @@ def user_eq_keys(x):
     return x + 1, len(s), Point(2) in d
 
 
-def test_keys_with_a_user_eq(strict_trace):
+def test_keys_with_a_user_eq(framegraph_trace):
     # hashed and compared by their Python methods, traced (traced_keys.py)
     assert same_as_eager(user_eq_keys, torch.ones(2))[1:] == (1, True)
-    assert strict_trace.graphs == 1
+    assert framegraph_trace.graphs == 1
 
 
 # ---- errors CPython raises that the tracer raised inside itself (internal errors)
@@ -160,14 +160,14 @@ def list_item_errors(x):
     return x
 
 
-def test_user_errors_are_not_internal_errors(strict_trace):
+def test_user_errors_are_not_internal_errors(framegraph_trace):
     assert same_as_eager(bad_calls, torch.ones(2))[1] == ["TypeError", "IndexError", "MemoryError"]
     same_as_eager(list_item_errors, torch.ones(2))
     # the TypeError, IndexError and list item errors are raised and caught in the trace
     # (list_item_errors is one graph); the MemoryError breaks the graph where CPython
     # raises it, and what follows its handler runs as it is (a resume function at an
     # exception handler is not traced)
-    assert strict_trace.graphs == 1
+    assert framegraph_trace.graphs == 1
 
 
 # ---- test_list.test_repr: a list that contains itself
@@ -178,9 +178,9 @@ def self_containing(x):
     return x + 1, repr(a), repr(b)
 
 
-def test_repr_of_a_list_containing_itself(strict_trace):
+def test_repr_of_a_list_containing_itself(framegraph_trace):
     assert same_as_eager(self_containing, torch.ones(2))[1] == "[0, 1, [...]]"
-    assert strict_trace.graphs == 1
+    assert framegraph_trace.graphs == 1
 
 
 # ---- test_set.TestSubset*.test_issubset: eval(..., locals()) at a graph break
@@ -192,9 +192,9 @@ def eval_locals(x, n):
     return y * 2, less, eval("n + 1")
 
 
-def test_eval_with_locals_sees_the_traced_locals(strict_trace):
+def test_eval_with_locals_sees_the_traced_locals(framegraph_trace):
     same_as_eager(eval_locals, torch.ones(2), 3)
-    assert strict_trace.graphs == 2  # before and after the break at eval
+    assert framegraph_trace.graphs == 2  # before and after the break at eval
 
 
 # ---- test_operator.test_setitem, test_delitem: folded on a copy, the change was lost
@@ -208,9 +208,9 @@ def operator_mutations(x):
     return x + len(a), a, d, results
 
 
-def test_operator_setitem_and_delitem_change_their_argument(strict_trace):
+def test_operator_setitem_and_delitem_change_their_argument(framegraph_trace):
     assert same_as_eager(operator_mutations, torch.ones(2))[1:3] == ([9, 2, 1], {"j": 2})
-    assert strict_trace.graphs == 1
+    assert framegraph_trace.graphs == 1
 
 
 # ---- test_set.TestIdentities.test_binopsVsSubsets: `a - b < a` was an internal error
@@ -219,9 +219,9 @@ def subset_comparisons(x):
     return x + 1, a - b < a, a | b > b, a & b <= a, a ^ b >= a | b
 
 
-def test_set_subset_comparisons(strict_trace):
+def test_set_subset_comparisons(framegraph_trace):
     same_as_eager(subset_comparisons, torch.ones(2))
-    assert strict_trace.graphs == 1
+    assert framegraph_trace.graphs == 1
 
 
 # ---- test_functools.test_lru_reentrancy_with_len: builtins.len replaced for a while
@@ -259,9 +259,9 @@ def cell_assigned_after_the_break(x):
     return x + 1, read()
 
 
-def test_cell_assigned_after_a_break_is_the_closures_cell(strict_trace, capsys):
+def test_cell_assigned_after_a_break_is_the_closures_cell(framegraph_trace, capsys):
     same_as_eager(cell_assigned_after_the_break, torch.ones(2))
-    assert strict_trace.graphs == 1  # nothing to capture before the break
+    assert framegraph_trace.graphs == 1  # nothing to capture before the break
 
 
 # ---- test_itertools.test_zip: zip() of nothing is empty (the trace looped forever)
@@ -269,9 +269,9 @@ def zip_of_nothing(x):
     return x + 1, list(zip()), [p for p in zip()]
 
 
-def test_zip_of_nothing_is_empty(strict_trace):
+def test_zip_of_nothing_is_empty(framegraph_trace):
     same_as_eager(zip_of_nothing, torch.ones(2))
-    assert strict_trace.graphs == 1
+    assert framegraph_trace.graphs == 1
 
 
 # ---- test_itertools.test_combinations: a loop that breaks at every iteration
@@ -284,11 +284,11 @@ def breaks_every_iteration(x):
 
 
 @pytest.mark.expect_fallback("cannot_resume")
-def test_a_chain_of_resume_functions_is_bounded(strict_trace, capsys):
+def test_a_chain_of_resume_functions_is_bounded(framegraph_trace, capsys):
     # each break makes a resume function of the last one; past resume.MAX_DEPTH
     # the rest of the loop runs unmodified instead of being traced and built anew
     same_as_eager(breaks_every_iteration, torch.ones(2))
-    assert strict_trace.graphs <= 1
+    assert framegraph_trace.graphs <= 1
 
 
 # ---- test_tuple.test_repeat, test_constructors: an exact tuple times 1, and tuple(t), are t
@@ -297,9 +297,9 @@ def tuple_identity(x):
     return x + 1, u * 1 is u, tuple(u) is u, () * 3 is (), [1] * 1 is not [1]
 
 
-def test_tuple_repeat_and_tuple_of_a_tuple_keep_the_object(strict_trace):
+def test_tuple_repeat_and_tuple_of_a_tuple_keep_the_object(framegraph_trace):
     same_as_eager(tuple_identity, torch.ones(2))
-    assert strict_trace.graphs == 1
+    assert framegraph_trace.graphs == 1
 
 
 # ---- test_contextlib.test_exit_is_abstract: an abstract class cannot be instantiated
@@ -316,7 +316,7 @@ def make_abstract(x):
     return x, ""
 
 
-def test_abstract_class_instantiation_raises(strict_trace):
+def test_abstract_class_instantiation_raises(framegraph_trace):
     same_as_eager(make_abstract, torch.ones(2))
 
 
@@ -348,10 +348,10 @@ def copy_reversed_dict(x):
     return x + 1, list(dict(Reversed([("a", 1), ("b", 2)])).items())
 
 
-def test_dict_of_a_subclass_with_its_own_iter(strict_trace):
+def test_dict_of_a_subclass_with_its_own_iter(framegraph_trace):
     # dict_merge goes through the subclass's keys() and [key] (its table is not read)
     same_as_eager(copy_reversed_dict, torch.ones(2))
-    assert strict_trace.graphs == 1
+    assert framegraph_trace.graphs == 1
 
 
 # ---- test_functools.test_callable_register: a descriptor read through the class runs __get__
@@ -367,7 +367,7 @@ def read_descriptor_through_class(x):
     return x + 1, hasattr(Dispatching.t, "register"), Dispatching.t.__name__
 
 
-def test_class_attribute_descriptor_is_not_read_raw(strict_trace):
+def test_class_attribute_descriptor_is_not_read_raw(framegraph_trace):
     same_as_eager(read_descriptor_through_class, torch.ones(2))
 
 
@@ -378,7 +378,7 @@ def fails_after_a_break(x):
     return 1 / 0 if y.sum() > 0 else y  # raises in the resume function
 
 
-def test_a_traceback_through_a_resume_function_names_the_function(strict_trace):
+def test_a_traceback_through_a_resume_function_names_the_function(framegraph_trace):
     import traceback
 
     names = []
@@ -388,7 +388,7 @@ def test_a_traceback_through_a_resume_function_names_the_function(strict_trace):
         except ZeroDivisionError as e:
             names.append([frame.name for frame in traceback.extract_tb(e.__traceback__)][-1])
     assert names == ["fails_after_a_break", "fails_after_a_break"]
-    assert strict_trace.graphs == 2  # x + 1; then y.sum() > 0 in the resume function, which breaks there
+    assert framegraph_trace.graphs == 2  # x + 1; then y.sum() > 0 in the resume function, which breaks there
 
 
 # ---- test_enumerate.test_len: reversed() of a user sequence reads one item per next()
@@ -413,13 +413,13 @@ def first_small_from_the_end(x, seq):
     return x + v
 
 
-def test_reversed_of_a_user_sequence_reads_items_as_it_goes(strict_trace):
+def test_reversed_of_a_user_sequence_reads_items_as_it_goes(framegraph_trace):
     expected_seq, seq = Recorded(), Recorded()
     expected = first_small_from_the_end(torch.ones(1), expected_seq)
     actual = framegraph.compile(first_small_from_the_end, backend="eager")(torch.ones(1), seq)
     assert_same(actual, expected)
     assert seq.reads == expected_seq.reads == [3, 2]  # not all four up front
-    assert strict_trace.graphs == 1
+    assert framegraph_trace.graphs == 1
 
 
 # ---- test_userlist.test_exhausted_iterator: iter() of an object whose __iter__ is a generator
@@ -434,10 +434,10 @@ def two_iterators_of_a_userlist(x):
     return x + 1, list(exhausted), list(paused)
 
 
-def test_iter_of_an_object_runs_its_generator_lazily(strict_trace):
+def test_iter_of_an_object_runs_its_generator_lazily(framegraph_trace):
     out = same_as_eager(two_iterators_of_a_userlist, torch.ones(1))
     assert out[1:] == ([], [9])  # the paused one sees the item appended after it paused
-    assert strict_trace.graphs == 1
+    assert framegraph_trace.graphs == 1
 
 
 # ---- test_userlist.test_repeat (seq_tests): id(s) == id(s * 1), with id() run by CPython
@@ -449,9 +449,9 @@ def same_id_after_repeat(x):
     return x + 1, out
 
 
-def test_a_tuple_times_one_keeps_its_identity_across_a_graph_break(strict_trace):
+def test_a_tuple_times_one_keeps_its_identity_across_a_graph_break(framegraph_trace):
     assert same_as_eager(same_id_after_repeat, torch.ones(1))[1] == [True, True, True]
-    assert strict_trace.graphs == 1  # x + 1, in the last resume function
+    assert framegraph_trace.graphs == 1  # x + 1, in the last resume function
 
 
 # ---- test_dict.test_oob_indexing_dictiter_iternextitem: a dict changed by what CPython runs at a break
@@ -470,12 +470,12 @@ def mutate_at_a_break(x, d):
     return x - 1, len(d)
 
 
-def test_a_dict_iterator_handed_over_at_a_break_still_sees_the_dict_change(strict_trace):
+def test_a_dict_iterator_handed_over_at_a_break_still_sees_the_dict_change(framegraph_trace):
     results = []
     for fn in (mutate_at_a_break, framegraph.compile(mutate_at_a_break, backend="eager")):
         results.append(fn(torch.ones(1), {i: i for i in range(5)})[1])
     assert results == ["dictionary changed size during iteration"] * 2
-    assert strict_trace.graphs == 1  # x + 1 in the resume function's handler
+    assert framegraph_trace.graphs == 1  # x + 1 in the resume function's handler
 
 
 class Finalised(int):
@@ -498,7 +498,7 @@ def overwrite_while_iterating(x, d):
     return x - 1, len(d)
 
 
-def test_dropping_an_object_with_a_finaliser_is_left_to_cpython(strict_trace):
+def test_dropping_an_object_with_a_finaliser_is_left_to_cpython(framegraph_trace):
     # the store is a graph break, so CPython drops the value when it runs it (not at a
     # replay after the loop); the trace's own garbage is collected before the frame
     # runs, so even the first call's trace does not hold it
@@ -512,7 +512,7 @@ def test_dropping_an_object_with_a_finaliser_is_left_to_cpython(strict_trace):
     assert results == ["changed size"] * 3, results
     # the store breaks the frame: a graph before it; the resume function's loop then
     # raises, and its handler (x + 1) runs as it is
-    assert strict_trace.graphs == 1
+    assert framegraph_trace.graphs == 1
 
 
 # ---- test_super.test_super_argcount, test_super_argtype: super()'s own argument errors
@@ -525,9 +525,9 @@ def bad_super(x, args):
 
 
 @pytest.mark.parametrize("args", [(int, int, int), (1, int)], ids=["three", "not-a-type"])
-def test_super_checks_its_arguments(args, strict_trace):
+def test_super_checks_its_arguments(args, framegraph_trace):
     same_as_eager(bad_super, torch.ones(1), args)
-    assert strict_trace.graphs == 1
+    assert framegraph_trace.graphs == 1
 
 
 # ---- test_property.test_property_decorator_baseclass: hasattr() runs a property's getter
@@ -549,6 +549,6 @@ def has_value_before_and_after(x):
     return x + 1, before, hasattr(o, "value")
 
 
-def test_hasattr_of_a_property_runs_its_getter(strict_trace):
+def test_hasattr_of_a_property_runs_its_getter(framegraph_trace):
     assert same_as_eager(has_value_before_and_after, torch.ones(1))[1:] == (False, True)
-    assert strict_trace.graphs == 1
+    assert framegraph_trace.graphs == 1

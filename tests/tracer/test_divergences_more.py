@@ -161,7 +161,7 @@ def test_in_reads_an_iterator_up_to_the_first_match():
     check(f, torch.ones(2), frames=1)
 
 
-def test_pairwise_reads_its_iterable_one_pair_at_a_time(strict_trace):
+def test_pairwise_reads_its_iterable_one_pair_at_a_time(framegraph_trace):
     import itertools
 
     def f(x):
@@ -174,7 +174,7 @@ def test_pairwise_reads_its_iterable_one_pair_at_a_time(strict_trace):
     expected, actual = f(x), framegraph.compile(f, backend="eager", fullgraph=True)(x)
     assert_same(actual[:2], expected[:2])
     assert type(actual[2]) is itertools.pairwise and list(actual[2]) == list(expected[2]) == [(1.5, 2.0)]
-    assert strict_trace.graphs == 1
+    assert framegraph_trace.graphs == 1
 
 
 # ---- a call that does not bind raises CPython's own TypeError, caught in the trace
@@ -283,7 +283,7 @@ def test_a_loop_over_a_huge_range_stops_early_without_listing_it():
     check(f, torch.ones(2), frames=1)
 
 
-def test_a_range_iterator_left_half_way_is_handed_back_at_its_position(strict_trace):
+def test_a_range_iterator_left_half_way_is_handed_back_at_its_position(framegraph_trace):
     def f(x):
         it = iter(range(10**12))
         first = next(it), next(it)
@@ -294,7 +294,7 @@ def test_a_range_iterator_left_half_way_is_handed_back_at_its_position(strict_tr
     assert_same(actual[:2], expected[:2])
     assert type(actual[2]) is type(expected[2])
     assert next(actual[2]) == next(expected[2]) == 2
-    assert strict_trace.graphs == 1
+    assert framegraph_trace.graphs == 1
 
 
 def test_a_short_range_loop_still_unrolls_into_one_graph():
@@ -313,7 +313,7 @@ class Node:
         self.payload = payload
 
 
-def test_an_object_dropped_after_a_graph_break_is_freed_before_the_frame_returns(strict_trace):
+def test_an_object_dropped_after_a_graph_break_is_freed_before_the_frame_returns(framegraph_trace):
     import weakref
 
     def f(nodes, x):
@@ -325,17 +325,17 @@ def test_an_object_dropped_after_a_graph_break_is_freed_before_the_frame_returns
     for _ in range(2):  # the first call (traced) and a cached one
         assert_same(framegraph.compile(f, backend="eager")([Node(torch.ones(2))], torch.ones(2)),
                     f([Node(torch.ones(2))], torch.ones(2)))
-    assert strict_trace.graphs == 1  # x + 1, after the break (nothing to capture before it)
+    assert framegraph_trace.graphs == 1  # x + 1, after the break (nothing to capture before it)
 
 
-def test_a_builtin_given_a_huge_range_iterator_runs_in_cpython_after_a_break(strict_trace):
+def test_a_builtin_given_a_huge_range_iterator_runs_in_cpython_after_a_break(framegraph_trace):
     def f(x):
         numbers = iter(range(10**20))
         where = operator.indexOf(numbers, 5)
         return x + where, next(numbers)
 
     assert_same(framegraph.compile(f, backend="eager")(torch.ones(2)), f(torch.ones(2)))
-    assert strict_trace.graphs == 1  # x + where, after the break at indexOf
+    assert framegraph_trace.graphs == 1  # x + where, after the break at indexOf
 
 
 def test_range_and_slice_with_bad_arguments_raise_cpython_s_errors_in_the_trace():

@@ -14,7 +14,7 @@ from helpers import same_as_eager
 SCALE = 3
 
 
-def test_eval_sees_locals_then_globals_then_builtins(strict_trace):
+def test_eval_sees_locals_then_globals_then_builtins(framegraph_trace):
     def fn(x):
         small, big = {1, 2}, {1, 2, 3}
         checks = []
@@ -24,11 +24,10 @@ def test_eval_sees_locals_then_globals_then_builtins(strict_trace):
         od = OrderedDict([("c", 1), ("b", 2)])
         return x * eval("SCALE + len(small)"), checks, eval(repr(od)) == od, eval("  abs(-2)")
 
-    same_as_eager(fn, torch.ones(2))
-    assert strict_trace.graphs == 1
+    framegraph_trace.assert_compiles(fn, torch.ones(2))
 
 
-def test_eval_reads_a_closure_cell_of_the_frame(strict_trace):
+def test_eval_reads_a_closure_cell_of_the_frame(framegraph_trace):
     def fn(x):
         factor = 4
 
@@ -37,11 +36,10 @@ def test_eval_reads_a_closure_cell_of_the_frame(strict_trace):
 
         return scaled()
 
-    same_as_eager(fn, torch.ones(2))
-    assert strict_trace.graphs == 1
+    framegraph_trace.assert_compiles(fn, torch.ones(2))
 
 
-def test_compile_gives_the_code_or_cpythons_syntax_error(strict_trace):
+def test_compile_gives_the_code_or_cpythons_syntax_error(framegraph_trace):
     def fn(x):
         code = compile("1 + 2", "<expr>", "eval")
         try:
@@ -50,14 +48,13 @@ def test_compile_gives_the_code_or_cpythons_syntax_error(strict_trace):
             return x + 1, code.co_filename, error.msg
         return x, code.co_filename, None
 
-    same_as_eager(fn, torch.ones(2))
-    assert strict_trace.graphs == 1
+    framegraph_trace.assert_compiles(fn, torch.ones(2))
 
 
-def test_eval_of_a_store_is_left_to_cpython(strict_trace):
+def test_eval_of_a_store_is_left_to_cpython(framegraph_trace):
     def fn(x):
         # := writes eval's locals mapping, not the frame: CPython runs it at a graph break
         return x + eval("(y := 3)")
 
     same_as_eager(fn, torch.ones(2))
-    assert strict_trace.graphs == 1  # x + ..., in the resume function
+    assert framegraph_trace.graphs == 1  # x + ..., in the resume function

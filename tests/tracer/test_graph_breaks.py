@@ -62,7 +62,7 @@ def test_the_briefs_g_in_explain():
     assert out.break_reasons[0].reason == "Data-dependent branching"
 
 
-def test_the_break_text_has_the_briefs_shape(break_log, strict_trace):
+def test_the_break_text_has_the_briefs_shape(break_log, framegraph_trace):
     framegraph.compile(g, backend="eager")(torch.ones(3))
     text = break_log.records[0].getMessage().splitlines()
     line = g.__code__.co_firstlineno + 1
@@ -75,7 +75,7 @@ def test_the_break_text_has_the_briefs_shape(break_log, strict_trace):
     framegraph.reset()
     framegraph.compile(g, backend="eager")(torch.ones(3))
     assert len(break_log.records) == 1  # once per site
-    assert strict_trace.graphs == 4  # two graphs per compile (the break)
+    assert framegraph_trace.graphs == 4  # two graphs per compile (the break)
 
 
 def test_fullgraph_raises_the_catalogue_text_with_the_source_line():
@@ -251,7 +251,7 @@ def test_break_inside_no_grad_restores_grad_mode_on_both_sides(mode):
         assert torch.is_grad_enabled() is mode
 
 
-def test_an_exception_at_the_break_inside_no_grad_restores_grad_mode(strict_trace):
+def test_an_exception_at_the_break_inside_no_grad_restores_grad_mode(framegraph_trace):
     @framegraph.disable
     def fail(t):
         raise ValueError("no")
@@ -264,7 +264,7 @@ def test_an_exception_at_the_break_inside_no_grad_restores_grad_mode(strict_trac
     with pytest.raises(ValueError, match="no"):
         framegraph.compile(f, backend="eager")(torch.ones(2))
     assert torch.is_grad_enabled()
-    assert (strict_trace.frames, strict_trace.graphs) == (1, 0)  # the break at fail(x) raises
+    assert (framegraph_trace.frames, framegraph_trace.graphs) == (1, 0)  # the break at fail(x) raises
 
 
 @pytest.mark.parametrize("value", [1.0, -1.0])
@@ -357,13 +357,13 @@ def test_closures_survive_a_break():
     check_breaks(f, lambda: (torch.ones(2),), graphs=2, breaks=1)
 
 
-def test_resume_functions_are_cached_per_site(strict_trace):
+def test_resume_functions_are_cached_per_site(framegraph_trace):
     code = g.__code__
     framegraph.compile(g, backend="eager")(torch.ones(2))
     framegraph.reset()
     framegraph.compile(g, backend="eager")(torch.ones(2))
     assert len(resume._cache[code]) == 2  # one per branch, reused by the second trace
-    assert strict_trace.graphs == 4
+    assert framegraph_trace.graphs == 4
 
 
 def test_zero_argument_super_after_a_break():

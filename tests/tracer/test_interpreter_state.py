@@ -23,7 +23,7 @@ def limit():
     sys.set_int_max_str_digits(before)
 
 
-def test_reading_the_limit_is_one_graph_and_guarded(strict_trace, limit):
+def test_reading_the_limit_is_one_graph_and_guarded(framegraph_trace, limit):
     def fn(x):
         digits = sys.get_int_max_str_digits()
         try:
@@ -37,10 +37,10 @@ def test_reading_the_limit_is_one_graph_and_guarded(strict_trace, limit):
     assert_same(compiled(torch.ones(2)), fn(torch.ones(2)))
     sys.set_int_max_str_digits(5000)
     assert_same(compiled(torch.ones(2)), fn(torch.ones(2)))  # traced again for the new limit
-    assert strict_trace.graphs == 2
+    assert framegraph_trace.graphs == 2
 
 
-def test_a_long_conversion_depends_on_the_limit_unread(strict_trace, limit):
+def test_a_long_conversion_depends_on_the_limit_unread(framegraph_trace, limit):
     def fn(x):
         try:
             return x * len(str(int("7" * 4500)))
@@ -52,10 +52,10 @@ def test_a_long_conversion_depends_on_the_limit_unread(strict_trace, limit):
     assert_same(compiled(torch.ones(2)), torch.ones(2) - 1)
     sys.set_int_max_str_digits(0)  # no limit: the same call now converts
     assert_same(compiled(torch.ones(2)), torch.ones(2) * 4500)
-    assert strict_trace.graphs == 2
+    assert framegraph_trace.graphs == 2
 
 
-def test_short_conversions_do_not_guard_the_limit(strict_trace, limit):
+def test_short_conversions_do_not_guard_the_limit(framegraph_trace, limit):
     def fn(x):
         return x * int("12")
 
@@ -63,10 +63,10 @@ def test_short_conversions_do_not_guard_the_limit(strict_trace, limit):
     compiled(torch.ones(2))
     sys.set_int_max_str_digits(5000)
     assert_same(compiled(torch.ones(2)), torch.ones(2) * 12)
-    assert strict_trace.graphs == 1
+    assert framegraph_trace.graphs == 1
 
 
-def test_recursion_limit_is_a_guarded_constant(strict_trace):
+def test_recursion_limit_is_a_guarded_constant(framegraph_trace):
     def fn(x):
         return x + sys.getrecursionlimit()
 
@@ -78,4 +78,4 @@ def test_recursion_limit_is_a_guarded_constant(strict_trace):
         assert_same(compiled(torch.ones(2)), fn(torch.ones(2)))
     finally:
         sys.setrecursionlimit(before)
-    assert strict_trace.graphs == 2
+    assert framegraph_trace.graphs == 2

@@ -89,13 +89,13 @@ def test_dict_subclass_dataclass_is_built_and_returned():
     assert cnt.op_count == 2  # sin, add: the items are the same tensor
 
 
-def test_returned_dict_subclass_has_items_and_attributes(strict_trace):
+def test_returned_dict_subclass_has_items_and_attributes(framegraph_trace):
     x = torch.randn(2)
     out = framegraph.compile(lambda x: Result(logits=x + 1), backend="eager", fullgraph=True)(x)
     assert type(out) is Result and list(out.keys()) == ["logits"]
     assert_same(out.logits, x + 1)
     assert out.loss is None
-    assert strict_trace.graphs == 1
+    assert framegraph_trace.graphs == 1
 
 
 class Config:
@@ -266,7 +266,7 @@ def _version_at_least(major):
     return major <= 2
 
 
-def test_functions_marked_constant_are_answered_at_trace_time(strict_trace):
+def test_functions_marked_constant_are_answered_at_trace_time(framegraph_trace):
     """An install probe under lru_cache (wav2vec2's ``is_torch_distributed_available()``,
     a graph break before) and a marked plain function: called once, now, with the
     real cache; their answers are constants of the one graph."""
@@ -284,7 +284,7 @@ def test_functions_marked_constant_are_answered_at_trace_time(strict_trace):
     assert_same(compiled(x), x * 2 + 1)
     assert_same(compiled(x), x * 2 + 1)
     assert PROBES == ["distributed", 2]  # traced once; the lru_cache wrapper ran its function once
-    assert strict_trace.graphs == 1
+    assert framegraph_trace.graphs == 1
 
 
 @_validated_setattr
@@ -313,7 +313,7 @@ def test_table_keyed_by_typing_origins_is_read_in_the_trace():
     assert cnt.frame_count == 1
 
 
-def test_a_sentinel_made_with_object(strict_trace):
+def test_a_sentinel_made_with_object(framegraph_trace):
     def get_option(options, name, x):
         missing = object()
         value = options.get(name, missing)
@@ -325,4 +325,4 @@ def test_a_sentinel_made_with_object(strict_trace):
         return get_option({"scale": 3}, "scale", x), get_option({}, "scale", x)
 
     check(fn, torch.ones(2))
-    assert strict_trace.graphs == 1
+    assert framegraph_trace.graphs == 1

@@ -101,14 +101,14 @@ def test_not_engaged_where_fake_tensor_mode_must_decide(mode):
         assert meta_ops.run_meta(mode, "call_function", operator.mul, (grad, 2), {}) is not meta_ops.NOT_ENGAGED
 
 
-def test_an_op_that_fails_falls_back_and_reports_the_operator_error(strict_trace):
+def test_an_op_that_fails_falls_back_and_reports_the_operator_error(framegraph_trace):
     def f(x, w):
         return F.linear(x, w)  # shapes do not match: eager raises too
 
     fn = framegraph.compile(f, backend="eager")
     with pytest.raises(RuntimeError):
         fn(torch.randn(2, 3), torch.randn(4, 5))
-    assert (strict_trace.frames, strict_trace.graphs) == (1, 0)  # a break at the op: it raises in CPython
+    assert (framegraph_trace.frames, framegraph_trace.graphs) == (1, 0)  # a break at the op: it raises in CPython
 
 
 def test_default_dtype_is_part_of_the_cache_key():
@@ -125,7 +125,7 @@ def test_default_dtype_is_part_of_the_cache_key():
         torch.set_default_dtype(old)
 
 
-def test_in_place_on_a_traced_view_changes_the_input_like_eager(strict_trace):
+def test_in_place_on_a_traced_view_changes_the_input_like_eager(framegraph_trace):
     def f(x):
         y = x.view(-1)[1:3]
         y.mul_(10)
@@ -136,7 +136,7 @@ def test_in_place_on_a_traced_view_changes_the_input_like_eager(strict_trace):
     fn = framegraph.compile(f, backend="eager")
     torch.testing.assert_close(fn(a), f(b))
     torch.testing.assert_close(a, b)
-    assert strict_trace.graphs == 1
+    assert framegraph_trace.graphs == 1
 
 
 def test_strides_of_size_one_dimensions_do_not_count(mode):

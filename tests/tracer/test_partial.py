@@ -144,13 +144,13 @@ def partial_subclass_made_and_called(x):
             p.tag, p.describe(), repr(functools.partial(capture, 1, k="v")), callable(p))
 
 
-def test_partial_subclass_traces_like_the_c_partial(strict_trace):
+def test_partial_subclass_traces_like_the_c_partial(framegraph_trace):
     out = framegraph.compile(partial_subclass_made_and_called, backend="eager")(torch.ones(2))
     assert_same(out, partial_subclass_made_and_called(torch.ones(2)))
-    assert strict_trace.graphs == 1
+    assert framegraph_trace.graphs == 1
 
 
-def test_partial_subclass_from_outside_and_returned(strict_trace):
+def test_partial_subclass_from_outside_and_returned(framegraph_trace):
     p = Bound(capture, 1, k=2)
 
     def f(x):
@@ -158,10 +158,10 @@ def test_partial_subclass_from_outside_and_returned(strict_trace):
 
     out = framegraph.compile(f, backend="eager")(torch.ones(2))
     assert out[1] == ((1, 3), {"k": 2}) and type(out[2]) is Bound and out[2]() == ((2,), {})
-    assert strict_trace.graphs == 1
+    assert framegraph_trace.graphs == 1
 
 
-def test_partial_read_only_members_and_missing_attributes(strict_trace):
+def test_partial_read_only_members_and_missing_attributes(framegraph_trace):
     def f(x):
         p = functools.partial(capture, 1)
         out = []
@@ -173,10 +173,10 @@ def test_partial_read_only_members_and_missing_attributes(strict_trace):
         return x + 1, out
 
     assert_same(framegraph.compile(f, backend="eager")(torch.ones(2)), f(torch.ones(2)))
-    assert strict_trace.graphs == 1
+    assert framegraph_trace.graphs == 1
 
 
-def test_non_string_keywords_of_a_partial_raise_at_the_call(strict_trace):
+def test_non_string_keywords_of_a_partial_raise_at_the_call(framegraph_trace):
     def f(x):
         p = functools.partial(capture)
         p.keywords[1234] = "value"
@@ -187,7 +187,7 @@ def test_non_string_keywords_of_a_partial_raise_at_the_call(strict_trace):
         return x, ""
 
     assert_same(framegraph.compile(f, backend="eager")(torch.ones(2)), f(torch.ones(2)))
-    assert strict_trace.graphs == 1
+    assert framegraph_trace.graphs == 1
 
 
 # ---- a pure-Python callable class with __new__ and __slots__: functools.py's own partial
@@ -238,17 +238,17 @@ def python_new_and_call(x):
             Tagged(3), Tagged("s").value, errors)
 
 
-def test_class_with_python_new_runs_new_then_init(strict_trace):
+def test_class_with_python_new_runs_new_then_init(framegraph_trace):
     assert_same(framegraph.compile(python_new_and_call, backend="eager")(torch.ones(2)),
                 python_new_and_call(torch.ones(2)))
-    assert strict_trace.graphs == 1
+    assert framegraph_trace.graphs == 1
 
 
 class Slotted:
     __slots__ = ("a",)
 
 
-def test_slots_without_dict_refuse_other_attributes(strict_trace):
+def test_slots_without_dict_refuse_other_attributes(framegraph_trace):
     def f(x):
         s = Slotted()
         s.a = 1
@@ -259,19 +259,19 @@ def test_slots_without_dict_refuse_other_attributes(strict_trace):
         return x, ""
 
     assert_same(framegraph.compile(f, backend="eager")(torch.ones(2)), f(torch.ones(2)))
-    assert strict_trace.graphs == 1
+    assert framegraph_trace.graphs == 1
 
 
-def test_python_partial_object_returned_is_rebuilt(strict_trace):
+def test_python_partial_object_returned_is_rebuilt(framegraph_trace):
     def f(x):
         return x + 1, PyPartialSub(capture, 1, k=2)
 
     _, p = framegraph.compile(f, backend="eager")(torch.ones(2))
     assert type(p) is PyPartialSub and p(2) == ((1, 2), {"k": 2})
-    assert strict_trace.graphs == 1
+    assert framegraph_trace.graphs == 1
 
 
-def test_another_copy_of_the_c_type_from_outside_keeps_no_dict(strict_trace):
+def test_another_copy_of_the_c_type_from_outside_keeps_no_dict(framegraph_trace):
     """Reading ``__dict__`` would create it, and a partial with one is not flattened:
     the trace reads the members only (CPython's tests make such a copy of the type)."""
     from test.support import import_helper
@@ -284,7 +284,7 @@ def test_another_copy_of_the_c_type_from_outside_keeps_no_dict(strict_trace):
 
     assert_same(framegraph.compile(f, backend="eager")(torch.ones(2)), f(torch.ones(2)))
     assert fresh.partial(p, 3).func is capture  # still flattened: p has no __dict__
-    assert strict_trace.graphs == 1
+    assert framegraph_trace.graphs == 1
 
 
 def signature(part):
@@ -310,16 +310,16 @@ def setstate_and_rebuild(x, kind):
 
 
 @pytest.mark.parametrize("kind", [functools.partial, Bound])
-def test_setstate_and_dict_of_a_partial_made_in_the_trace(strict_trace, kind):
+def test_setstate_and_dict_of_a_partial_made_in_the_trace(framegraph_trace, kind):
     expected = setstate_and_rebuild(torch.ones(2), kind)
     actual = framegraph.compile(setstate_and_rebuild, backend="eager")(torch.ones(2), kind)
     assert_same(actual[:2], expected[:2])
     g = actual[2]
     assert type(g) is kind and g.args[0] is g and g.__dict__ == {}  # rebuilt with the same state
-    assert strict_trace.graphs == 1
+    assert framegraph_trace.graphs == 1
 
 
-def test_partial_of_an_outside_partial_returned_flattens_like_eager(strict_trace):
+def test_partial_of_an_outside_partial_returned_flattens_like_eager(framegraph_trace):
     outer = functools.partial(capture, 1)
 
     def f(x):
@@ -328,7 +328,7 @@ def test_partial_of_an_outside_partial_returned_flattens_like_eager(strict_trace
     p = framegraph.compile(f, backend="eager")(torch.ones(2))[1]
     expected = f(torch.ones(2))[1]
     assert (p.func, p.args, p.keywords) == (expected.func, expected.args, expected.keywords)
-    assert strict_trace.graphs == 1
+    assert framegraph_trace.graphs == 1
 
 
 class Switch:

@@ -9,7 +9,7 @@ import torch
 from helpers import same_as_eager
 
 
-def test_sorting_objects_that_compare_in_python(strict_trace):
+def test_sorting_objects_that_compare_in_python(framegraph_trace):
     import functools
 
     @functools.total_ordering
@@ -30,7 +30,7 @@ def test_sorting_objects_that_compare_in_python(strict_trace):
         return x + 1, ordered, [(v.major, v.minor) for v in vs], max(vs).minor, min(vs).minor
 
     same_as_eager(fn, torch.ones(2))
-    assert strict_trace.graphs == 1
+    assert framegraph_trace.graphs == 1
 
 
 class Boom(Exception):
@@ -47,7 +47,7 @@ class Fragile:
         return self.v < other.v
 
 
-def test_a_raising_comparison_leaves_the_list_as_cpython_does(strict_trace):
+def test_a_raising_comparison_leaves_the_list_as_cpython_does(framegraph_trace):
     def fn(x):
         items = [Fragile(1), Fragile(3), Fragile(2)]
         try:
@@ -57,10 +57,10 @@ def test_a_raising_comparison_leaves_the_list_as_cpython_does(strict_trace):
         return x, None
 
     same_as_eager(fn, torch.ones(2))
-    assert strict_trace.graphs == 1
+    assert framegraph_trace.graphs == 1
 
 
-def test_sorting_with_cmp_to_key(strict_trace):
+def test_sorting_with_cmp_to_key(framegraph_trace):
     from functools import cmp_to_key
 
     def by_length_then_reversed(a, b):
@@ -72,10 +72,10 @@ def test_sorting_with_cmp_to_key(strict_trace):
         return x + 1, words, max(["x", "yy"], key=cmp_to_key(by_length_then_reversed))
 
     same_as_eager(fn, torch.ones(2))
-    assert strict_trace.graphs == 1
+    assert framegraph_trace.graphs == 1
 
 
-def test_reduce_reads_its_iterable_in_step_with_the_function(strict_trace):
+def test_reduce_reads_its_iterable_in_step_with_the_function(framegraph_trace):
     import functools
 
     def fn(x):
@@ -93,4 +93,4 @@ def test_reduce_reads_its_iterable_in_step_with_the_function(strict_trace):
         return x + functools.reduce(add, numbers(), 10), seen
 
     same_as_eager(fn, torch.ones(2))
-    assert strict_trace.graphs == 1
+    assert framegraph_trace.graphs == 1

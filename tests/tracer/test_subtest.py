@@ -54,14 +54,14 @@ def _run(name, compiled):
     return result.testsRun, result.subtests, failures, [r.tolist() for r in case.results]
 
 
-def test_passing_subtests_are_one_graph(strict_trace):
+def test_passing_subtests_are_one_graph(framegraph_trace):
     assert _run("test_doubling", True) == _run("test_doubling", False)
-    assert strict_trace.graphs == 1
+    assert framegraph_trace.graphs == 1
 
 
 @pytest.mark.expect_fallback("cannot_resume")
-def test_a_failing_subtest_runs_the_test_in_cpython(strict_trace):
+def test_a_failing_subtest_runs_the_test_in_cpython(framegraph_trace):
     """testPartExecutor calls sys.exc_info() for the failure: a break inside the subTest
     block, where the generator cannot be handed over, so the frame runs as it is."""
     assert _run("test_failing", True) == _run("test_failing", False)
-    assert strict_trace.graphs == 0
+    assert framegraph_trace.graphs == 0

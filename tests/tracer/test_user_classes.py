@@ -262,7 +262,7 @@ class WithProperty:
         return 1
 
 
-def test_staticmethods_and_properties_replaced_on_the_class_recompile(strict_trace):
+def test_staticmethods_and_properties_replaced_on_the_class_recompile(framegraph_trace):
     act = Activation()
     compiled = framegraph.compile(act, backend="eager")
     x = -torch.ones(2)
@@ -275,7 +275,7 @@ def test_staticmethods_and_properties_replaced_on_the_class_recompile(strict_tra
     compiled(torch.ones(1))
     WithProperty.value = property(lambda self: 5)
     assert_same(compiled(torch.ones(1)), torch.ones(1) * 5)
-    assert strict_trace.graphs == 4  # each function before and after the class change
+    assert framegraph_trace.graphs == 4  # each function before and after the class change
 
 
 class Registry:
@@ -301,7 +301,7 @@ class Guarded:
     v = _Doubling()
 
 
-def test_class_containers_mutated_through_new_instances_and_data_descriptors(strict_trace):
+def test_class_containers_mutated_through_new_instances_and_data_descriptors(framegraph_trace):
     def f(x):
         Registry("a")
         Registry("b")
@@ -315,7 +315,7 @@ def test_class_containers_mutated_through_new_instances_and_data_descriptors(str
         return x + h.v
 
     assert_same(framegraph.compile(g, backend="eager")(torch.ones(1), Guarded()), torch.ones(1) + 500)
-    assert strict_trace.graphs == 2  # f; g breaks at the descriptor write and read, then x + h.v
+    assert framegraph_trace.graphs == 2  # f; g breaks at the descriptor write and read, then x + h.v
 
 
 class Quacks(type):

@@ -24,6 +24,12 @@ from ..core.constant import ConstantVariable, wrap_constant
 from .control_flow import TRACED_WRAPPERS
 from .tensor import TensorVariable
 
+# What the user said about a callable (framegraph.allow_in_graph, nonstrict_trace,
+# disallow_in_graph; runtime/policy.py fills them). Sets of the objects themselves:
+# torch's C functions take neither attributes nor weak references.
+IN_GRAPH = set()     # one graph node, run on FakeTensors, never inlined
+DISALLOWED = set()   # a graph break: the call runs in CPython
+
 # Modules whose functions are single graph nodes (not inlined).
 GRAPH_MODULES = frozenset({
     "torch", "torch.functional", "torch.nn.functional", "torch._C._nn", "torch._C._linalg",
@@ -88,8 +94,22 @@ def is_shape_hint(value) -> bool:
         getattr(value, "__name__", None) in _SHAPE_HINTS
 
 
+def _in(value, table) -> bool:
+    try:
+        return value in table
+    except TypeError:  # unhashable
+        return False
+
+
+def is_disallowed(value) -> bool:
+    """Did the user ask for a graph break at every call of ``value``?"""
+    return bool(DISALLOWED) and _in(value, DISALLOWED)
+
+
 def is_graph_callable(value) -> bool:
     """Is ``value`` a torch callable that becomes one graph node?"""
+    if _in(value, IN_GRAPH):
+        return True
     if isinstance(value, (torch._ops.OpOverload, torch._ops.OpOverloadPacket)):
         return True
     if isinstance(value, (types.MethodDescriptorType, types.WrapperDescriptorType)):
@@ -139,6 +159,8 @@ class TorchFunctionVariable(CallableVariable):
     """A torch callable: one graph node (run on FakeTensors), or a trace-time answer."""
 
     def call(self, tx, args, kwargs):
+        if _in(self.fn, IN_GRAPH):  # the user's: whatever its name, a node
+            return tx.output.call_function(tx, self.fn, args, kwargs)
         if self.fn in TRACE_TIME:
             return wrap_constant(TRACE_TIME[self.fn](tx, *args, **kwargs))
         if self.fn in space.FROM_NUMPY:  # torch.from_numpy(a) of an ndarray of the trace
