@@ -325,3 +325,45 @@ def test_an_object_with_a_finalizer_is_made_and_dropped_by_cpython():
     assert_same(result, make_and_drop(ones()))
     assert result[1] == 0 and any("finalizer" in str(e) for e in errors)
     assert (cnt.frame_count, breaks) == (0, [])  # no graph: the whole frame ran in CPython
+
+
+# ---- hasattr(instance, name) looks in the type's MRO, not at the class object:
+# `list.__name__` and `list.mro` are the metatype's, which `[1]` does not see
+class Plain:
+    pass
+
+
+Point = collections.namedtuple("Point", "a b")
+
+
+@pytest.mark.parametrize("make", [
+    lambda x: [1], lambda x: Point(1, 2), lambda x: x * 1, lambda x: ValueError("v"),
+    lambda x: Plain(), lambda x: collections.OrderedDict(a=1), lambda x: typing,
+], ids=["list", "namedtuple", "tensor", "exception", "object", "ordereddict", "module"])
+def test_hasattr_of_an_instance_sees_what_its_type_gives_instances(make):
+    names = ("__name__", "__qualname__", "__mro__", "__bases__", "mro", "__dict__", "__doc__", "__len__",
+             "__class__")
+
+    def f(x):
+        obj = make(x)
+        # the metatype's names, which no instance sees: getattr's default
+        return x + 1, [hasattr(obj, name) for name in names], [getattr(obj, name, None) for name in names[:5]]
+
+    check(f, torch.ones(2))
+
+
+def test_hasattr_of_a_partial():
+    import functools
+
+    outside = functools.partial(max, 1)
+
+    def made_here(x):
+        part = functools.partial(max, 1)
+        return x + (1 if hasattr(part, "__name__") else 2), hasattr(part, "func"), hasattr(part, "__dict__")
+
+    def from_outside(x):
+        return x + (1 if hasattr(outside, "__name__") else 2)
+
+    check(made_here, torch.ones(2))
+    # its __dict__ may hold the name: a break, and CPython answers
+    check(from_outside, torch.ones(2), fullgraph=False, frames=1)

@@ -52,7 +52,7 @@ from .containers.sets import SetVariable
 from .containers.sets import SCALARS, same_table
 from .core import space
 from .core.aliases import remember_object, same_object
-from .core.base import STABLE_MODULES, VariableTracker, guard_identity
+from .core.base import STABLE_MODULES, VariableTracker, guard_identity, type_lookup
 from .core.call_shapes import own_methods
 from .core.constant import (CONSTANT_TYPES, ConstantVariable, is_constant_value, is_struct_sequence,
                             wrap_constant)
@@ -128,6 +128,8 @@ class PythonModuleVariable(VariableTracker):
         raise_python_error(error, f"module {self.module.__name__}")
 
     def hasattr(self, tx, name):
+        if type_lookup(type(self.module), name)[0]:
+            return True  # the module type's own (__class__, __dict__): not in the module's dict
         tracked = self._tracked_dict(tx)
         if tracked is not None:
             return tracked.contains(tx, ConstantVariable(name))

@@ -183,7 +183,10 @@ class PartialVariable(VariableTracker):
         return super().call_method(tx, name, args, kwargs)
 
     def hasattr(self, tx, name):
-        if name in _MEMBERS or self._own_attribute(name) is not None or hasattr(self.cls, name):
+        # the class's MRO, not hasattr(cls): `partial.__name__` is the metatype's, which
+        # an instance does not see
+        if name in _MEMBERS or self._own_attribute(name) is not None or \
+                any(name in klass.__dict__ for klass in self.cls.__mro__):
             return True
         return None if self.source is not None else False
 

@@ -14,7 +14,7 @@ import torch
 
 from ...errors import unsupported
 from ..core import space
-from ..core.base import BoundMethodVariable, VariableTracker
+from ..core.base import BoundMethodVariable, VariableTracker, type_lookup
 from ..core.call_shapes import STAND_INS, builtin_base, check_method_shape, fits
 from ..core.constant import ConstantVariable, items_of, wrap_constant
 from ..core.exceptions import python_operation, raise_in_trace
@@ -330,7 +330,7 @@ class NamedTupleVariable(TupleVariable):
 
     def hasattr(self, tx, name):
         """A field or a class attribute; nothing else, unless instances have a ``__dict__``."""
-        if name in self._fields() or hasattr(self.cls, name):
+        if name in self._fields() or type_lookup(self.cls, name)[0]:
             return True
         return None if self.cls.__dictoffset__ else False
 

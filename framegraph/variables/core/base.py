@@ -136,11 +136,13 @@ class VariableTracker:
             base = next((k for k in kind.__mro__ if k in _METHOD_TYPES), None)
             if base is not None and getattr(kind, name, None) is getattr(base, name, None):
                 kind = base
-        if kind in _METHOD_TYPES and callable(getattr(kind, name, None)):
+        # type_lookup, not getattr(kind): `list.mro` and `list.__name__` are the metatype's,
+        # which an instance does not see
+        if kind in _METHOD_TYPES and callable(getattr(kind, name, None)) and type_lookup(kind, name)[0]:
             return BoundMethodVariable(self, name)
         if kind in _METHOD_TYPES and name in _NONE_SLOTS and getattr(kind, name, 0) is None:
             return _constant(None)  # slice.__hash__, list.__hash__: set to None by the type
-        if kind in _METHOD_TYPES and not kind.__dictoffset__ and not hasattr(kind, name):
+        if kind in _METHOD_TYPES and not kind.__dictoffset__ and not type_lookup(kind, name)[0]:
             if kind in space.STAND_INS:  # no instance dict: "'frozenset' object has no attribute 'add'"
                 with space.python_operation(f"{kind.__name__}.{name}"):
                     getattr(space.STAND_INS[kind](), name)
@@ -149,7 +151,7 @@ class VariableTracker:
     def hasattr(self, tx, name: str):
         """True/False when known at trace time, None when not."""
         kind = self.python_type() if type(self).python_type is not VariableTracker.python_type else None
-        return hasattr(kind, name) if kind in _METHOD_TYPES else None
+        return type_lookup(kind, name)[0] if kind in _METHOD_TYPES else None
 
     def setattr(self, tx, name: str, value: "VariableTracker"):
         unsupported("unsupported_attribute", f"setting {self}.{name}")

@@ -31,7 +31,7 @@ import types
 
 from ...errors import FramegraphError, unsupported
 from . import space
-from .base import BoundMethodVariable, VariableTracker
+from .base import BoundMethodVariable, VariableTracker, type_lookup
 from .constant import ConstantVariable, wrap_constant
 
 # __context__ of an exception raised while no exception of the trace was being
@@ -100,6 +100,10 @@ class ExceptionVariable(VariableTracker):
             return True
         if name == "value" and issubclass(self.cls, StopIteration):
             return True
+        if self.source is None and self.cls.__module__ == "builtins" and name != "__notes__":
+            # made in the trace, of a builtin class: nothing wrote its __dict__ (the trace
+            # sets only the chaining fields, which are slots), so the type answers
+            return type_lookup(self.cls, name)[0]
         return None
 
     def setattr(self, tx, name, value):

@@ -408,6 +408,8 @@ class UserDefinedObjectVariable(ObjectIteration, VariableTracker):
             if isinstance(attr, property) or _runs_code_on_get(attr):
                 return None  # its getter decides, and may raise AttributeError: hasattr traces it
             return True  # class attributes are stable (the class is guarded by identity)
+        if found and isinstance(attr, types.GetSetDescriptorType) and name in ("__dict__", "__weakref__", "__class__"):
+            return True  # their getters never raise (subtype_dict, subtype_getweakref, object_get_class)
         if self.value is not None:
             d = getattr(self.value, "__dict__", None)
             if not isinstance(d, dict) or found:  # __slots__ members: only the real object knows

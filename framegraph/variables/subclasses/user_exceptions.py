@@ -20,6 +20,7 @@ import types
 
 from ...errors import unsupported
 from ..core import space
+from ..core.base import type_lookup
 from ..core.constant import ConstantVariable
 from ..core.exceptions import ExceptionVariable, UNKNOWN_CONTEXT, raise_in_trace
 from .builtin_subclass import BuiltinSubclassMixin
@@ -86,7 +87,7 @@ class UserExceptionVariable(BuiltinSubclassMixin, ExceptionVariable):
             return True
         if self._override("__getattr__") or self._override("__getattribute__"):
             return None  # the class's Python code decides: traced by getattr
-        return hasattr(self.cls, name)  # the rest of the instance is its class's
+        return type_lookup(self.cls, name)[0]  # the rest of the instance is its class's (not its metatype's)
 
     def builtin_method(self, tx, name, args, kwargs):
         """BaseException's own methods, reached past the class's (``super().__init__(msg)``)."""

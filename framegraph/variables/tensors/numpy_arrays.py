@@ -31,7 +31,7 @@ import torch
 from ...errors import unsupported
 from ..containers.lists import BaseListVariable, ListVariable, TupleVariable
 from ..core import space
-from ..core.base import CallableVariable, VariableTracker
+from ..core.base import CallableVariable, VariableTracker, type_lookup
 from ..core.constant import ConstantVariable, wrap_constant
 from .tensor import TensorVariable
 
@@ -209,7 +209,7 @@ class NumpyArrayVariable(VariableTracker):
         unsupported("unsupported_attribute", f"ndarray.{name} (not in torch._numpy, or needs the data)")
 
     def hasattr(self, tx, name):
-        return hasattr(self.python_type(), name)
+        return type_lookup(self.python_type(), name)[0]
 
     def call_method(self, tx, name, args, kwargs):
         if name in _DATA_METHODS:

@@ -19,7 +19,7 @@ from ...errors import unsupported
 from ...guards.sources import AttrSource
 from ...side_effects import record_mutation
 from ..core import space
-from ..core.base import METHOD_NAME_ATTRS, VariableTracker
+from ..core.base import METHOD_NAME_ATTRS, VariableTracker, type_lookup
 from ..core.constant import ConstantVariable, wrap_constant
 from .symint import symbolic_meta, unbacked_item
 
@@ -97,7 +97,7 @@ class TensorVariable(VariableTracker):
 
     def hasattr(self, tx, name):
         """Attributes of the tensor type (a tensor's own ``__dict__`` is not modelled)."""
-        return hasattr(torch.Tensor, name) or name in META_ATTRS or name == "shape"
+        return type_lookup(torch.Tensor, name)[0] or name in META_ATTRS or name == "shape"
 
     def setattr(self, tx, name, value):
         """``t.grad = None`` or ``= g`` (``zero_grad(set_to_none=True)``, a gradient
