@@ -102,3 +102,38 @@ def test_runaway_recursion_after_a_break_stops_at_the_recursion_limit():
     # a little; the C stack no longer stops it early (747 frames on 3.12 before).
     assert eager > 49_000 and abs(compiled - eager) <= 32
     assert graph_count == 9
+
+
+def test_a_limit_lowered_to_provoke_recursion_error_behaves_as_in_eager():
+    # CPython's test_exceptions sets the limit a few frames above the current depth:
+    # a frame met with too little room to trace runs as it is, and nothing of
+    # framegraph raises or half-imports a module on the way
+    lines = run("""
+        def provoke(x):
+            def recurse_in_except():
+                try:
+                    1 / 0
+                except ZeroDivisionError:
+                    recurse_in_except()
+
+            limit = sys.getrecursionlimit()
+            depth = 1
+            while True:
+                try:
+                    sys.setrecursionlimit(depth)
+                    break
+                except RecursionError:
+                    depth += 1
+            sys.setrecursionlimit(depth + 10)
+            try:
+                recurse_in_except()
+            except RecursionError:
+                raised = True
+            finally:
+                sys.setrecursionlimit(limit)
+            return x + raised
+
+        report("provoke", provoke, torch.ones(2))
+        report("afterwards", lambda x: x * len(repr(ValueError("v"))), torch.ones(2))
+    """)
+    assert lines == ["provoke True 0", "afterwards True 1"]  # provoke: the limit changes mid-frame, it runs as it is

@@ -1245,7 +1245,15 @@ static PyObject *py_set_force_eager(PyObject *self, PyObject *flag) {
     return old;
 }
 
+/* How many more Python frames the recursion limit allows this thread: a cache miss
+ * with too few left runs unmodified (convert_frame.py), since tracing it takes frames. */
+static PyObject *py_recursion_headroom(PyObject *self, PyObject *unused) {
+    return PyLong_FromLong((long)Py_GetRecursionLimit() - python_depth(PyThreadState_GET()));
+}
+
 static PyMethodDef methods[] = {
+    {"recursion_headroom", py_recursion_headroom, METH_NOARGS,
+     "recursion_headroom() -> int: the recursion limit minus this thread's Python depth."},
     {"set_force_eager", py_set_force_eager, METH_O,
      "set_force_eager(flag) -> previous. While set, compiled calls run with no callback "
      "(set_stance(\"force_eager\")); process-wide."},

@@ -84,6 +84,13 @@ def _warn_once(code, message):
 
 _functorch_level = torch._C._functorch.maybe_current_level
 
+# Python frames a trace may need on top of the frame's own (the translator, inlined
+# calls, FakeTensor dispatch, logging). With fewer left under the recursion limit (a
+# test that lowers it to provoke RecursionError), the frame runs unmodified: a
+# RecursionError inside the tracer could escape through its logging, and leave a
+# module half-imported for every later trace.
+TRACE_HEADROOM = 250
+
 
 def _builds_a_module(code, f_locals) -> bool:
     """An nn.Module's ``__init__``: building a model has no tensor work worth a graph,
@@ -122,6 +129,8 @@ class ConvertFrame:
         return f"<framegraph callback backend={self.options.backend_name!r}>"
 
     def __call__(self, func, code, f_locals):
+        if _C.recursion_headroom() < TRACE_HEADROOM:
+            return None  # no room to trace (not even to log): this call runs as it is
         if _builtins.replaced():
             return _run_with_replaced_builtins(code)
         if skip.skip_recursive_reason(code) is not None:

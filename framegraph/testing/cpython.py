@@ -72,9 +72,6 @@ EXCLUDE = (
     (r"settrace|setprofile|gettrace|getprofile", "tracing and profiling hooks: the frame hook "
                                                  "replaces frame evaluation"),
     (r"\bresource\b|setrlimit", "resource limits"),
-    (r"recursionlimit|infinite_recursion|RecursionError|exceeds_recursion_limit",
-     "recursion-limit tests: with the frame hook each Python call nests C frames, "
-     "deep recursion can overflow the C stack"),
     (r"\bsignal\b|\bfaulthandler\b", "signals: the harness's own per-test alarm is SIGALRM"),
 )
 # Single tests, by id suffix: reason.
