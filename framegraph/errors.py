@@ -120,6 +120,12 @@ _entry("unsupported_ctx_manager", "Unsupported context manager",
 _entry("inline_limit", "Inlining too deep",
        "User functions are inlined into the caller's graph; this call chain is too deep.",
        "Reduce the recursion depth, or compile the inner function separately.")
+_entry("trace_too_deep", "Trace too deep",
+       "Tracing the frame needed more Python recursion than the recursion limit leaves (a "
+       "value nested thousands deep, a recursion the tracer follows call by call); the frame "
+       "runs unmodified from then on.",
+       "Raise the limit with `sys.setrecursionlimit`, or keep the deep recursion out of the "
+       "compiled function.")
 _entry("trace_too_long", "Trace too long",
        "The trace stepped more instructions than `framegraph.config.max_trace_steps` (a long "
        "loop is unrolled into the graph); the frame runs unmodified from then on, which is "

@@ -51,7 +51,7 @@ KNOWN_DIVERGENCES = {}
 FALLBACKS = ("unsupported_opcode", "unsupported_call", "unsupported_value", "unsupported_attribute",
              "exception", "cannot_resume", "operator_error", "side_effect_builtin", "side_effect",
              "generator", "unsupported_ctx_manager", "dynamic_import", "missing_dict_key", "trace_too_long",
-             "finalizer")
+             "finalizer", "trace_too_deep")
 
 
 def _run(name, mode):

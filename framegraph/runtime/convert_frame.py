@@ -23,7 +23,7 @@ from .. import _C
 from ..config import config, on_reset
 from ..diagnostics import logs, records
 from ..diagnostics.records import CompileRecord
-from ..errors import InternalError, Unsupported
+from ..errors import InternalError, Unsupported, unsupported
 from ..variables.core.base import collect_trace_cycles
 from . import skip, stance
 from .cache import arg_names, recompile_reasons, remember_guard
@@ -200,7 +200,10 @@ class ConvertFrame:
         try:
             from .pipeline import trace_frame  # loads torch.fx machinery: only when first needed
 
-            compiled = trace_frame(func, code, f_locals, options)
+            try:
+                compiled = trace_frame(func, code, f_locals, options)
+            except RecursionError as e:  # the program, not the tracer: a catalogued fallback
+                unsupported("trace_too_deep", f"{_where(code)}: {e}")
         except Unsupported as e:
             record.error = e
             if strict:
@@ -286,8 +289,6 @@ _builtins = _Builtins()
 
 def _run_with_replaced_builtins(code):
     """Run the frame unmodified this time, and tell the observers why."""
-    from ..errors import unsupported
-
     record = CompileRecord(code, entries_before=0)
     try:
         unsupported("builtins_replaced", code.co_name)
