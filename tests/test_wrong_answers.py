@@ -367,3 +367,17 @@ def test_hasattr_of_a_partial():
     check(made_here, torch.ones(2))
     # its __dict__ may hold the name: a break, and CPython answers
     check(from_outside, torch.ones(2), fullgraph=False, frames=1)
+
+
+# ---- obj.__class__ is the type itself (it was bound as a method named __class__:
+# `[1].__class__ is list` was False, its __name__ 'type')
+@pytest.mark.parametrize("make", [
+    lambda x: [1], lambda x: {"a": 1}, lambda x: iter([1]), lambda x: x.size(), lambda x: collections.deque([1]),
+    lambda x: Plain,
+], ids=["list", "dict", "iterator", "size", "deque", "class"])
+def test_the_class_of_a_value_is_its_type(make):
+    def f(x):
+        obj = make(x)
+        return x + 1, obj.__class__ is type(obj), obj.__class__.__name__
+
+    check(f, torch.ones(2))

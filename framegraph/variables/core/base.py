@@ -130,6 +130,8 @@ class VariableTracker:
     def getattr(self, tx, name: str) -> "VariableTracker":
         """Default: methods of builtin containers bind to ``call_method``."""
         kind = self.python_type() if type(self).python_type is not VariableTracker.python_type else None
+        if name == "__class__" and isinstance(kind, type):
+            return tx.wrap(kind)  # object.__class__: the type itself, never a method named so
         if kind is not None and kind not in _METHOD_TYPES and isinstance(kind, type):
             # a subclass of a builtin container (`class Tags(set): pass`): the base's method,
             # where the subclass does not override it

@@ -223,6 +223,8 @@ class UserDefinedClassVariable(MetaclassSlots, VariableTracker):
 
         if name in ("__name__", "__qualname__", "__module__", "__doc__"):
             return ConstantVariable(getattr(self.cls, name))
+        if name == "__class__":  # object's getset, through the metatype: the metaclass
+            return tx.wrap(type(self.cls))
         if is_modelled_apply(self.cls, name):  # MyFunction.apply: one node, the user's backward
             return AutogradFunctionApplyVariable(
                 self.cls, source=AttrSource(self.source, name) if self.source is not None else None)
