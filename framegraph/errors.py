@@ -91,6 +91,12 @@ _entry("unsupported_value", "Unsupported Python value",
 _entry("unsupported_attribute", "Unsupported attribute access",
        "The tracer cannot read or write this attribute symbolically.",
        "Read the attribute outside the compiled function and pass the value in.")
+_entry("autograd_runtime_state", "Autograd state set at run time",
+       "`Tensor.retain_grad()` asks autograd to keep the gradient that reaches this very "
+       "tensor in backward. Inside a graph the tensor is an intermediate of the compiled "
+       "function, whose backward is its own: the gradient would never reach it, and `.grad` "
+       "would stay None. The call runs in CPython between two graphs.",
+       "Nothing to do; or call `retain_grad()` on an output of the compiled function.")
 _entry("side_effect", "Side effect on a value from outside the frame",
        "The code mutates an object, global or closure cell that exists outside the traced frame "
        "in a way the side-effect ledger cannot replay after the graph (lists, dicts, sets, "

@@ -381,3 +381,130 @@ def test_the_class_of_a_value_is_its_type(make):
         return x + 1, obj.__class__ is type(obj), obj.__class__.__name__
 
     check(f, torch.ones(2))
+
+
+# ---- retain_grad() on a graph intermediate: the compiled backward never reaches it
+def test_retain_grad_of_an_intermediate_is_filled_by_backward():
+    def step(x):
+        y = x * 2
+        y.retain_grad()
+        return (y * 3).sum(), y, y.retains_grad
+
+    x = torch.ones(3, requires_grad=True)
+    loss, y, retains = step(x)
+    loss.backward()
+    cnt = CountingBackend()
+    x2 = torch.ones(3, requires_grad=True)
+    loss2, y2, retains2 = framegraph.compile(step, backend=cnt)(x2)
+    loss2.backward()
+    assert cnt.frame_count == 2  # the call runs between two graphs
+    assert retains2 is True and y2.grad is not None
+    assert_same((y2.grad, x2.grad), (y.grad, x.grad))
+
+
+def run_twice(fn, change, *args):
+    """Compile ``fn``, call it, ``change()`` what it read, call it again: both results
+    are eager's, and the second call made a new graph (a guard saw the change)."""
+    cnt = CountingBackend()
+    compiled = framegraph.compile(fn, backend=cnt, fullgraph=True)
+    assert_same(compiled(*args), fn(*args))
+    change()
+    assert_same(compiled(*args), fn(*args))
+    assert cnt.frame_count == 2, f"{cnt.frame_count} graphs: the change was not guarded"
+
+
+# ---- guards on what a trace saw without reading a tensor
+def test_a_tensor_tested_only_with_is_none_is_guarded():
+    def f(x, t):
+        return x + 1 if t is None else x - 1
+
+    cnt = CountingBackend()
+    compiled = framegraph.compile(f, backend=cnt, fullgraph=True)
+    x = torch.ones(2)
+    assert_same(compiled(x, torch.ones(1)), f(x, torch.ones(1)))
+    assert_same(compiled(x, None), f(x, None))
+    assert cnt.frame_count == 2
+
+
+class Bare:
+    pass
+
+
+def test_hasattr_of_a_name_the_class_gains_later():
+    obj = Bare()
+
+    def f(x):
+        return x + 1 if hasattr(obj, "scale") else x - 1
+
+    run_twice(f, lambda: setattr(Bare, "scale", 2.0), torch.ones(2))
+    del Bare.scale
+
+
+def test_getattr_default_of_a_name_the_class_gains_later():
+    obj = Bare()
+
+    def f(x):
+        return x + getattr(obj, "offset", 5)
+
+    run_twice(f, lambda: setattr(Bare, "offset", 1), torch.ones(2))
+    del Bare.offset
+
+
+def test_python_attributes_of_a_tensor():
+    def f(x):
+        return x + x.tag if hasattr(x, "tag") else x - 1
+
+    x = torch.ones(2)
+    run_twice(f, lambda: setattr(x, "tag", 3), x)
+    run_twice(f, lambda: setattr(x, "tag", 4), x)
+
+
+def test_a_deleted_slot_member():
+    class Slotted:
+        __slots__ = ("scale",)
+
+    obj = Slotted()
+    obj.scale = 2
+
+    def f(x):
+        return x * obj.scale if hasattr(obj, "scale") else x - 1
+
+    cnt = CountingBackend()
+    compiled = framegraph.compile(f, backend=cnt)
+    x = torch.ones(2)
+    assert_same(compiled(x), f(x))
+    del obj.scale
+    assert_same(compiled(x), f(x))  # an unset member: the hasattr runs between graphs
+    assert cnt.frame_count == 2
+
+
+def test_a_parameter_set_to_none_and_back():
+    m = nn.Linear(2, 2)
+    m.bias = None
+
+    def f(x):
+        return x + len(list(m.parameters()))
+
+    run_twice(f, lambda: setattr(m, "bias", nn.Parameter(torch.ones(2))), torch.ones(2))
+
+
+# ---- bound methods: the method type's own attributes, names as eager prints them
+def test_attributes_of_bound_methods():
+    class Tags(list):
+        pass
+
+    class Thing:
+        def method(self):
+            return 1
+
+    thing = Thing()
+    p = nn.Parameter(torch.ones(1))
+
+    def f(x, p):
+        tags = Tags()
+        return x + 1, [x.add.__qualname__, p.add.__qualname__, x.backward.__qualname__, x.add.__module__,
+                       type(x.add).__name__, type(x.backward).__name__, type([].__len__).__name__,
+                       type([].append).__name__, tags.append.__qualname__, tags.__len__.__qualname__,
+                       thing.method.__class__.__name__, thing.method.__name__, x.is_set_to(x)]
+
+    check(f, torch.ones(1), p)

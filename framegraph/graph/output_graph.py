@@ -426,13 +426,16 @@ class OutputGraph:
             self.add_guard("SHAPE_ENV", None, shape_guard)
 
     def _prune_inputs(self):
-        """Drop placeholders nothing used (for instance items of an input list)."""
+        """Drop placeholders nothing used (for instance items of an input list). The
+        trace may still have seen that the value is a tensor (``t is None``,
+        ``isinstance(t, Tensor)``): its tensor guard gives way to a type guard."""
         for var in list(self.inputs):
             if not var.node.users and not var.used:
                 self.graph.erase_node(var.node)
-                self.example_inputs.pop(self.inputs.index(var))
+                real = self.example_inputs.pop(self.inputs.index(var))
                 self.inputs.remove(var)
                 self.guards.pop(self.input_guards[id(var.node)], None)
+                self.add_guard("TYPE_MATCH", var.source, type(real))
 
     # ---- global grad mode (see variables/ctx_managers.py)
     def set_grad_mode(self, mode: bool) -> None:

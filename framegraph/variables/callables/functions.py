@@ -29,7 +29,7 @@ from ..containers.dicts import ConstDictVariable
 from ..containers.lists import TupleVariable
 from ..core import space
 from ..core.aliases import known_cell, remember_cell
-from ..core.base import VariableTracker
+from ..core.base import VariableTracker, type_lookup
 from ..core.binding import bind_args
 from ..core.constant import CONSTANT_TYPES, ConstantVariable, wrap_constant
 from ..core.exceptions import raise_in_trace
@@ -510,6 +510,10 @@ class UserMethodVariable(VariableTracker):
             return self.obj
         if name == "__func__":
             return self.fn_var
+        if name != "__doc__" and type_lookup(types.MethodType, name)[0]:
+            # method_getattro: the method type's own first (`m.__class__` is MethodType,
+            # `m.__eq__` compares methods), then the function's
+            return super().getattr(tx, name)
         return self.fn_var.getattr(tx, name)
 
     def reconstruct(self, cg):

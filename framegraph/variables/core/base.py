@@ -237,6 +237,27 @@ class CallableVariable(VariableTracker):
 
 
 METHOD_NAME_ATTRS = ("__name__", "__qualname__", "__doc__", "__module__")
+# What a descriptor of each kind's __get__(instance) makes (``[].append``, ``[].__len__``)
+_BOUND_TYPES = {types.MethodDescriptorType: types.BuiltinMethodType,
+                types.WrapperDescriptorType: types.MethodWrapperType,
+                types.FunctionType: types.MethodType}
+
+
+def bound_method_type(cls, name) -> type:
+    """``type(instance.name)`` for an instance of ``cls``, from the descriptor alone."""
+    return _BOUND_TYPES.get(type(type_lookup(cls, name)[1]), types.BuiltinMethodType)
+
+
+def bound_method_attr(cls, name, attr):
+    """(True, ``instance.name.<attr>``) for one of METHOD_NAME_ATTRS, from the descriptor
+    alone, or (False, None). A C method names the instance's type (``meth_get__qualname__``:
+    ``Parameter.add``), a slot wrapper the type defining it, a Python function itself."""
+    found, raw = type_lookup(cls, name)
+    if isinstance(raw, types.MethodDescriptorType) and attr in ("__qualname__", "__module__"):
+        return True, f"{cls.__qualname__}.{raw.__name__}" if attr == "__qualname__" else None
+    if not found or not hasattr(raw, attr):
+        return False, None
+    return True, getattr(raw, attr)
 
 
 def _constant(value):
@@ -254,7 +275,7 @@ class BoundMethodVariable(VariableTracker):
         return self.obj.call_method(tx, self.name, args, kwargs)
 
     def python_type(self):
-        return type(len)
+        return bound_method_type(self.obj.python_type(), self.name)
 
     def getattr(self, tx, name):
         """``__self__``, and the names of the method its type defines (``[].append.__qualname__``
@@ -262,9 +283,9 @@ class BoundMethodVariable(VariableTracker):
         if name == "__self__":
             return self.obj
         if name in METHOD_NAME_ATTRS:
-            real = getattr(self.obj.python_type(), self.name, None)
-            if real is not None and hasattr(real, name):
-                return _constant(getattr(real, name))
+            found, value = bound_method_attr(self.obj.python_type(), self.name, name)
+            if found:
+                return _constant(value)
         return super().getattr(tx, name)
 
     def reconstruct(self, cg):

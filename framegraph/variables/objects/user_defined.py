@@ -413,18 +413,30 @@ class UserDefinedObjectVariable(ObjectIteration, VariableTracker):
         if found and isinstance(attr, types.GetSetDescriptorType) and name in ("__dict__", "__weakref__", "__class__"):
             return True  # their getters never raise (subtype_dict, subtype_getweakref, object_get_class)
         if self.value is not None:
+            if found:  # a C descriptor (a __slots__ member): only the real object knows
+                if not hasattr(self.value, name):
+                    # nothing a guard re-reads stays true when the member is set later
+                    unsupported("unsupported_attribute", f"hasattr of an unset member {self.cls.__name__}.{name}")
+                return None  # the read is traced, its value guarded: a `del` later misses the guard
             d = getattr(self.value, "__dict__", None)
-            if not isinstance(d, dict) or found:  # __slots__ members: only the real object knows
-                return hasattr(self.value, name)
-            present = name in d
-            if self.source is not None:
+            present = isinstance(d, dict) and name in d
+            if isinstance(d, dict) and self.source is not None:
                 tx.output.add_guard("DICT_CONTAINS", instance_attr_source(self.source, self.cls, "__dict__"),
                                     (name, present))
             if present:
                 return True
         if isinstance(type_lookup(self.cls, "__getattr__")[1], types.FunctionType):
             return None  # the answer is whatever user code decides
+        if not self._guard_class_lacks(tx, name) or not self._guard_class_lacks(tx, "__getattr__"):
+            return None  # a class that cannot be re-read: the lookup is traced
         return False
+
+    def _guard_class_lacks(self, tx, name) -> bool:
+        """Guard ``name`` staying out of each user class of the MRO (``Class.name = 1``
+        later makes a new trace); False where a class cannot be re-read."""
+        class_var = getattr(self, "class_var", None)
+        cls_source = TypeSource(self.source) if self.source is not None else getattr(class_var, "source", None)
+        return space.guard_absent(tx, self.cls, cls_source, class_var, name)
 
     def missing_attribute(self, tx, name):
         """No ``name`` on the class, in the instance dict, nor from ``__getattr__``: raise
@@ -437,9 +449,7 @@ class UserDefinedObjectVariable(ObjectIteration, VariableTracker):
                 return  # __slots__, or nothing to guard: not modelled
             tx.output.add_guard("DICT_CONTAINS", instance_attr_source(self.source, self.cls, "__dict__"),
                                 (name, False))
-        class_var = getattr(self, "class_var", None)
-        cls_source = TypeSource(self.source) if self.source is not None else getattr(class_var, "source", None)
-        if not space.guard_absent(tx, self.cls, cls_source, class_var, name):
+        if not self._guard_class_lacks(tx, name):
             return  # a class that cannot be re-read: not modelled
         raise_in_trace(AttributeError, f"'{self.cls.__name__:.100}' object has no attribute '{name}'")
 

@@ -22,7 +22,7 @@ from torch import nn
 from torch.nn.modules import module as module_mod
 
 from ...errors import unsupported
-from ...guards.sources import AttrSource, module_member_source
+from ...guards.sources import AttrSource, GetItemSource, module_member_source
 from ..containers.lists import ListVariable, TupleVariable
 from ..core import space
 from ..core.base import BoundMethodVariable, VariableTracker, type_lookup
@@ -284,6 +284,9 @@ def _guarded_keys(tx, var, table):
     value = var.module.__dict__.get(table, {})
     if var.source is not None and type(value) is dict:
         tx.output.add_guard("DICT_KEYS", AttrSource(var.source, table), (dict, tuple(value)))
+        for key, item in value.items():  # `bias=None` is listed by no iterator: guard it stays None
+            if item is None:
+                tx.output.add_guard("CONSTANT_MATCH", GetItemSource(AttrSource(var.source, table), key), None)
     return list(value)
 
 

@@ -19,7 +19,7 @@ from ...errors import unsupported
 from ...guards.sources import AttrSource
 from ...side_effects import record_mutation
 from ..core import space
-from ..core.base import METHOD_NAME_ATTRS, VariableTracker, type_lookup
+from ..core.base import METHOD_NAME_ATTRS, VariableTracker, bound_method_attr, bound_method_type, type_lookup
 from ..core.constant import ConstantVariable, wrap_constant
 from .symint import symbolic_meta, unbacked_item
 
@@ -36,6 +36,10 @@ META_METHODS = frozenset({
     "is_contiguous", "element_size", "get_device", "is_signed", "__len__", "is_inference",
     "storage_offset",
 })
+# Methods that change what autograd does with this very tensor at run time: a graph
+# intermediate is not the tensor backward reaches, so they run between two graphs.
+AUTOGRAD_RUNTIME_METHODS = frozenset({"retain_grad"})
+AUTOGRAD_RUNTIME_ATTRS = frozenset({"grad", "grad_fn", "_version", "_base", "retains_grad"})
 # Methods that need a tensor's data in Python.
 DATA_METHODS = frozenset({
     "item", "tolist", "__bool__", "__int__", "__float__", "__index__", "data_ptr",
@@ -85,19 +89,37 @@ class TensorVariable(VariableTracker):
             return tx.wrap(self.cls)
         if name == "grad" and name in self.attrs:  # written earlier in this trace
             return self.attrs[name]
-        if name == "grad" and self.source is not None and self in tx.output.inputs:
+        real = self._real(tx)
+        if name == "grad" and real is not None:
             # an input's .grad (an optimizer reading parameters): re-read and guarded on every call
-            real = tx.output.example_inputs[tx.output.inputs.index(self)]
             return tx.wrap(real.grad, AttrSource(self.source, "grad"))
-        if name in ("grad", "grad_fn", "_version", "_base"):
+        if name in AUTOGRAD_RUNTIME_ATTRS:
             unsupported("unsupported_attribute", f"tensor.{name} is run-time autograd state")
         if callable(getattr(torch.Tensor, name, None)):
             return TensorMethodVariable(self, name)
+        if real is not None and name in self._instance_dict(tx, real, name):  # `x.tag = 1` before the call
+            return tx.wrap(real.__dict__[name], AttrSource(self.source, name))
         unsupported("unsupported_attribute", f"Tensor.{name}")
 
     def hasattr(self, tx, name):
-        """Attributes of the tensor type (a tensor's own ``__dict__`` is not modelled)."""
-        return type_lookup(torch.Tensor, name)[0] or name in META_ATTRS or name == "shape"
+        """Attributes of the tensor's type, and for a tensor from outside those its own
+        ``__dict__`` holds (guarded); a tensor made in the graph has none."""
+        if type_lookup(self.cls, name)[0] or name in META_ATTRS or name == "shape":
+            return True
+        real = self._real(tx)
+        return real is not None and name in self._instance_dict(tx, real, name)
+
+    def _real(self, tx):
+        """The tensor itself, for an input of the graph (None for one made in it)."""
+        if self.source is None or self not in tx.output.inputs:
+            return None
+        return tx.output.example_inputs[tx.output.inputs.index(self)]
+
+    def _instance_dict(self, tx, real, name) -> dict:
+        """``real.__dict__``, guarded on holding ``name`` or not."""
+        d = real.__dict__
+        tx.output.add_guard("DICT_CONTAINS", AttrSource(self.source, "__dict__"), (name, name in d))
+        return d
 
     def setattr(self, tx, name, value):
         """``t.grad = None`` or ``= g`` (``zero_grad(set_to_none=True)``, a gradient
@@ -159,6 +181,13 @@ class TensorVariable(VariableTracker):
             return wrap_constant(value)
         if name == "item" and not args and not kwargs and config.capture_scalar_outputs:
             return unbacked_item(tx, self)
+        if name == "is_set_to" and len(args) == 1 and not kwargs:
+            if args[0] is self:  # the same tensor: the same storage, offset, sizes and strides
+                return ConstantVariable(True)
+            # FakeTensors do not know which real storages alias
+            unsupported("data_dependent_value", "Tensor.is_set_to() of two tensors")
+        if name in AUTOGRAD_RUNTIME_METHODS:
+            unsupported("autograd_runtime_state", f"Tensor.{name}()")
         if name in DATA_METHODS:
             unsupported("data_dependent_value", f"Tensor.{name}() needs the tensor's data")
         if name == "numpy":  # the same data seen as an ndarray (numpy_arrays.py)
@@ -214,13 +243,15 @@ class TensorMethodVariable(VariableTracker):
         return self.tensor.call_method(tx, self.name, args, kwargs)
 
     def python_type(self):
-        return type(getattr(torch.zeros(0), self.name))
+        return bound_method_type(self.tensor.cls, self.name)
 
     def getattr(self, tx, name):
         if name == "__self__":
             return self.tensor
-        if name in METHOD_NAME_ATTRS:  # x.sum.__name__: the bound method of the example tensor's
-            return ConstantVariable(getattr(getattr(self.tensor.fake, self.name), name))
+        if name in METHOD_NAME_ATTRS:  # x.sum.__qualname__: 'Tensor.sum', not the FakeTensor's
+            found, value = bound_method_attr(self.tensor.cls, self.name, name)
+            if found:
+                return ConstantVariable(value)
         return super().getattr(tx, name)
 
     def reconstruct(self, cg):
