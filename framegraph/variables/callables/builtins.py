@@ -25,7 +25,7 @@ from ..containers.lists import ListVariable, NamedTupleVariable, SizeVariable, S
 from ..containers.mapping_proxy import make_mapping_proxy
 from ..containers.sorting import minmax as _minmax, sorted_items
 from ..core import space
-from ..core.base import CallableVariable, VariableTracker, type_lookup
+from ..core.base import CallableVariable, VariableTracker, tp_name, type_lookup
 from ..core.call_shapes import (STAND_INS, builtin_base, check_function_shape, fits, own_methods,
                                 real_signature_rejects, real_stand_in)
 from ..core.constant import ConstantVariable, is_constant_value, items_of, wrap_constant
@@ -133,18 +133,25 @@ def is_constant_arg(v, inside=()) -> bool:
 
 
 @space.register
-def constant_arg(v, made=None, read=None):
+def constant_arg(v, made=None, read=None, whole=False):
     """A constant argument of a pure builtin (lists of constants too: ``", ".join(names)``;
     an iterator over constants is consumed, as the builtin would: ``",".join(genexpr)``).
-    A list in it twice is one list (``a.append(a); repr(a)``). ``read``: see ``lend``."""
+    A list in it twice is one list (``a.append(a); repr(a)``). ``read``: see ``lend``.
+    ``whole``: the builtin takes an iterator as a value, without iterating it (``repr(it)``,
+    ``int(it)``, an iterator inside a list): an empty real one of its type stands in."""
     if isinstance(v, ListVariable):
         made = {} if made is None else made
         if id(v) not in made:
             made[id(v)] = out = []
-            out.extend(constant_arg(x, made) for x in v.items)
+            out.extend(constant_arg(x, made, whole=True) for x in v.items)
         return made[id(v)]
     if isinstance(v, ListIteratorVariable):
-        return v.lend([constant_arg(x) for x in v.items[v.index:]], read)
+        if not whole:
+            return v.lend([constant_arg(x, whole=True) for x in v.items[v.index:]], read)
+        stand_in = space.iterator_stand_in(v.python_type())
+        if stand_in is None:
+            unsupported("unsupported_value", f"a {v.python_type().__name__} as a builtin's argument")
+        return stand_in
     return v.as_python_constant()
 
 
@@ -255,7 +262,7 @@ def _setattr(tx, obj, name, value):
 
 def _sum(tx, iterable, start=None):
     total = start if start is not None else ConstantVariable(0)
-    for item in items_of(tx, iterable):
+    for item in space.items_one_by_one(tx, iterable):
         total = binary_op(tx, operator.add, total, item)
     return total
 
@@ -333,6 +340,11 @@ def _reversed(tx, seq):
     odict = getattr(seq, "odict_iterator", None)
     if odict is not None and odict(reverse=True) is not None:
         return odict(reverse=True)
+    seq_type = seq.python_type()
+    if not (type_lookup(seq_type, "__reversed__")[0]
+            or type_lookup(seq_type, "__len__")[0] and type_lookup(seq_type, "__getitem__")[0]):
+        # reversed_new_impl: no __reversed__ and not a sequence (a set, a generator, an iterator)
+        raise_in_trace(TypeError, f"'{tp_name(seq_type)}' object is not reversible")
     kind = builtin_iterator_type(seq.python_type(), REVERSED_TYPES)  # reversed(container), rebuilt
     return ListIteratorVariable(list(reversed(seq.unpack(tx))), container=seq if kind else None, make=reversed,
                                 kind=kind)
@@ -373,7 +385,7 @@ def builtin_repr(tx, obj):
     traced = user_repr(tx, obj)  # a Python __repr__ of the type (reprs.py)
     if traced is not None:
         return traced
-    value = constant_arg(obj)
+    value = constant_arg(obj, whole=True)
     with python_operation("repr()"):
         text = repr(value)
     return ConstantVariable(text)

@@ -104,7 +104,7 @@ def scalar(kind):
             return value.convert(tx, kind)
         if kind in (int, float) and not rest and converts_here(value, kind):  # a user class's __int__ ...
             return ConstantVariable(as_int(tx, value) if kind is int else as_float(tx, value))
-        first = space.constant_arg(value) if space.is_constant_arg(value) else value.as_python_constant()  # str([1])
+        first = space.constant_arg(value, whole=True) if space.is_constant_arg(value) else value.as_python_constant()  # str([1])
         real = [first] + [r.as_python_constant() for r in rest]
         if kind in (int, str):  # int("1" * 5000) raises or not by sys.get_int_max_str_digits()
             guard_digit_limit(tx, first)

@@ -88,7 +88,7 @@ def update(d, tx, /, *args, **kwargs):
                 keys = items_of(tx, other.call_method(tx, "keys", [], {}))
                 pairs = ((k, other.getitem(tx, k)) for k in keys)
         else:  # a sequence of pairs (dict_merge_from_seq2)
-            pairs = (_pair(tx, i, p) for i, p in enumerate(items_of(tx, other)))
+            pairs = (_pair(tx, i, p) for i, p in enumerate(space.items_one_by_one(tx, other)))
         for k, v in pairs:
             store(d, hash_key(k, tx), k, v)
     for k, v in kwargs.items():

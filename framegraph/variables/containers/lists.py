@@ -53,6 +53,33 @@ def _builtin_operator_error(fn, a, b):
             return
 
 
+_ORDERINGS = {operator.lt: "<", operator.le: "<=", operator.gt: ">", operator.ge: ">="}
+
+
+def _ordered_alike(a, b, fn) -> bool:
+    """Do ``a`` and ``b`` order by list_richcompare (or tuplerichcompare, slice_richcompare):
+    both lists, both tuples or both slices, neither class overriding the comparison?"""
+    name = f"__{fn.__name__}__"
+    for base in (list, tuple, slice):
+        if all(issubclass(v.python_type(), base) and getattr(v.python_type(), name) is getattr(base, name)
+               for v in (a, b)):
+            return True
+    return False
+
+
+def _sequence_order(tx, fn, a, b):
+    """``a < b`` of two sequences: the first index where the items differ (identity, then
+    ``==``) is compared with the operator; where none does, the lengths are. The sizes
+    are read at each step, as CPython does (an ``__eq__`` may change a list)."""
+    i = 0
+    while i < len(a.items) and i < len(b.items):
+        x, y = a.items[i], b.items[i]
+        if not (is_identical(x, y) or compare(tx, "==", x, y).truth(tx)):
+            return compare(tx, _ORDERINGS[fn], x, y)
+        i += 1
+    return ConstantVariable(fn(len(a.items), len(b.items)))
+
+
 def _index(key: VariableTracker):
     if not key.is_python_constant():
         unsupported("unsupported_value", f"sequence index {key}")
@@ -138,6 +165,8 @@ class BaseListVariable(VariableTracker):
             self.check_mutable("+=", tx)
             self.items.extend(items)
             return self
+        if fn in _ORDERINGS and not reflected and _ordered_alike(self, other, fn):
+            return _sequence_order(tx, fn, self, other)
         if not reflected:
             _builtin_operator_error(fn, self, other)
         return NotImplemented
@@ -469,7 +498,28 @@ class SliceVariable(BaseListVariable):
         return super().getattr(tx, name)
 
     def unpack(self, tx):
-        unsupported("unsupported_value", "iterating over a slice")
+        raise_in_trace(TypeError, "'slice' object is not iterable")
+
+    def iter(self, tx):
+        self.unpack(tx)
+
+    def length(self, tx):
+        raise_in_trace(TypeError, "object of type 'slice' has no len()")
+
+    def truth(self, tx):
+        return True  # no __bool__ nor __len__
+
+    def getitem(self, tx, key):
+        raise_in_trace(TypeError, "'slice' object is not subscriptable")
+
+    def contains(self, tx, item):
+        raise_in_trace(TypeError, "argument of type 'slice' is not iterable")
+
+    def binop(self, tx, fn, other, reflected):
+        """Slices only compare (as the tuples of their three fields)."""
+        if fn in _ORDERINGS and not reflected and _ordered_alike(self, other, fn):
+            return _sequence_order(tx, fn, self, other)
+        return NotImplemented
 
     def call_method(self, tx, name, args, kwargs):
         if name == "indices" and len(args) == 1 and not kwargs and args[0].is_python_constant():

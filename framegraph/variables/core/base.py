@@ -53,6 +53,14 @@ def type_lookup(cls, name):
     return False, None
 
 
+def tp_name(cls) -> str:
+    """``Py_TYPE(o)->tp_name``, as CPython's TypeErrors name a type: a class statement's
+    ``__name__``; a C type's full name (``collections.OrderedDict``) unless a builtin."""
+    if cls.__flags__ & (1 << 9) or cls.__module__ == "builtins":  # Py_TPFLAGS_HEAPTYPE
+        return cls.__name__
+    return f"{cls.__module__}.{cls.__name__}"
+
+
 def _finalizable(cls) -> bool:
     """Does ``cls`` (a user class) define ``__del__`` in Python?"""
     try:

@@ -12,6 +12,7 @@ from typing import List, Optional
 from ...errors import unsupported
 from . import space
 from .base import BoundMethodVariable, VariableTracker
+from .constant import items_of
 from .exceptions import ExceptionVariable, TracedException
 from .ops import compare, is_identical
 
@@ -20,6 +21,16 @@ _SAMPLES = (collections.OrderedDict(), (), [], {}, set(), frozenset(), "", b"", 
             {}.items())
 ITERATOR_TYPES = {type(c): type(iter(c)) for c in _SAMPLES}
 REVERSED_TYPES = {type(c): type(reversed(c)) for c in _SAMPLES if not isinstance(c, (set, frozenset))}
+_STAND_INS = {**{type(iter(c)): (iter, c) for c in _SAMPLES},
+              **{type(reversed(c)): (reversed, c) for c in _SAMPLES if not isinstance(c, (set, frozenset))}}
+
+
+@space.register
+def iterator_stand_in(kind):
+    """A real, empty iterator of type ``kind`` (``list_iterator``...), or None: what a
+    builtin that takes an iterator as a value (``repr(it)``, ``int(it)``) sees of its type."""
+    made = _STAND_INS.get(kind)
+    return made[0](made[1]) if made is not None else None
 _SLOTS = ("__iter__", "__reversed__", "__getitem__", "__len__")
 
 
@@ -114,3 +125,15 @@ class IteratorVariable(VariableTracker):
         if name == "__iter__":
             return self
         unsupported("unsupported_call", f"iterator.{name}")
+
+
+@space.register
+def items_one_by_one(tx, var):
+    """What iterating ``var`` gives, as ``items_of``; an iterator is read item by item, so
+    that a builtin raising partway (``sum()`` meeting a str, ``dict()`` a bad pair)
+    leaves the rest unread, as in CPython."""
+    if not isinstance(var, IteratorVariable):
+        yield from items_of(tx, var)
+        return
+    while (item := var.next(tx)) is not None:
+        yield item

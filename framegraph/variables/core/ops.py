@@ -15,7 +15,7 @@ import operator
 
 from ...errors import unsupported
 from . import space
-from .base import VariableTracker, guard_identity
+from .base import VariableTracker, guard_identity, tp_name
 from .call_shapes import real_stand_in
 from .constant import ConstantVariable, wrap_constant
 from .exceptions import ExceptionVariable, TracedException, python_operation, raise_in_trace
@@ -81,6 +81,8 @@ def binary_op(tx, fn, a: VariableTracker, b: VariableTracker, written=None) -> V
     tried = False
     for x, y, reflected in ((a, b, False), (b, a, True)):
         slot = getattr(x, "binop", None)
+        if slot is None and _immutable_const(x) and isinstance(y, space.ValueSubclassVariable):
+            slot = _constant_slot(x.as_python_constant())
         if slot is not None:
             result = slot(tx, fn, y, reflected)
             tried = True
@@ -95,6 +97,18 @@ def binary_op(tx, fn, a: VariableTracker, b: VariableTracker, written=None) -> V
 
 
 _UNKNOWN = object()
+
+
+def _constant_slot(value):
+    """The C slot of a constant's builtin type, facing an instance of a user subclass of an
+    immutable builtin: the C code reads that instance's value (``float.__eq__(3.0, MyInt(3))``
+    is True), so the slot runs on the value."""
+    def slot(tx, fn, other, reflected):
+        method = getattr(type(value), dunder_name(fn, reflected) or "", None)
+        if method is None:
+            return NotImplemented
+        return wrap_constant(_fold_value(method, value, other.plain))
+    return slot
 
 
 def _raise_if_refused(fn, a, b):
@@ -127,7 +141,7 @@ def _is_not_implemented(result):
 def _unorderable(symbol):
     def fallback(tx, a, b):
         message = (f"'{symbol}' not supported between instances of "
-                   f"'{a.python_type().__name__}' and '{b.python_type().__name__}'")
+                   f"'{tp_name(a.python_type())}' and '{tp_name(b.python_type())}'")
         raise TracedException(ExceptionVariable(TypeError, [ConstantVariable(message)]))
     return fallback
 
@@ -303,9 +317,17 @@ def unary_op(tx, fn, a: VariableTracker) -> VariableTracker:
         return tx.output.call_function(tx, fn, [a], {})
     if a.is_python_constant():
         return _fold(fn, a.as_python_constant())
-    return a.call_method(tx, _UNARY_DUNDERS[fn], [], {})
+    dunder = getattr(a, "_dunder", None)  # a user object: the slot looks at its type only
+    if dunder is None:
+        return a.call_method(tx, _UNARY_DUNDERS[fn], [], {})
+    result = dunder(tx, _UNARY_DUNDERS[fn], [])
+    if result is NotImplemented:
+        raise_in_trace(TypeError, f"bad operand type for {_UNARY_WORDS[fn]}: '{tp_name(a.python_type())}'")
+    return result
 
 
+_UNARY_WORDS = {operator.neg: "unary -", operator.pos: "unary +", operator.invert: "unary ~",
+                operator.abs: "abs()"}
 _UNARY_DUNDERS = {operator.neg: "__neg__", operator.pos: "__pos__", operator.invert: "__invert__",
                   operator.abs: "__abs__"}
 

@@ -24,13 +24,13 @@ import types
 from torch import nn
 
 from ...errors import unsupported
-from ...guards.sources import AttrSource, GenericAttrSource, TypeSource
+from ...guards.sources import AttrSource, ConstSource, GenericAttrSource, TypeSource
 from ...side_effects import ledger
 from ..callables.functions import BaseUserFunctionVariable, UserFunctionVariable, UserMethodVariable
 from ..callables.trace_time import class_getitem, is_pure_class_getitem
 from ..callables.wrappers import INSTANCE_METHOD, LruCacheVariable, cpp_method
 from ..core import space
-from ..core.base import STABLE_MODULES, VariableTracker, guard_identity, type_lookup
+from ..core.base import STABLE_MODULES, VariableTracker, guard_identity, tp_name, type_lookup
 from ..core.constant import ConstantVariable
 from ..core.exceptions import ExceptionVariable, TracedException, python_operation, raise_in_trace
 from ..core.ops import _is_not_implemented, dunder_name
@@ -436,6 +436,10 @@ class UserDefinedObjectVariable(ObjectIteration, VariableTracker):
         later makes a new trace); False where a class cannot be re-read."""
         class_var = getattr(self, "class_var", None)
         cls_source = TypeSource(self.source) if self.source is not None else getattr(class_var, "source", None)
+        if cls_source is None and not getattr(class_var, "rebuilt", False):
+            if space.is_prototype(self.cls):
+                return True  # made in this trace: nothing outside it changes the class
+            cls_source = ConstSource.of(self.cls)  # an object read without a source: its class, held
         return space.guard_absent(tx, self.cls, cls_source, class_var, name)
 
     def missing_attribute(self, tx, name):
@@ -487,6 +491,12 @@ class UserDefinedObjectVariable(ObjectIteration, VariableTracker):
         return ConstantVariable(None)
 
     def call(self, tx, args, kwargs):
+        """``obj(...)``: the type's ``__call__``, never an instance attribute or ``__getattr__``."""
+        found, attr = type_lookup(self.cls, "__call__")
+        if not found:
+            raise_in_trace(TypeError, f"'{tp_name(self.cls)}' object is not callable")
+        if isinstance(attr, types.FunctionType):
+            return bind_class_attribute(tx, self, attr, None).call(tx, args, kwargs)
         return self.call_method(tx, "__call__", args, kwargs)
 
     def _dunder(self, tx, name, args):

@@ -18,7 +18,7 @@ from ...errors import unsupported
 from ...guards.sources import PlainValueSource, plain_value
 from ..callables.builtins import BUILTINS
 from ..core import space
-from ..core.base import type_lookup
+from ..core.base import BoundMethodVariable, type_lookup
 from ..core.call_shapes import builtin_base
 from ..core.constant import ConstantVariable, wrap_constant
 from ..core.exceptions import python_operation
@@ -84,6 +84,7 @@ def _plain(var):
     unsupported("unsupported_value", f"{var} is not a Python constant")
 
 
+@space.register
 class ValueSubclassVariable(UserDefinedObjectVariable):
     """An instance of a user subclass of an immutable builtin, made in the trace."""
 
@@ -112,11 +113,16 @@ class ValueSubclassVariable(UserDefinedObjectVariable):
         return super()._dunder(tx, name, args)
 
     def generic_getattr(self, tx, name):
+        if name == "__format__" and name not in self.attrs and self._inherited(name):
+            return BoundMethodVariable(self, name)  # the instance's str() answers an empty spec
         if name not in self.attrs and self._inherited(name):  # `n.bit_length`, `s.upper`, `n.real`
             return ConstantVariable(self.plain).getattr(tx, name)
         return super().generic_getattr(tx, name)
 
     def call_method(self, tx, name, args, kwargs):
+        if (name == "__format__" and name not in self.attrs and self._inherited(name) and len(args) == 1
+                and not kwargs and args[0].is_python_constant() and isinstance(args[0].as_python_constant(), str)):
+            return self.formatted(tx, args[0].as_python_constant())  # '' is str(obj), a __str__ shows
         if name not in self.attrs and self._inherited(name):
             return self._on_value(tx, name, args, kwargs)
         return super().call_method(tx, name, args, kwargs)
