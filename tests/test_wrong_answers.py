@@ -508,3 +508,117 @@ def test_attributes_of_bound_methods():
                        thing.method.__class__.__name__, thing.method.__name__, x.is_set_to(x)]
 
     check(f, torch.ones(1), p)
+
+
+# ---- the operator probe: what CPython decides from the type, the trace decided otherwise
+class AnswersEveryName:
+    def __getattr__(self, name):
+        return lambda *args: 7
+
+
+def raises(fn):
+    """``fn()``, or the type and message of what it raised."""
+    try:
+        return fn()
+    except Exception as e:  # noqa: BLE001 - the answer under test
+        return type(e).__name__, str(e)
+
+
+def test_operators_and_calls_look_at_the_type_only():
+    def f(x):
+        obj = AnswersEveryName()
+        plain = Bare()
+        plain.__call__ = lambda: 5
+        return x + 1, [raises(lambda: -obj), raises(lambda: ~obj), raises(lambda: obj()), raises(lambda: plain())]
+
+    check(f, torch.ones(1))
+
+
+def test_an_iterator_as_a_value_is_not_read():
+    def f(x):
+        it = iter([1, 2, 3])
+        tup = iter((1, 2))
+        text = repr(it).split(" ")[0], str(tup).split(" ")[0]
+        return x + 1, text, raises(lambda: int(it)), raises(lambda: float(tup)), list(it), list(tup)
+
+    check(f, torch.ones(1))
+
+
+def test_reversed_needs_a_sequence_or_reversed():
+    def f(x):
+        return x + 1, [raises(lambda: reversed({1, 2})), raises(lambda: reversed(iter([1, 2]))),
+                       list(reversed((1, 2))), list(reversed(range(3)))]
+
+    check(f, torch.ones(1))
+
+
+def test_a_slice_is_not_a_sequence():
+    def f(x):
+        s = slice(1, 5, 2)
+        return x + 1, [raises(lambda: len(s)), raises(lambda: s[0]), raises(lambda: 1 in s), raises(lambda: list(s)),
+                       s == slice(1, 5, 2), s < slice(2, 0), bool(s), s.indices(3)]
+
+    check(f, torch.ones(1))
+
+
+class MyInt(int):
+    pass
+
+
+class Shown(int):
+    def __str__(self):
+        return "shown"
+
+
+def test_int_subclass_against_builtin_constants():
+    def f(x):
+        n = MyInt(3)
+        return x + 1, [3.0 == n, n == 3.0, 3.0 != n, 2.5 < n, 3 + n, format(Shown(3), ""), Shown(3).__format__(""),
+                       f"{Shown(3)}"]
+
+    check(f, torch.ones(1))
+
+
+def test_sequences_order_inside_try():
+    def f(x):
+        try:
+            return x + 1, [[1] < [2], (1, 2) <= (1,), [[1]] > [[0]], sorted([[2, 1], [1, 5], [1]]), [1, 2] >= [1, 2]]
+        except TypeError:
+            return x - 1, None
+
+    check(f, torch.ones(1))
+
+
+def test_a_builtin_failing_partway_leaves_the_rest_of_an_iterator():
+    def f(x):
+        numbers = iter([1, 2, "a", 4])
+        pairs = iter([(1, 2), 3, (4, 5)])
+        return x + 1, raises(lambda: sum(numbers)), list(numbers), raises(lambda: dict(pairs)), list(pairs)
+
+    check(f, torch.ones(1))
+
+
+def test_type_errors_name_c_types_with_their_module():
+    def f(x):
+        od = collections.OrderedDict()
+        return x + 1, raises(lambda: od < od), raises(lambda: -od), raises(lambda: od())
+
+    check(f, torch.ones(1))
+
+
+class ReadOnly:
+    @property
+    def p(self):
+        return 7
+
+
+def test_a_write_through_dunder_dict_skips_a_property():
+    def f(x):
+        obj = ReadOnly()
+        obj.__dict__["p"] = 3  # the property still answers obj.p: it is a data descriptor
+        return x + 1, obj.p, obj.__dict__["p"], vars(obj)
+
+    cnt = CountingBackend()
+    expected = f(torch.ones(1))
+    assert_same(framegraph.compile(f, backend=cnt)(torch.ones(1)), expected)
+    assert cnt.frame_count == 1  # the write runs in CPython, between graphs

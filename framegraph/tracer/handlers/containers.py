@@ -13,6 +13,7 @@ from ...variables.containers.dicts import ConstDictVariable
 from ...variables.containers.sets import SetVariable
 from ...variables.core.exceptions import raise_in_trace
 from ...variables.containers.lists import ListVariable, SliceVariable, TupleVariable
+from ...variables.callables.builtins import formatted_value
 from ..registry import family_member, handler, unsupported_opcode
 
 
@@ -66,49 +67,21 @@ def FORMAT_VALUE(tx, inst):
     # https://docs.python.org/3.11/library/dis.html#opcode-FORMAT_VALUE
     # (value fmt_spec? -- formatted)   flags & 3: conversion (str, repr, ascii); & 4: spec
     spec = tx.pop().as_python_constant() if inst.arg & 0x04 else ""
-    tx.push(_formatted(tx, tx.pop(), inst.arg & 0x03, spec))
-
-
-def _formatted(tx, value, conversion, spec):
-    if conversion == 2 and not value.is_python_constant():
-        # f"{x!r}" is format(repr(x), spec): repr() as the builtin's model does it (a
-        # Python __repr__ is traced: a dataclass field holding another dataclass)
-        from ...variables.callables.builtins import BUILTINS
-
-        value, conversion = BUILTINS[repr](tx, value), 0
-    if conversion == 1 and hasattr(value, "str"):  # f"{x!s}": the tracker's tp_str
-        value, conversion = value.str(tx), 0
-    if conversion == 0 and hasattr(value, "formatted"):  # format(obj, spec): its type's __format__
-        return value.formatted(tx, spec)
-    if not value.is_python_constant() and (conversion == 1 or conversion == 0 and not spec):
-        # f"{obj}" is format(obj, ""): object.__format__ is str(obj), a Python __str__ traced
-        from ...variables.core.reprs import user_str
-        from ...variables.objects.user_defined import UserDefinedObjectVariable
-        from ...variables.core.base import type_lookup
-
-        plain_format = isinstance(value, UserDefinedObjectVariable) and \
-            type_lookup(value.python_type(), "__format__")[1] is object.__format__
-        traced = user_str(tx, value) if conversion == 1 or plain_format else None
-        if traced is not None:
-            value, conversion = traced, 0
-    if not value.is_python_constant():
-        unsupported("unsupported_value", f"formatting {value} (only constants are formatted)")
-    constant = (lambda v: v, str, repr, ascii)[conversion](value.as_python_constant())
-    return ConstantVariable(format(constant, spec))
+    tx.push(formatted_value(tx, tx.pop(), inst.arg & 0x03, spec))
 
 
 @handler("CONVERT_VALUE", since=(3, 13))
 def CONVERT_VALUE(tx, inst):
     # https://docs.python.org/3.13/library/dis.html#opcode-CONVERT_VALUE
     # (value -- converted)   oparg 1 str, 2 repr, 3 ascii
-    tx.push(_formatted(tx, tx.pop(), inst.arg, ""))
+    tx.push(formatted_value(tx, tx.pop(), inst.arg, ""))
 
 
 @handler("FORMAT_SIMPLE", since=(3, 13))
 def FORMAT_SIMPLE(tx, inst):
     # https://docs.python.org/3.13/library/dis.html#opcode-FORMAT_SIMPLE
     # (value -- format(value))
-    tx.push(_formatted(tx, tx.pop(), 0, ""))
+    tx.push(formatted_value(tx, tx.pop(), 0, ""))
 
 
 @handler("FORMAT_WITH_SPEC", since=(3, 13))
@@ -116,7 +89,7 @@ def FORMAT_WITH_SPEC(tx, inst):
     # https://docs.python.org/3.13/library/dis.html#opcode-FORMAT_WITH_SPEC
     # (value spec -- format(value, spec))
     spec = tx.pop().as_python_constant()
-    tx.push(_formatted(tx, tx.pop(), 0, spec))
+    tx.push(formatted_value(tx, tx.pop(), 0, spec))
 
 
 def _updater(opname, method):

@@ -36,7 +36,7 @@ from ..core.interpreter_state import MODELS as INTERPRETER_STATE_MODELS
 from ..core.iterator import IteratorVariable, REVERSED_TYPES, builtin_iterator_type
 from ..core.number_protocol import divmod_of, hash_of, index_builtin
 from ..core.ops import COMPARE_OPS, binary_op, compare, contains_op, is_op, unary_op
-from ..core.reprs import user_repr
+from ..core.reprs import user_repr, user_str
 from ..iteration.generators import GeneratorVariable
 from ..iteration.iteration_protocol import (CallableIteratorVariable, SequenceReversedVariable, count_of,
                                             index_of)
@@ -391,6 +391,39 @@ def builtin_repr(tx, obj):
     return ConstantVariable(text)
 
 
+def formatted_value(tx, value, conversion, spec):
+    """``format(value, spec)`` after f-string ``conversion`` (0 none, 1 ``!s``, 2 ``!r``, 3 ``!a``):
+    FORMAT_VALUE, and the ``format()`` builtin."""
+    if conversion == 2 and not value.is_python_constant():
+        # f"{x!r}" is format(repr(x), spec): repr() as the builtin's model does it (a
+        # Python __repr__ is traced: a dataclass field holding another dataclass)
+        value, conversion = builtin_repr(tx, value), 0
+    if conversion == 1 and hasattr(value, "str"):  # f"{x!s}": the tracker's tp_str
+        value, conversion = value.str(tx), 0
+    if conversion == 0 and hasattr(value, "formatted"):  # format(obj, spec): its type's __format__
+        return value.formatted(tx, spec)
+    if not value.is_python_constant() and (conversion == 1 or conversion == 0 and not spec):
+        # f"{obj}" is format(obj, ""): object.__format__ is str(obj), a Python __str__ traced
+        plain_format = isinstance(value, space.UserDefinedObjectVariable) and \
+            type_lookup(value.python_type(), "__format__")[1] is object.__format__
+        traced = user_str(tx, value) if conversion == 1 or plain_format else None
+        if traced is not None:
+            value, conversion = traced, 0
+    if not value.is_python_constant():
+        unsupported("unsupported_value", f"formatting {value} (only constants are formatted)")
+    constant = (lambda v: v, str, repr, ascii)[conversion](value.as_python_constant())
+    with python_operation("format()"):  # format(3, "x y"): ValueError
+        return ConstantVariable(format(constant, spec))
+
+
+def _format(tx, value, spec=ConstantVariable("")):
+    if not spec.is_python_constant() or not isinstance(spec.as_python_constant(), str):
+        with python_operation("format()"):  # "format() argument 2 must be str, not int"
+            format(0, spec.as_python_constant() if spec.is_python_constant() else 0)
+        unsupported("unsupported_value", f"format() with the spec {spec}")
+    return formatted_value(tx, value, 0, spec.as_python_constant())
+
+
 def _abs(tx, x):
     return unary_op(tx, operator.abs, x)
 
@@ -457,7 +490,7 @@ BUILTINS: Dict[Callable, Callable] = {
     reversed: _reversed, enumerate: _enumerate, zip: _zip, map: _map, filter: _filter,
     sorted: _sorted, abs: _abs, hash: hash_of, divmod: divmod_of, type: _type, callable: builtin_callable,
     slice: _slice, range: _range, hex: index_builtin(hex), oct: index_builtin(oct), bin: index_builtin(bin),
-    super: _super, print: _print, repr: builtin_repr,
+    super: _super, print: _print, repr: builtin_repr, format: _format,
     torch.Size: lambda tx, it=None: SizeVariable(it.unpack(tx) if it is not None else []),
     operator.getitem: lambda tx, a, b: a.getitem(tx, b), operator.countOf: count_of, operator.indexOf: index_of,
     operator.setitem: lambda tx, a, b, c: a.setitem(tx, b, c) or ConstantVariable(None),

@@ -167,6 +167,9 @@ class VariableTracker:
         unsupported("unsupported_attribute", f"setting {self}.{name}")
 
     def call(self, tx, args: List["VariableTracker"], kwargs: Dict[str, "VariableTracker"]):
+        kind = self.python_type() if type(self).python_type is not VariableTracker.python_type else None
+        if isinstance(kind, type) and not type_lookup(kind, "__call__")[0]:  # `{}()`: the type decides
+            space.raise_in_trace(TypeError, f"'{tp_name(kind)}' object is not callable")
         unsupported("unsupported_call", f"calling {self}")
 
     def call_method(self, tx, name, args, kwargs) -> "VariableTracker":

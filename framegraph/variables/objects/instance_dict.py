@@ -101,13 +101,16 @@ class InstanceDictVariable(VariableTracker):
 
     def setitem(self, tx, key, value):
         """``obj.__dict__[k] = v``: an attribute write that skips ``__setattr__`` and
-        descriptors. The replay after the graph is ``obj.k = v``, the same thing only
-        where the class has neither (``object_setattr`` is the tracker's plain store)."""
+        descriptors. The replay after the graph (and the rebuild of an object made in
+        the trace) is ``obj.k = v``, the same thing only where the class has neither
+        (``object_setattr`` is the tracker's plain store; an object made in the trace is
+        rebuilt through ``object.__setattr__``, past an override but not a data descriptor)."""
         name = key.as_python_constant() if key.is_python_constant() else None
         cls = self.obj.python_type()
-        plain = (type_lookup(cls, "__setattr__")[1] is object.__setattr__
-                 and not hasattr(type(type_lookup(cls, name)[1]), "__set__"))
-        if type(name) is not str or not hasattr(self.obj, "object_setattr") or not (self.obj.mutable or plain):
+        descriptor = hasattr(type(type_lookup(cls, name)[1]), "__set__")  # a property would run its setter
+        plain = type_lookup(cls, "__setattr__")[1] is object.__setattr__
+        if (type(name) is not str or not hasattr(self.obj, "object_setattr") or descriptor
+                or not (self.obj.mutable or plain)):
             unsupported("side_effect", f"writing {self}[{key}] (which skips __setattr__)")
         self.obj.object_setattr(tx, name, value)
 
