@@ -186,7 +186,25 @@ static _Thread_local struct {
     int busy;                     /* guards or the callback run: the hook stands aside */
     _PyInterpreterFrame *handed;  /* the frame last handed to a chained evaluator (not the default) */
     uintptr_t stack_floor;        /* see stack_is_low */
-} tl = {NULL, 0, NULL, UINTPTR_MAX};
+    PyObject **handover;          /* references the next frame to start holds too: see hand_over */
+    Py_ssize_t handover_n;
+} tl = {NULL, 0, NULL, UINTPTR_MAX, NULL, 0};
+
+/* Hand-over. A vectorcall borrows its arguments: the caller keeps them until
+ * the callee returns, where CPython's own inlined calls move them into the new
+ * frame. So an object the callee drops (`x = None`, `del x`, a value it never
+ * reads again) would outlive it. Where framegraph itself makes the call (the
+ * re-call of a compiled frame, the call of a resume function), the caller's
+ * array is set here just before the call; the callee's frame has taken its own
+ * references by the time it reaches the hook, which drops the caller's then. A
+ * call that never reaches the hook leaves the array alone (the caller resets it). */
+static Py_NO_INLINE void release_handover(void) {
+    PyObject **refs = tl.handover;
+    Py_ssize_t n = tl.handover_n;
+    tl.handover = NULL; /* first: a finaliser run below starts frames of its own */
+    for (Py_ssize_t i = 0; i < n; i++)
+        Py_CLEAR(refs[i]);
+}
 
 /* The default evaluator, nested in C as every call through a hook is. The C
  * units it charges are refunded, so that recursion under the hook reaches the
@@ -378,7 +396,14 @@ static PyObject *run_entry(PyThreadState *ts, CacheEntry *e, _PyInterpreterFrame
     PyObject *fn = memo_function(e, frame_func(f));
     if (fn == NULL)
         return done_unrun(ts, f, NULL);
-    PyObject *res = PyObject_Vectorcall(fn, frame_slots(f), code_nargs(frame_code(f)), NULL);
+    /* The original frame never runs: its slots go once the new frame holds them
+     * (hand-over), and its clean-up below finds them NULL. */
+    PyObject **slots = frame_slots(f);
+    tl.handover = slots;
+    tl.handover_n = code_nargs(frame_code(f));
+    PyObject *res = PyObject_Vectorcall(fn, slots, tl.handover_n, NULL);
+    if (tl.handover == slots)
+        tl.handover = NULL;
     Py_DECREF(fn);
     return done_unrun(ts, f, res);
 }
@@ -771,6 +796,8 @@ static Py_NO_INLINE PyObject *intercept(PyThreadState *ts, _PyInterpreterFrame *
 }
 
 static PyObject *fg_eval_frame(PyThreadState *ts, _PyInterpreterFrame *f, int throwflag) {
+    if (tl.handover != NULL)
+        release_handover();
     if (stack_is_low(ts))
         return run_unhooked(ts, f, throwflag);
     if (chains_to_other && tl.handed == f) /* back from the chain: see prev_eval */
@@ -1079,6 +1106,45 @@ static PyTypeObject ModuleCallType = {
     .tp_new = module_call_new,
 };
 
+/* hand_over([fn, *args]): fn(*args), where the list's references are handed to
+ * fn's frame (see release_handover): the generated code builds the list from
+ * its stack (BUILD_LIST moves the references) and calls this, so neither its
+ * stack nor this function keeps the arguments while fn runs. */
+static PyObject *py_hand_over(PyObject *self, PyObject *list) {
+    if (!PyList_CheckExact(list) || PyList_GET_SIZE(list) < 1) {
+        PyErr_SetString(PyExc_TypeError, "hand_over() takes a list [function, *arguments]");
+        return NULL;
+    }
+    Py_ssize_t n = PyList_GET_SIZE(list);
+    PyObject *small[16];
+    PyObject **refs = n <= 16 ? small : PyMem_Malloc(n * sizeof(PyObject *));
+    if (refs == NULL)
+        return PyErr_NoMemory();
+    for (Py_ssize_t i = 0; i < n; i++)
+        refs[i] = Py_NewRef(PyList_GET_ITEM(list, i));
+    /* Emptied: `refs` alone holds the arguments. No item dies here (refs holds each). */
+    if (PyList_SetSlice(list, 0, n, NULL) < 0) {
+        for (Py_ssize_t i = 0; i < n; i++)
+            Py_DECREF(refs[i]);
+        if (refs != small)
+            PyMem_Free(refs);
+        return NULL;
+    }
+    int handing = PyFunction_Check(refs[0]) && tl.handover == NULL;
+    if (handing) {
+        tl.handover = refs + 1;
+        tl.handover_n = n - 1;
+    }
+    PyObject *res = PyObject_Vectorcall(refs[0], refs + 1, n - 1, NULL);
+    if (handing && tl.handover == refs + 1)
+        tl.handover = NULL;
+    for (Py_ssize_t i = 0; i < n; i++)
+        Py_XDECREF(refs[i]);
+    if (refs != small)
+        PyMem_Free(refs);
+    return res;
+}
+
 static PyObject *py_get_callback(PyObject *self, PyObject *unused) {
     return Py_NewRef(tl.callback ? tl.callback : Py_None);
 }
@@ -1263,6 +1329,8 @@ static PyMethodDef methods[] = {
      "set_callback(cb | None) -> previous. Thread-local. cb(func, code, f_locals) returns None "
      "(run unmodified once), SKIP, SKIP_RECURSIVE or (guard, code)."},
     {"get_callback", py_get_callback, METH_NOARGS, "This thread's callback, or None."},
+    {"hand_over", py_hand_over, METH_O,
+     "hand_over([fn, *args]): fn(*args), the list's references handed to fn's frame (the list is emptied)."},
     {"is_installed", py_is_installed, METH_NOARGS, "Whether the frame hook is in the interpreter now."},
     {"mark_skip", (PyCFunction)(void (*)(void))py_mark_skip, METH_VARARGS | METH_KEYWORDS,
      "mark_skip(code, recursive=False): never intercept this code (recursive: nor what it calls)."},

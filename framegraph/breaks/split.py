@@ -37,6 +37,7 @@ from typing import List, Optional
 import torch
 
 from .. import _C, bytecode, pyver
+from ..codegen.pycodegen import GRAPH_OUT
 from ..codegen.rebuild import FrameCodegen
 from ..diagnostics import logs
 from ..errors import CATALOGUE, NO_BREAK, RETRY, Entry, InternalError, Unsupported, unsupported
@@ -253,6 +254,8 @@ def emit_break(cg, tx, brk: GraphBreak, func, grad_mode: bool):
     copy = _copy_of(tx, inst, jump_block[0] if jump_block else None)
     if successors[-1].handler:
         _catch(copy, blocks[-1][0], inst.exn_entry)
+    keep = _fast_reads([copy] + blocks) | (set(tx.code.co_varnames) if any(map(_reads_the_frame, consumed)) else set())
+    _drop_references(cg, tx.code, cg.instructions, keep)
     cg.emit(copy)
     for block in blocks:
         cg.emit(block)
@@ -418,7 +421,10 @@ def _resume_block(cg, tx, func, brk, succ, below_slots, live, live_temps, shared
         _C.mark_skip(rcode)
     else:
         brk.resume_codes.append(rcode)
-    _load_resume_function(block, func, tx.code, rcode)
+    # _C.hand_over([resume, *arguments]): the resume function's frame owns its arguments
+    block.emit_op("PUSH_NULL")
+    block.load_const(_C.hand_over)
+    _load_resume_function(block, func, tx.code, rcode, push_null=False)
     temps = dict(live_temps)
     temps.update(zip(resume.stack_arg_names(layout), [t for kind, t in slots if kind != resume.NULL]))
     lasti = produced[0] if succ.handler and succ.pushed == 2 else None
@@ -438,33 +444,50 @@ def _resume_block(cg, tx, func, brk, succ, below_slots, live, live_temps, shared
         else:
             block.load_fast(temps[name])
     _drop_references(block, tx.code, cg.instructions + block.instructions)
-    block.call(len(names))
+    block.build(list, len(names) + 1)
+    block.call(1)
     block.emit_op("RETURN_VALUE")
     return block.instructions
 
 
-def _drop_references(block, code, emitted):
+def _drop_references(block, code, emitted, keep=frozenset()):
     """Empty the frame's fast locals (its own variables, the temporaries and the
-    graph's outputs) once the resume function's arguments are on the stack: the
-    frame only returns after the call, and what the rest of the function drops
-    (``del obj``, ``x = None``, a value it never reads again) must die then, as in
-    CPython, not when the frame returns (a weakref, a ``__del__``, a big tensor).
-    None is stored rather than deleted: a name may be unbound on this path."""
-    names = [n for n in code.co_varnames if n not in code.co_cellvars]
+    graph's outputs) but those in ``keep``: before the break instruction, all it
+    and the resume calls do not read; then, once the resume function's arguments
+    are on the stack, all. The frame only returns after the call, and what the
+    function drops (``del obj``, ``x = None``, a value it never reads again) must
+    die where it dies in CPython, not when the frame returns (a weakref, a
+    ``__del__``, ``gc.collect()`` as the break instruction, a big tensor). None is
+    stored rather than deleted: a name may be unbound on this path."""
+    names = [n for n in code.co_varnames if n not in code.co_cellvars] + [GRAPH_OUT]
     names += [i.argval for i in emitted if i.opname == "STORE_FAST" and i.argval not in names]
     for name in dict.fromkeys(names):
-        block.load_const(None)
-        block.store_fast(name)
+        if name not in keep:
+            block.load_const(None)
+            block.store_fast(name)
 
 
-def _load_resume_function(cg, func, code, rcode):
-    """Push NULL and the resume function: a global, or made here when it needs the closure."""
+def _fast_reads(blocks) -> set:
+    """The fast locals the instructions of ``blocks`` read (``LOAD_FAST_LOAD_FAST``: two)."""
+    names = set()
+    for block in blocks:
+        for inst in block if isinstance(block, list) else [block]:
+            if "FAST" in inst.opname and not inst.opname.startswith("STORE"):
+                names.update(inst.argval if isinstance(inst.argval, tuple) else (inst.argval,))
+            if inst.opname == "STORE_FAST_LOAD_FAST":
+                names.add(inst.argval[1])
+    return names
+
+
+def _load_resume_function(cg, func, code, rcode, push_null=True):
+    """Push (NULL and) the resume function: a global, or made here when it needs the closure."""
     if not code.co_freevars:
         name = f"__resume_{next(_resume_names)}_{rcode.co_name}"
         func.__globals__[name] = types.FunctionType(rcode, func.__globals__, rcode.co_name)
-        cg.load_global(name, push_null=True)
+        cg.load_global(name, push_null=push_null)
         return
-    cg.emit_op("PUSH_NULL")
+    if push_null:
+        cg.emit_op("PUSH_NULL")
     for name in code.co_freevars:
         cg.emit_op("LOAD_CLOSURE", argval=name)
     cg.emit_op("BUILD_TUPLE", arg=len(code.co_freevars))

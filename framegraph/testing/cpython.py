@@ -66,8 +66,6 @@ EXCLUDE = (
                                                  "tests depend on timing"),
     (r"\bsubprocess\b|script_helper|assert_python_|spawn_python|\bos\.fork\b",
      "subprocesses: the child runs uncompiled"),
-    (r"\bgc\.|gc_collect|disable_gc|getrefcount|refcount_test", "gc internals and reference counts: "
-                                                                "a tracer holds references"),
     (r"_testcapi|_testinternalcapi", "C-API checks"),
     (r"settrace|setprofile|gettrace|getprofile", "tracing and profiling hooks: the frame hook "
                                                  "replaces frame evaluation"),

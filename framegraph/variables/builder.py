@@ -526,6 +526,12 @@ def _wrap_annotation(tx, value, source):
     return OpaqueConstantVariable(value, source=source)
 
 
+def _wrap_proxy(tx, value, source):
+    """A ``weakref.proxy``: every operation forwards to a referent that may die at any
+    time (then ReferenceError); not modelled."""
+    unsupported("unsupported_value", f"a {type(value).__name__}")
+
+
 def _wrap_object(tx, value, source):
     if callable(value) and not hasattr(type(value), "__call__"):  # pragma: no cover
         unsupported("unsupported_value", type(value).__name__)
@@ -541,6 +547,7 @@ def _wrap_object(tx, value, source):
 
 EXACT = {
     **{t: _wrap_constant for t in CONSTANT_TYPES},
+    weakref.ProxyType: _wrap_proxy, weakref.CallableProxyType: _wrap_proxy,
     slice: _wrap_constant, range: _wrap_constant, torch.Size: _wrap_sequence,
     tuple: _wrap_sequence, list: _wrap_sequence, dict: _wrap_dict,
     collections.OrderedDict: _wrap_dict, set: _wrap_set, frozenset: _wrap_set, ChangedSize: wrap_changed_size,
@@ -585,7 +592,8 @@ def wrap_value(tx, value, source: Optional[Source] = None, guard: bool = True) -
     guard_source = source if guard else None
     kind = EXACT.get(type(value))
     if kind is None:
-        kind = next((fn for base, fn in BY_BASE if isinstance(value, base)), None)
+        # by the real type: a weakref.proxy's __class__ is its referent's, but it is no set
+        kind = next((fn for base, fn in BY_BASE if issubclass(type(value), base)), None)
     if kind is None:
         kind = _wrap_object
     if kind is _wrap_tensor:
