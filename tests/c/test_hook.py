@@ -3,6 +3,7 @@ and nothing a callback, guard or replacement does can crash the interpreter."""
 import sys
 import threading
 import traceback
+import weakref
 
 import pytest
 from hookutil import Replace, always, hooked
@@ -504,3 +505,44 @@ def test_finalisers_that_reset_the_code_while_an_entry_is_added():
         gc.set_threshold(*old)
         gc.collect()
     _C.reset(f.__code__)
+
+
+class Watched:
+    pass
+
+
+def test_hand_over_moves_the_arguments_into_the_callee():
+    def callee(obj, probe):
+        ref = weakref.ref(obj)
+        obj = None  # the last reference: neither hand_over nor the caller's list keeps one
+        probe.append(ref() is None)
+        return "done"
+
+    probe = []
+    args = [callee, Watched(), probe]
+    with hooked(lambda *a: None):  # the hook releases the caller's references
+        assert _C.hand_over(args) == "done"
+    assert args == [] and probe == [True]
+    assert _C.hand_over([max, 1, 2]) == 2  # not a Python function: an ordinary call
+    for bad in ((), [], "f"):
+        with pytest.raises(TypeError):
+            _C.hand_over(bad)
+    with pytest.raises(ZeroDivisionError):
+        _C.hand_over([lambda: 1 / 0])
+
+
+def test_a_recalled_frame_does_not_keep_its_arguments():
+    def f(obj, probe):
+        return obj
+
+    def alt(obj, probe):
+        ref = weakref.ref(obj)
+        obj = None  # the hook's original frame of f gave its slots over
+        probe.append(ref() is None)
+        return "alt"
+
+    probe = []
+    with hooked(Replace(f, alt)):  # (the callback keeps the locals of the call it compiles)
+        assert _C.hand_over([f, Watched(), probe]) == "alt"
+        assert _C.hand_over([f, Watched(), probe]) == "alt"  # a cache hit: the re-call
+    assert probe == [False, True]
