@@ -186,9 +186,7 @@ static _Thread_local struct {
     int busy;                     /* guards or the callback run: the hook stands aside */
     _PyInterpreterFrame *handed;  /* the frame last handed to a chained evaluator (not the default) */
     uintptr_t stack_floor;        /* see stack_is_low */
-    PyObject **handover;          /* references the next frame to start holds too: see hand_over */
-    Py_ssize_t handover_n;
-} tl = {NULL, 0, NULL, UINTPTR_MAX, NULL, 0};
+} tl = {NULL, 0, NULL, UINTPTR_MAX};
 
 /* Hand-over. A vectorcall borrows its arguments: the caller keeps them until
  * the callee returns, where CPython's own inlined calls move them into the new
@@ -197,11 +195,17 @@ static _Thread_local struct {
  * re-call of a compiled frame, the call of a resume function), the caller's
  * array is set here just before the call; the callee's frame has taken its own
  * references by the time it reaches the hook, which drops the caller's then. A
- * call that never reaches the hook leaves the array alone (the caller resets it). */
+ * call that never reaches the hook leaves the array alone (the caller resets it).
+ * Not thread-local: set and consumed under the GIL with no Python code, and so
+ * no switch of thread, in between (building a frame runs none), and a global
+ * costs no TLS lookup on every hit. */
+static PyObject **handover = NULL; /* references the next frame to start holds too */
+static Py_ssize_t handover_n = 0;
+
 static Py_NO_INLINE void release_handover(void) {
-    PyObject **refs = tl.handover;
-    Py_ssize_t n = tl.handover_n;
-    tl.handover = NULL; /* first: a finaliser run below starts frames of its own */
+    PyObject **refs = handover;
+    Py_ssize_t n = handover_n;
+    handover = NULL; /* first: a finaliser run below starts frames (and hand-overs) of its own */
     for (Py_ssize_t i = 0; i < n; i++)
         Py_CLEAR(refs[i]);
 }
@@ -399,11 +403,12 @@ static PyObject *run_entry(PyThreadState *ts, CacheEntry *e, _PyInterpreterFrame
     /* The original frame never runs: its slots go once the new frame holds them
      * (hand-over), and its clean-up below finds them NULL. */
     PyObject **slots = frame_slots(f);
-    tl.handover = slots;
-    tl.handover_n = code_nargs(frame_code(f));
-    PyObject *res = PyObject_Vectorcall(fn, slots, tl.handover_n, NULL);
-    if (tl.handover == slots)
-        tl.handover = NULL;
+    Py_ssize_t nargs = code_nargs(frame_code(f));
+    handover = slots;
+    handover_n = nargs;
+    PyObject *res = PyObject_Vectorcall(fn, slots, nargs, NULL);
+    if (handover == slots)
+        handover = NULL;
     Py_DECREF(fn);
     return done_unrun(ts, f, res);
 }
@@ -796,7 +801,7 @@ static Py_NO_INLINE PyObject *intercept(PyThreadState *ts, _PyInterpreterFrame *
 }
 
 static PyObject *fg_eval_frame(PyThreadState *ts, _PyInterpreterFrame *f, int throwflag) {
-    if (tl.handover != NULL)
+    if (handover != NULL)
         release_handover();
     if (stack_is_low(ts))
         return run_unhooked(ts, f, throwflag);
@@ -1130,14 +1135,14 @@ static PyObject *py_hand_over(PyObject *self, PyObject *list) {
             PyMem_Free(refs);
         return NULL;
     }
-    int handing = PyFunction_Check(refs[0]) && tl.handover == NULL;
+    int handing = PyFunction_Check(refs[0]) && handover == NULL;
     if (handing) {
-        tl.handover = refs + 1;
-        tl.handover_n = n - 1;
+        handover = refs + 1;
+        handover_n = n - 1;
     }
     PyObject *res = PyObject_Vectorcall(refs[0], refs + 1, n - 1, NULL);
-    if (handing && tl.handover == refs + 1)
-        tl.handover = NULL;
+    if (handing && handover == refs + 1)
+        handover = NULL;
     for (Py_ssize_t i = 0; i < n; i++)
         Py_XDECREF(refs[i]);
     if (refs != small)
