@@ -365,8 +365,10 @@ def test_hasattr_of_a_partial():
         return x + (1 if hasattr(outside, "__name__") else 2)
 
     check(made_here, torch.ones(2))
-    # its __dict__ may hold the name: a break, and CPython answers
-    check(from_outside, torch.ones(2), fullgraph=False, frames=1)
+    # from outside: guarded on its __dict__ (read without making one: it has none yet)
+    check(from_outside, torch.ones(2))
+    assert outside.__reduce__()[2][3] is None
+    run_twice(from_outside, lambda: setattr(outside, "__name__", "max1"), torch.ones(2))
 
 
 # ---- obj.__class__ is the type itself (it was bound as a method named __class__:

@@ -282,6 +282,33 @@ class PlainValueSource(Source):
         cg.call(1)
 
 
+@source
+class PartialDictSource(Source):
+    """The ``__dict__`` of a ``functools.partial``, or None while it has none, read without
+    making one (``p.__dict__`` would): ``partial.__reduce__(p)[2][3]``, with the C base's
+    own ``__reduce__`` (``reduce``, a ConstSource), which no subclass override runs."""
+
+    base: Source
+    reduce: Source
+
+    def name(self):
+        return f"{self.base.name()}.__dict__ (None if none)"
+
+    def expr(self):
+        return f"{self.reduce.expr()}({self.base.expr()})[2][3]"
+
+    def reconstruct(self, cg):
+        from ..bytecode import create_instruction
+
+        cg.emit(create_instruction("PUSH_NULL"))
+        self.reduce.reconstruct(cg)
+        self.base.reconstruct(cg)
+        cg.call(1)
+        for index in (2, 3):
+            cg.load_const(index)
+            cg.binary_subscr()
+
+
 def plain_value(value, kind):
     """What ``PlainValueSource(source, kind)`` reads of ``value``."""
     return getattr(kind, _PLAIN_COPY[kind])(value)

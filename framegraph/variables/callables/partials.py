@@ -48,7 +48,7 @@ import functools
 import types
 
 from ...errors import unsupported
-from ...guards.sources import AttrSource
+from ...guards.sources import AttrSource, ConstSource, PartialDictSource
 from ..containers.dicts import ConstDictVariable, hash_key
 from ..containers.lists import TupleVariable
 from ..core import space
@@ -56,6 +56,9 @@ from ..core.base import BoundMethodVariable, VariableTracker
 from ..core.constant import ConstantVariable
 from ..core.exceptions import raise_in_trace
 from .functions import UserFunctionVariable, UserMethodVariable
+
+
+_UNREAD = object()
 
 
 class PartialVariable(VariableTracker):
@@ -114,6 +117,7 @@ class PartialVariable(VariableTracker):
     class_var = None  # the class tracker that made it (type(p), and how p is rebuilt)
 
     value = None  # no real object: made in the trace, or read member by member
+    outside_dict = _UNREAD  # from outside: the real __dict__ (None while it has none), see wrap_partial
 
     def tp_name(self) -> str:
         """``Py_TYPE(p)->tp_name``: ``functools.partial`` for a C partial type, else the class name."""
@@ -188,7 +192,18 @@ class PartialVariable(VariableTracker):
         if name in _MEMBERS or self._own_attribute(name) is not None or \
                 any(name in klass.__dict__ for klass in self.cls.__mro__):
             return True
-        return None if self.source is not None else False
+        if self.source is None:
+            return False
+        if self.outside_dict is _UNREAD:
+            return None
+        # from outside: in its __dict__ or not, guarded without making the dict
+        source = PartialDictSource(self.source, ConstSource.of(_c_base(self.cls).__reduce__))
+        if self.outside_dict is None:
+            tx.output.add_guard("CONSTANT_MATCH", source, None)
+            return False
+        present = name in self.outside_dict
+        tx.output.add_guard("DICT_CONTAINS", source, (name, present))
+        return present
 
     def reconstruct(self, cg):
         """``p = cls(func)``, then the C base's ``__setstate__(p, (func, args, keywords, dict))``:
@@ -349,5 +364,7 @@ def wrap_partial(tx, value, source):
         tx.output.add_guard("TYPE_MATCH", source, type(value))
     func, args, keywords = (tx.wrap(getattr(value, name), AttrSource(source, name) if source else None)
                             for name in _MEMBERS)
-    return PartialVariable(func, args, keywords, flat=True, cls=type(value), source=source)
+    var = PartialVariable(func, args, keywords, flat=True, cls=type(value), source=source)
+    var.outside_dict = _c_base(type(value)).__reduce__(value)[2][3]  # its __dict__, or None: not made
+    return var
 
