@@ -371,6 +371,18 @@ def test_hasattr_of_a_partial():
     run_twice(from_outside, lambda: setattr(outside, "__name__", "max1"), torch.ones(2))
 
 
+def test_attributes_set_on_a_partial_from_outside():
+    import functools
+
+    scaled = functools.partial(max, 0)
+    scaled.scale = 3.0
+
+    def f(x):
+        return x * scaled.scale, hasattr(scaled, "scale"), hasattr(scaled, "__globals__")
+
+    run_twice(f, lambda: setattr(scaled, "scale", 5.0), torch.ones(2))
+
+
 # ---- obj.__class__ is the type itself (it was bound as a method named __class__:
 # `[1].__class__ is list` was False, its __name__ 'type')
 @pytest.mark.parametrize("make", [

@@ -48,7 +48,7 @@ import functools
 import types
 
 from ...errors import unsupported
-from ...guards.sources import AttrSource, ConstSource, PartialDictSource
+from ...guards.sources import AttrSource, ConstSource, GetItemSource, PartialDictSource
 from ..containers.dicts import ConstDictVariable, hash_key
 from ..containers.lists import TupleVariable
 from ..core import space
@@ -106,6 +106,12 @@ class PartialVariable(VariableTracker):
             return BoundMethodVariable(self, "__call__")
         if name == "__class__":
             return self.class_var if self.class_var is not None else tx.wrap(self.cls)
+        if self.source is not None and isinstance(self.outside_dict, dict) and name in self.outside_dict \
+                and not any(name in klass.__dict__ for klass in self.cls.__mro__):
+            # `p.__name__ = ...` set outside: from its __dict__, guarded (no class attribute shadows it)
+            source = self._dict_source()
+            tx.output.add_guard("DICT_CONTAINS", source, (name, True))
+            return tx.wrap(self.outside_dict[name], GetItemSource(source, name))
         if self.source is not None:  # reading its __dict__ would create it
             unsupported("unsupported_attribute", f"{self.cls.__name__}.{name}")
         if name == "__dict__":
@@ -197,13 +203,17 @@ class PartialVariable(VariableTracker):
         if self.outside_dict is _UNREAD:
             return None
         # from outside: in its __dict__ or not, guarded without making the dict
-        source = PartialDictSource(self.source, ConstSource.of(_c_base(self.cls).__reduce__))
+        source = self._dict_source()
         if self.outside_dict is None:
             tx.output.add_guard("CONSTANT_MATCH", source, None)
             return False
         present = name in self.outside_dict
         tx.output.add_guard("DICT_CONTAINS", source, (name, present))
         return present
+
+    def _dict_source(self):
+        """Where a guard reads the ``__dict__`` of this partial from outside (None if it has none)."""
+        return PartialDictSource(self.source, ConstSource.of(_c_base(self.cls).__reduce__))
 
     def reconstruct(self, cg):
         """``p = cls(func)``, then the C base's ``__setstate__(p, (func, args, keywords, dict))``:
