@@ -153,3 +153,23 @@ def test_fromkeys_through_a_dict_subclass_makes_the_subclass():
         return x + 1, [type(a).__name__, list(a.items()), type(b).__name__, dict(b)]
 
     check(f, torch.ones(2))
+
+
+class Registry(dict):
+    def total(self):
+        return sum(self.values())
+
+
+def test_the_builtin_new_of_a_subclass_makes_an_empty_instance():
+    # list.__new__(Sub) (what a __new__ calling its base's runs): the subclass, no __init__ run
+    def f(x):
+        layers = list.__new__(Layers)
+        layers.extend([torch.relu, torch.sin])
+        tags = set.__new__(Tags)
+        tags.add("A")
+        registry = dict.__new__(Registry)
+        registry["a"] = 2
+        return layers.total(x) + registry.total(), type(layers).__name__, hasattr(layers, "name"), tags, \
+            type(registry).__name__, dict(registry)
+
+    check(f, torch.randn(3))

@@ -129,10 +129,18 @@ def _fromkeys(cls):
 
 def _empty(kind):
     def model(tx, cls, *args, **kwargs):
-        """``list.__new__(list)``: an empty instance (``__init__`` fills it, not ``__new__``)."""
-        if not (cls.is_python_constant() and cls.as_python_constant() is kind):
-            unsupported("unsupported_call", f"{kind.__name__}.__new__ of a subclass")
-        return {list: ListVariable, dict: ConstDictVariable, set: SetVariable}[kind]([])
+        """``list.__new__(list)``: an empty instance (``__init__`` fills it, not ``__new__``);
+        of a Python subclass too (``list.__new__(Tags)``, a ``__new__`` calling its base's):
+        the subclass's tracker, as ``Tags()`` makes it, without its ``__init__``."""
+        target = cls.as_python_constant() if cls.is_python_constant() else None
+        if target is kind:
+            return {list: ListVariable, dict: ConstDictVariable, set: SetVariable}[kind]([])
+        if isinstance(target, type) and issubclass(target, kind) and not space.is_prototype(target):
+            if kind is dict and space.is_user_dict_class(target):
+                return space.UserDictVariable([], target)
+            if kind is not dict and space.is_user_container_class(target):
+                return space.new_user_container_instance(target)
+        unsupported("unsupported_call", f"{kind.__name__}.__new__ of a subclass")
     return model
 
 

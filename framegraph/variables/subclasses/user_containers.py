@@ -194,6 +194,12 @@ def rebuild_user_container(cls, n, names, *values):
 
 
 @space.register
+def new_user_container_instance(cls):
+    """``list.__new__(cls)`` / ``set.__new__(cls)``: an empty instance of a user list or set class."""
+    return (UserListVariable if _base_of(cls) is list else UserSetVariable)(cls)
+
+
+@space.register
 def new_user_container(tx, cls, args, kwargs):
     """``cls(*args, **kwargs)`` for a user list or set class: allocate, then inline ``__init__``."""
-    return (UserListVariable if _base_of(cls) is list else UserSetVariable)(cls).initialise(tx, args, kwargs)
+    return new_user_container_instance(cls).initialise(tx, args, kwargs)

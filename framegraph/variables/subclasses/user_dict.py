@@ -65,6 +65,7 @@ def _python_override(cls, name):
     return None
 
 
+@space.register
 class UserDictVariable(BuiltinSubclassMixin, ConstDictVariable):
     """A dict-subclass instance: items (the dict part) plus attributes."""
 
