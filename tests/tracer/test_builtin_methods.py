@@ -316,3 +316,12 @@ def test_struct_sequences_are_constants():
                                   math.nextafter(1.0, 2.0) - 1.0 == info.epsilon, sys.version_info >= (3, 8)]
 
     check(f, torch.ones(2))
+
+
+def test_facts_of_c_functions_and_descriptors():
+    def f(x):
+        return x + 1, (list.append.__objclass__ is list, list.__len__.__objclass__.__name__, str.join.__doc__,
+                       dict.fromkeys.__text_signature__, len.__text_signature__, hasattr(list.append, "__objclass__"),
+                       hasattr(len, "__objclass__"))
+
+    check(f, torch.ones(1))

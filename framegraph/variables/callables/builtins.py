@@ -92,6 +92,11 @@ class BuiltinVariable(CallableVariable):
     def getattr(self, tx, name):
         if name in ("__name__", "__qualname__", "__module__"):
             return ConstantVariable(getattr(self.fn, name))
+        if name in _DESCRIPTOR_FACTS and isinstance(self.fn, _C_CALLABLES):
+            # a C function's or descriptor's own facts: no program can set them
+            if not hasattr(self.fn, name):
+                raise_in_trace(AttributeError, f"'{type(self.fn).__name__}' object has no attribute '{name}'")
+            return tx.wrap(getattr(self.fn, name))
         if isinstance(self.fn, type):
             if not hasattr(self.fn, name):  # `int.__dataclass_fields__`: what CPython raises
                 raise_in_trace(AttributeError, f"type object '{self.fn.__name__}' has no attribute '{name}'")
@@ -100,8 +105,7 @@ class BuiltinVariable(CallableVariable):
         return super().getattr(tx, name)
 
     def hasattr(self, tx, name):
-        if isinstance(self.fn, (type, types.BuiltinFunctionType, types.MethodDescriptorType,
-                                types.WrapperDescriptorType)):  # attributes no program can set
+        if isinstance(self.fn, (type,) + _C_CALLABLES):  # attributes no program can set
             return hasattr(self.fn, name)
         return super().hasattr(tx, name)
 
@@ -117,6 +121,12 @@ class BuiltinVariable(CallableVariable):
 
 # Lists nested deeper are not rebuilt at trace time (the builtin runs in CPython).
 _MAX_NESTING = 64
+
+
+# C functions and the descriptors of C types: immutable, without a __dict__
+_C_CALLABLES = (types.BuiltinFunctionType, types.MethodDescriptorType, types.WrapperDescriptorType,
+                types.ClassMethodDescriptorType)
+_DESCRIPTOR_FACTS = frozenset({"__objclass__", "__doc__", "__text_signature__"})
 
 
 @space.register
