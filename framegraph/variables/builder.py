@@ -216,6 +216,12 @@ def _wrap_sequence(tx, value, source):
         return SizeVariable(items, source=source)
     if isinstance(value, tuple) and hasattr(type(value), "_fields"):
         return NamedTupleVariable(items, type(value), source=source)
+    if isinstance(value, tuple) and type(value) is not tuple and type(type(value)) is type \
+            and own_methods(type(value), tuple) and not getattr(value, "__dict__", None):
+        # a tuple subclass with methods: they are traced, as a namedtuple's; no attribute of its own
+        if type(value).__dictoffset__ and source is not None:
+            _guard(tx, "DICT_KEYS", AttrSource(source, "__dict__"), (dict, ()))
+        return NamedTupleVariable(items, type(value), source=source)
     var = (TupleVariable if isinstance(value, tuple) else ListVariable)(items, source=source)
     if type(value) is not base:  # `class Sub(list): pass`: list's behaviour, and type() is Sub
         _refuse_own_methods(type(value), base)

@@ -173,3 +173,28 @@ def test_the_builtin_new_of_a_subclass_makes_an_empty_instance():
             type(registry).__name__, dict(registry)
 
     check(f, torch.randn(3))
+
+
+class Span(tuple):
+    """A tuple with methods of its own (an interval, a shape helper)."""
+
+    def length(self):
+        return self[1] - self[0]
+
+    def __add__(self, other):
+        return Span((min(self[0], other[0]), max(self[1], other[1])))
+
+
+OUTSIDE_SPAN = Span((2, 5))
+
+
+def test_a_tuple_subclass_with_methods():
+    def f(x):
+        made = Span((0, 3))
+        new = tuple.__new__(Span, (1, 4))
+        joined = made + OUTSIDE_SPAN
+        return x * joined.length() + new.length() + OUTSIDE_SPAN.length(), joined, type(new).__name__, \
+            made == (0, 3), made[::-1], len(joined)
+
+    cnt = check(f, torch.ones(2))
+    assert cnt.frame_count == 1

@@ -559,6 +559,12 @@ def _tuple_new(tx, cls, iterable=None):
         return TupleVariable(items)
     if isinstance(klass, type) and issubclass(klass, tuple) and hasattr(klass, "_fields"):
         return NamedTupleVariable(items, klass)
+    if isinstance(klass, type) and issubclass(klass, tuple) and type(klass) is type and not space.is_prototype(klass):
+        if own_methods(klass, tuple):
+            return NamedTupleVariable(items, klass)  # a tuple subclass with methods (its __new__ calling tuple's)
+        made = TupleVariable(items)  # `class Key(tuple): pass`: a tuple of that type
+        made.py_type = klass
+        return made
     unsupported("unsupported_call", f"tuple.__new__({klass!r})")
 
 

@@ -270,8 +270,16 @@ class SizeVariable(TupleVariable):
             cg.call_const(torch.Size, [TupleVariable(self.items)])
 
 
+# what collections.namedtuple writes into every class: not user slots
+_GENERATED_DUNDERS = frozenset({"__new__", "__repr__", "__getnewargs__", "__match_args__", "__init_subclass__",
+                                "__class_getitem__"})
+
+
+@space.register
 class NamedTupleVariable(TupleVariable):
-    """An instance of a ``collections.namedtuple``/``typing.NamedTuple`` class."""
+    """An instance of a ``collections.namedtuple``/``typing.NamedTuple`` class, or of a
+    Python tuple subclass with methods of its own (``class Pair(tuple): def total(self)``):
+    a tuple whose class's Python methods and slots win over tuple's."""
 
     def __init__(self, items, cls, **kwargs):
         super().__init__(items, **kwargs)
@@ -281,10 +289,19 @@ class NamedTupleVariable(TupleVariable):
         return self.cls
 
     def as_python_constant(self):
-        return self.cls(*(x.as_python_constant() for x in self.items))
+        values = [x.as_python_constant() for x in self.items]
+        return self.cls(*values) if hasattr(self.cls, "_make") else tuple.__new__(self.cls, values)
 
     def similar(self, items):
         return TupleVariable(items)
+
+    @property
+    def folds(self) -> bool:
+        """May an operator run on the real value now? Not where the class defines a dunder in
+        Python: that code is traced (it could do anything), not run at trace time."""
+        return not any(isinstance(attr, types.FunctionType) and name.startswith("__") and name.endswith("__")
+                       for klass in self.cls.__mro__[:self.cls.__mro__.index(tuple)]
+                       for name, attr in vars(klass).items() if name not in _GENERATED_DUNDERS)
 
     # ---- slots: a Python method of the class (``Pair.__add__``) wins over tuple's
     def user_slot(self, name):
@@ -386,10 +403,11 @@ class NamedTupleVariable(TupleVariable):
     def reconstruct(self, cg):
         if self.source is not None:
             return super().reconstruct(cg)
-        if hasattr(self.cls, "_make"):  # tuple.__new__(cls, items): no __new__ or __len__ of the user's runs
-            cg.call_const(tuple.__new__, [ConstantVariable(self.cls), TupleVariable(self.items)])
+        if "n_sequence_fields" in self.cls.__dict__:  # a structseq (torch.return_types.max)
+            cg.call_const(self.cls, [TupleVariable(self.items)])
             return
-        cg.call_const(self.cls, [TupleVariable(self.items)])  # a structseq (torch.return_types.max)
+        # tuple.__new__(cls, items): no __new__, __init__ or __len__ of the user's runs
+        cg.call_const(tuple.__new__, [ConstantVariable(self.cls), TupleVariable(self.items)])
 
 
 @space.register

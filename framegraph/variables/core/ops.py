@@ -59,7 +59,9 @@ def _is_tensor(v):
 
 
 def _immutable_const(v):
-    return v.is_python_constant() and not isinstance(v, space.ListVariable) and not space.has_symbols(v)
+    # `folds`: False for a tuple whose class has Python slots of its own (they are traced, not run now)
+    return v.is_python_constant() and not isinstance(v, space.ListVariable) and not space.has_symbols(v) \
+        and getattr(v, "folds", True)
 
 
 def binary_op(tx, fn, a: VariableTracker, b: VariableTracker, written=None) -> VariableTracker:

@@ -117,7 +117,7 @@ def _plain_immutable_subclass(tx, cls, args, kwargs):
     None for any other class."""
     base = builtin_base(cls)
     if base not in (tuple, frozenset) or type(cls) is not type or cls.__new__ is not base.__new__ \
-            or cls.__init__ is not object.__init__ or own_methods(cls, base):
+            or cls.__init__ is not object.__init__ or base is frozenset and own_methods(cls, base):
         return None
     if kwargs:
         raise_in_trace(TypeError, f"{base.__name__}() takes no keyword arguments")
@@ -125,6 +125,8 @@ def _plain_immutable_subclass(tx, cls, args, kwargs):
         raise_in_trace(TypeError, f"{base.__name__ if base is tuple else cls.__name__} expected at most "
                                   f"1 argument, got {len(args)}")
     items = items_of(tx, args[0]) if args else []
+    if base is tuple and own_methods(cls, base):  # its methods traced, as a namedtuple's are
+        return space.NamedTupleVariable(items, cls)
     if base is tuple:
         made = TupleVariable(items)
         made.py_type = cls
