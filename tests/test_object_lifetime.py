@@ -112,3 +112,16 @@ def test_a_set_watched_through_a_proxy(framegraph_trace):
     expected, result, graphs = both(framegraph_trace, watch, lambda: (torch.ones(2),))
     assert result[1:] == expected[1:] == (True, "dead")
     assert graphs == 1
+
+
+def test_a_weak_reference_made_in_the_trace(framegraph_trace):
+    target = Node()
+
+    def f(x):
+        ref = weakref.ref(target)
+        return x + 1, ref() is target, ref is weakref.ref(target), ref.__callback__, ref
+
+    expected, result, graphs = both(framegraph_trace, f, lambda: (torch.ones(2),))
+    assert result[1:4] == expected[1:4] == (True, True, None)
+    assert result[4] is expected[4]  # CPython's one reference to the object without a callback
+    assert graphs == 1

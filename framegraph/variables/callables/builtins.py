@@ -15,6 +15,7 @@ import operator
 import struct
 import sys
 import types
+import weakref
 from typing import Callable, Dict
 
 import torch
@@ -52,6 +53,7 @@ from .evaluation import compile_model, eval_model
 from .identity import MODELS as IDENTITY_MODELS
 from .operator_getters import MODELS as OPERATOR_GETTER_MODELS
 from .trace_time import class_getitem
+from .weak_refs import make_weakref
 
 
 @space.register
@@ -569,6 +571,7 @@ def _tuple_new(tx, cls, iterable=None):
 
 
 BUILTINS[tuple.__new__] = _tuple_new
+BUILTINS[weakref.ref] = make_weakref
 
 
 def _object(tx, *args, **kwargs):

@@ -12,6 +12,8 @@ import weakref
 from ...errors import unsupported
 from ...guards.sources import WeakRefCallSource
 from ..core.base import VariableTracker
+from ..core.constant import ConstantVariable
+from ..core.exceptions import raise_in_trace
 
 
 class WeakRefVariable(VariableTracker):
@@ -31,6 +33,52 @@ class WeakRefVariable(VariableTracker):
 
     def __repr__(self):
         return f"WeakRefVariable({self.source.name()})"
+
+
+class MadeWeakRefVariable(VariableTracker):
+    """``weakref.ref(obj)`` made in the trace (no callback): calling it is ``obj`` itself,
+    which the trace holds; after the graph it is ``weakref.ref(obj)`` of the real object
+    (CPython shares one such reference per object, so identity holds too)."""
+
+    def __init__(self, referent, **kwargs):
+        super().__init__(**kwargs)
+        self.referent = referent
+
+    def python_type(self):
+        return weakref.ReferenceType
+
+    def call(self, tx, args, kwargs):
+        if args or kwargs:
+            raise_in_trace(TypeError, f"weakref.ReferenceType() takes no arguments ({len(args) + len(kwargs)} given)")
+        return self.referent
+
+    def getattr(self, tx, name):
+        if name == "__callback__":
+            return ConstantVariable(None)
+        return super().getattr(tx, name)
+
+    def reconstruct(self, cg):
+        cg.emit_op("PUSH_NULL")
+        cg.load_const(weakref.ref)
+        cg(self.referent)
+        cg.call(1)
+
+    def __repr__(self):
+        return f"MadeWeakRefVariable({self.referent!r})"
+
+
+def make_weakref(tx, referent, *rest, **kwargs):
+    """``weakref.ref(obj)`` in the trace; with a callback, or of a value that cannot be
+    referred to weakly (``weakref.ref(1)``: CPython's TypeError), not modelled."""
+    if rest or kwargs:
+        unsupported("unsupported_call", "weakref.ref with a callback")
+    kind = referent.python_type() if type(referent).python_type is not VariableTracker.python_type else None
+    if not isinstance(kind, type) or not kind.__weakrefoffset__:
+        unsupported("unsupported_call", f"weakref.ref of a {getattr(kind, '__name__', referent)}")
+    made = vars(tx.output).setdefault("weak_refs", {})  # one per object: `ref(o) is ref(o)` holds
+    if id(referent) not in made:
+        made[id(referent)] = (referent, MadeWeakRefVariable(referent))
+    return made[id(referent)][1]
 
 
 def wrap_weakref(tx, value, source):
