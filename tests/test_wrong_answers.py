@@ -615,7 +615,7 @@ def test_a_builtin_failing_partway_leaves_the_rest_of_an_iterator():
 def test_type_errors_name_c_types_with_their_module():
     def f(x):
         od = collections.OrderedDict()
-        return x + 1, raises(lambda: od < od), raises(lambda: -od), raises(lambda: od())
+        return x + 1, raises(lambda: od < od), raises(lambda: -od), raises(lambda: od()), raises(lambda: range([], 1))
 
     check(f, torch.ones(1))
 

@@ -461,6 +461,14 @@ def _slice(tx, *args):
 
 
 def _range(tx, *args):
+    if not all(a.is_python_constant() for a in args):
+        # `range([], 1)`: a container is never an integer: CPython's TypeError, from a stand-in
+        stand_ins = [a.as_python_constant() if a.is_python_constant() else real_stand_in(a) for a in args]
+        if any(s is None for s in stand_ins):
+            unsupported("unsupported_value", "range() of values not constant")
+        with python_operation("range()"):
+            range(*stand_ins)
+        unsupported("unsupported_value", "range() of values not constant")
     values = [a.as_python_constant() for a in args]
     with python_operation("range()"):  # `range()`, `range(1.5)`: CPython's TypeError
         value = range(*values)
