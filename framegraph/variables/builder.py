@@ -71,7 +71,7 @@ from .tensors.ctx_managers import GRAD_MODE_CLASSES, GradModeClassVariable, STAT
 from .tensors.nn_module import NNModuleVariable
 from .tensors.numpy_arrays import (NumpyArrayVariable, NumpyFunctionVariable, NumpyScalarTypeVariable,
                                    is_numpy_scalar_type, np, numpy_counterpart)
-from .tensors.optim import OPTIM_MODELS
+from .tensors.optim import without_dynamo_patch, OPTIM_MODELS
 from .tensors.rng import is_rng_method
 from .tensors.transforms import TRANSFORMS, JvpVariable, TransformVariable, VjpVariable
 from .tensors.torch_fn import TRACE_TIME, TorchFunctionVariable, is_disallowed, is_graph_callable, is_shape_hint
@@ -385,6 +385,9 @@ def _wrap_torch_compiled(tx, value, source):
     as torch.compile itself treats a nested compiled call; a disabled one runs in
     CPython, as its author asked."""
     guard_identity(tx, value, source)
+    original = without_dynamo_patch(value)
+    if original is not value:  # torch._dynamo's own patch of torch.optim: as without it
+        return wrap_value(tx, original, AttrSource(source, "_torchdynamo_orig_callable") if source else None)
     if getattr(value, "_torchdynamo_disable", False):
         return BreakingCallVariable(value, "unsupported_call",
                                     f"{value.__qualname__} is marked by torch.compiler.disable")

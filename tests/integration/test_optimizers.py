@@ -196,3 +196,13 @@ def test_defaultdict_missing_key_breaks():
     # graph); the second call is traced against the filled dict: one graph for all of f
     assert cnt.frame_count == 2
     assert torch.equal(compiled(state, key, x), torch.full((2,), 8.0)) and cnt.frame_count == 2
+
+
+def test_a_step_after_torch_compile_ran_in_the_process():
+    # torch._dynamo wraps every optimizer's _init_group in torch.compiler.disable on its
+    # first compile (it models them itself): the step is traced as before
+    torch.compile(lambda x: x + 1, backend="eager")(torch.ones(1))
+    assert getattr(torch.optim.Adam._init_group, "_torchdynamo_disable", False)
+    for kind in ("SGD", "Adam"):
+        framegraph.reset()
+        assert run_five_steps(kind).frame_count == 1

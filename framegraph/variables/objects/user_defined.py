@@ -30,6 +30,7 @@ from ..callables.functions import BaseUserFunctionVariable, UserFunctionVariable
 from ..callables.trace_time import class_getitem, is_pure_class_getitem
 from ..callables.wrappers import INSTANCE_METHOD, LruCacheVariable, cpp_method
 from ..core import space
+from ..tensors.optim import without_dynamo_patch
 from ..core.base import STABLE_MODULES, VariableTracker, guard_identity, tp_name, type_lookup
 from ..core.constant import ConstantVariable
 from ..core.exceptions import ExceptionVariable, TracedException, python_operation, raise_in_trace
@@ -73,7 +74,8 @@ def bind_class_attribute(tx, obj, attr, source, guard=False):
     if isinstance(attr, classmethod):
         return UserMethodVariable(UserFunctionVariable(attr.__func__), class_of(tx, obj))
     if isinstance(attr, types.FunctionType):
-        return UserMethodVariable(UserFunctionVariable(attr, source=source), obj)
+        fn = without_dynamo_patch(attr)  # an optimizer's _init_group, as without torch._dynamo loaded
+        return UserMethodVariable(UserFunctionVariable(fn, source=source if fn is attr else None), obj)
     if type(attr) is functools._lru_cache_wrapper:  # its __get__ binds like a function's
         return UserMethodVariable(LruCacheVariable(attr, source=source), obj)
     if type(attr) is INSTANCE_METHOD and getattr(obj, "value", None) is not None:

@@ -25,6 +25,20 @@ from .symint import unbacked_item
 from .tensor import TensorVariable
 
 
+def without_dynamo_patch(fn):
+    """``fn`` itself, or, where ``torch._dynamo``'s import-time patch of ``torch.optim``
+    (its TorchPatcher) replaced an optimizer's own function (``_init_group``, the step of
+    SparseAdam and LBFGS) by a ``torch.compiler.disable`` wrapper, the function it wraps:
+    torch._dynamo models those itself, and a trace must not depend on whether something
+    in the process imported it. A wrapper a user applied stays (a break, as asked)."""
+    inner = getattr(fn, "_torchdynamo_orig_callable", None)
+    if (getattr(fn, "_torchdynamo_disable", False) and callable(inner)
+            and (getattr(inner, "__module__", None) or "").startswith("torch.optim")
+            and str(getattr(fn, "_torchdynamo_disable_msg", "")).startswith("optimizer ")):
+        return inner
+    return fn
+
+
 def _get_value(tx, x):
     """``torch.optim.optimizer._get_value``: ``x.item()`` as a graph scalar, or ``x``."""
     if not isinstance(x, TensorVariable):
