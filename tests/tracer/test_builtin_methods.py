@@ -325,3 +325,16 @@ def test_facts_of_c_functions_and_descriptors():
                        hasattr(len, "__objclass__"))
 
     check(f, torch.ones(1))
+
+
+def test_defaultdict_fromkeys_has_no_default_factory():
+    def f(x):
+        d = collections.defaultdict.fromkeys("ab", 0)
+        try:
+            d["missing"]
+            found = True
+        except KeyError:
+            found = False
+        return x + 1, type(d).__name__, dict(d), d.default_factory, found
+
+    check(f, torch.ones(1))

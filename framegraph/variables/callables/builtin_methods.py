@@ -121,6 +121,8 @@ def _fromkeys(cls):
         """``dict.fromkeys(iterable, value=None)``: a new dict, each key mapped to the one ``value``."""
         value = value if value is not None else ConstantVariable(None)
         result = ConstDictVariable([], py_type=cls)
+        if cls is collections.defaultdict:  # defaultdict.fromkeys: no default_factory
+            result.default_factory = ConstantVariable(None)
         for key in items_of(tx, iterable):
             result.setitem(tx, key, value)
         return result
@@ -147,6 +149,7 @@ def _empty(kind):
 MODELS = {
     dict.fromkeys: _fromkeys(dict),
     collections.OrderedDict.fromkeys: _fromkeys(collections.OrderedDict),
+    collections.defaultdict.fromkeys: _fromkeys(collections.defaultdict),
     list.__new__: _empty(list),
     dict.__new__: _empty(dict),
     set.__new__: _empty(set),
