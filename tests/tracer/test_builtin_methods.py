@@ -338,3 +338,13 @@ def test_defaultdict_fromkeys_has_no_default_factory():
         return x + 1, type(d).__name__, dict(d), d.default_factory, found
 
     check(f, torch.ones(1))
+
+
+def test_protocol_slots_of_c_types_called_through_the_type():
+    def f(x):
+        d = {"a": 1, "b": 2}
+        keys = d.keys()
+        return x + 1, list(type(keys).__iter__(keys)), type(keys).__len__(keys), type(keys).__contains__(keys, "a"), \
+            list(keys.__iter__())
+
+    check(f, torch.ones(1))

@@ -36,9 +36,11 @@ class WeakRefVariable(VariableTracker):
 
 
 class MadeWeakRefVariable(VariableTracker):
-    """``weakref.ref(obj)`` made in the trace (no callback): calling it is ``obj`` itself,
-    which the trace holds; after the graph it is ``weakref.ref(obj)`` of the real object
-    (CPython shares one such reference per object, so identity holds too)."""
+    """``weakref.ref(obj)`` made in the trace (no callback); after the graph it is
+    ``weakref.ref(obj)`` of the real object (CPython shares one such reference per
+    object, so identity holds too). Calling it is a break: whether the object still
+    lives depends on references the trace cannot count (``obj = None`` may have
+    dropped the last one), so CPython answers."""
 
     def __init__(self, referent, **kwargs):
         super().__init__(**kwargs)
@@ -50,7 +52,7 @@ class MadeWeakRefVariable(VariableTracker):
     def call(self, tx, args, kwargs):
         if args or kwargs:
             raise_in_trace(TypeError, f"weakref.ReferenceType() takes no arguments ({len(args) + len(kwargs)} given)")
-        return self.referent
+        unsupported("unsupported_call", "calling a weak reference made in the trace (is its object alive?)")
 
     def getattr(self, tx, name):
         if name == "__callback__":

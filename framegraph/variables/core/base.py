@@ -156,6 +156,8 @@ class VariableTracker:
             if kind in space.STAND_INS:  # no instance dict: "'frozenset' object has no attribute 'add'"
                 with space.python_operation(f"{kind.__name__}.{name}"):
                     getattr(space.STAND_INS[kind](), name)
+        if name in _C_SLOTS and _c_slot(kind, name):  # `view.__iter__`: the protocol, bound
+            return BoundMethodVariable(self, name)
         unsupported("unsupported_attribute", f"{self}.{name}")
 
     def hasattr(self, tx, name: str):
@@ -173,6 +175,10 @@ class VariableTracker:
         unsupported("unsupported_call", f"calling {self}")
 
     def call_method(self, tx, name, args, kwargs) -> "VariableTracker":
+        slot = _C_SLOTS.get(name)
+        if slot is not None and not kwargs and len(args) == slot[0] and \
+                _c_slot(self.python_type() if type(self).python_type is not VariableTracker.python_type else None, name):
+            return slot[1](self, tx, *args)  # `type(view).__iter__(view)`: the tracker's own protocol
         return self.getattr(tx, name).call(tx, args, kwargs)
 
     def iter(self, tx) -> "VariableTracker":
@@ -273,6 +279,19 @@ def bound_method_attr(cls, name, attr):
 
 def _constant(value):
     return space.ConstantVariable(value)
+
+
+# The protocol slots a C type's wrapper descriptors stand for: (arity, what the tracker does)
+_C_SLOTS = {
+    "__iter__": (0, lambda var, tx: var.iter(tx)),
+    "__len__": (0, lambda var, tx: _constant(var.length(tx))),
+    "__contains__": (1, lambda var, tx, item: _constant(bool(var.contains(tx, item)))),
+}
+
+
+def _c_slot(kind, name) -> bool:
+    """Does the C type ``kind`` (not a class statement's) give its instances ``name``?"""
+    return isinstance(kind, type) and not kind.__flags__ & (1 << 9) and type_lookup(kind, name)[0]
 
 
 class BoundMethodVariable(VariableTracker):
