@@ -428,7 +428,8 @@ class OutputGraph:
     def _prune_inputs(self):
         """Drop placeholders nothing used (for instance items of an input list). The
         trace may still have seen that the value is a tensor (``t is None``,
-        ``isinstance(t, Tensor)``): its tensor guard gives way to a type guard."""
+        ``isinstance(t, Tensor)``, a jump on ``t is not None``): its tensor guard gives
+        way to a type guard, which all of these rely on."""
         for var in list(self.inputs):
             if not var.node.users and not var.used:
                 self.graph.erase_node(var.node)

@@ -33,7 +33,6 @@ from torch import nn
 from .. import _C
 from ..errors import unsupported
 from ..guards.sources import AttrSource, GetItemSource, ListItemSource, Source, TupleItemSource, numpy_tensor_source
-from ..guards.sources import AttrSource
 from .callables.builtin_methods import is_unbound_builtin_method
 from .callables.builtins import BUILTINS, BuiltinVariable, PURE
 from .callables.functions import UserFunctionVariable
@@ -71,7 +70,7 @@ from .tensors.ctx_managers import GRAD_MODE_CLASSES, GradModeClassVariable, STAT
 from .tensors.nn_module import NNModuleVariable
 from .tensors.numpy_arrays import (NumpyArrayVariable, NumpyFunctionVariable, NumpyScalarTypeVariable,
                                    is_numpy_scalar_type, np, numpy_counterpart)
-from .tensors.optim import without_dynamo_patch, OPTIM_MODELS
+from .tensors.optim import OPTIM_MODELS, without_dynamo_patch
 from .tensors.rng import is_rng_method
 from .tensors.transforms import TRANSFORMS, JvpVariable, TransformVariable, VjpVariable
 from .tensors.torch_fn import TRACE_TIME, TorchFunctionVariable, is_disallowed, is_graph_callable, is_shape_hint

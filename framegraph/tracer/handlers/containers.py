@@ -13,7 +13,7 @@ from ...variables.containers.dicts import ConstDictVariable
 from ...variables.containers.sets import SetVariable
 from ...variables.core.exceptions import raise_in_trace
 from ...variables.containers.lists import ListVariable, SliceVariable, TupleVariable
-from ...variables.callables.builtins import formatted_value
+from ...variables.core.reprs import formatted_value
 from ..registry import family_member, handler, unsupported_opcode
 
 

@@ -26,7 +26,7 @@ from ..containers.lists import ListVariable, NamedTupleVariable, SizeVariable, S
 from ..containers.mapping_proxy import make_mapping_proxy
 from ..containers.sorting import minmax as _minmax, sorted_items
 from ..core import space
-from ..core.base import CallableVariable, VariableTracker, tp_name, type_lookup
+from ..core.base import CallableVariable, VariableTracker, known_type, tp_name, type_lookup
 from ..core.call_shapes import (STAND_INS, builtin_base, check_function_shape, fits, own_methods,
                                 real_signature_rejects, real_stand_in)
 from ..core.constant import ConstantVariable, is_constant_value, items_of, wrap_constant
@@ -37,7 +37,7 @@ from ..core.interpreter_state import MODELS as INTERPRETER_STATE_MODELS
 from ..core.iterator import IteratorVariable, REVERSED_TYPES, builtin_iterator_type
 from ..core.number_protocol import divmod_of, hash_of, index_builtin
 from ..core.ops import COMPARE_OPS, binary_op, compare, contains_op, is_op, unary_op
-from ..core.reprs import user_repr, user_str
+from ..core.reprs import formatted_value, user_repr
 from ..iteration.generators import GeneratorVariable
 from ..iteration.iteration_protocol import (CallableIteratorVariable, SequenceReversedVariable, count_of,
                                             index_of)
@@ -352,8 +352,8 @@ def _reversed(tx, seq):
     odict = getattr(seq, "odict_iterator", None)
     if odict is not None and odict(reverse=True) is not None:
         return odict(reverse=True)
-    seq_type = seq.python_type()
-    if not (type_lookup(seq_type, "__reversed__")[0]
+    seq_type = known_type(seq)
+    if seq_type is not None and not (type_lookup(seq_type, "__reversed__")[0]
             or type_lookup(seq_type, "__len__")[0] and type_lookup(seq_type, "__getitem__")[0]):
         # reversed_new_impl: no __reversed__ and not a sequence (a set, a generator, an iterator)
         raise_in_trace(TypeError, f"'{tp_name(seq_type)}' object is not reversible")
@@ -401,31 +401,6 @@ def builtin_repr(tx, obj):
     with python_operation("repr()"):
         text = repr(value)
     return ConstantVariable(text)
-
-
-def formatted_value(tx, value, conversion, spec):
-    """``format(value, spec)`` after f-string ``conversion`` (0 none, 1 ``!s``, 2 ``!r``, 3 ``!a``):
-    FORMAT_VALUE, and the ``format()`` builtin."""
-    if conversion == 2 and not value.is_python_constant():
-        # f"{x!r}" is format(repr(x), spec): repr() as the builtin's model does it (a
-        # Python __repr__ is traced: a dataclass field holding another dataclass)
-        value, conversion = builtin_repr(tx, value), 0
-    if conversion == 1 and hasattr(value, "str"):  # f"{x!s}": the tracker's tp_str
-        value, conversion = value.str(tx), 0
-    if conversion == 0 and hasattr(value, "formatted"):  # format(obj, spec): its type's __format__
-        return value.formatted(tx, spec)
-    if not value.is_python_constant() and (conversion == 1 or conversion == 0 and not spec):
-        # f"{obj}" is format(obj, ""): object.__format__ is str(obj), a Python __str__ traced
-        plain_format = isinstance(value, space.UserDefinedObjectVariable) and \
-            type_lookup(value.python_type(), "__format__")[1] is object.__format__
-        traced = user_str(tx, value) if conversion == 1 or plain_format else None
-        if traced is not None:
-            value, conversion = traced, 0
-    if not value.is_python_constant():
-        unsupported("unsupported_value", f"formatting {value} (only constants are formatted)")
-    constant = (lambda v: v, str, repr, ascii)[conversion](value.as_python_constant())
-    with python_operation("format()"):  # format(3, "x y"): ValueError
-        return ConstantVariable(format(constant, spec))
 
 
 def _format(tx, value, spec=ConstantVariable("")):

@@ -11,7 +11,7 @@ import weakref
 
 from ...errors import unsupported
 from ...guards.sources import WeakRefCallSource
-from ..core.base import VariableTracker
+from ..core.base import VariableTracker, known_type
 from ..core.constant import ConstantVariable
 from ..core.exceptions import raise_in_trace
 
@@ -74,7 +74,7 @@ def make_weakref(tx, referent, *rest, **kwargs):
     referred to weakly (``weakref.ref(1)``: CPython's TypeError), not modelled."""
     if rest or kwargs:
         unsupported("unsupported_call", "weakref.ref with a callback")
-    kind = referent.python_type() if type(referent).python_type is not VariableTracker.python_type else None
+    kind = known_type(referent)
     if not isinstance(kind, type) or not kind.__weakrefoffset__:
         unsupported("unsupported_call", f"weakref.ref of a {getattr(kind, '__name__', referent)}")
     made = vars(tx.output).setdefault("weak_refs", {})  # one per object: `ref(o) is ref(o)` holds

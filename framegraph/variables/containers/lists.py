@@ -14,7 +14,7 @@ import torch
 
 from ...errors import unsupported
 from ..core import space
-from ..core.base import BoundMethodVariable, VariableTracker, type_lookup
+from ..core.base import BoundMethodVariable, VariableTracker, known_type, type_lookup
 from ..core.call_shapes import STAND_INS, builtin_base, check_method_shape, fits
 from ..core.constant import ConstantVariable, items_of, wrap_constant
 from ..core.exceptions import python_operation, raise_in_trace
@@ -35,7 +35,7 @@ def _stand_in(var):
     """A real value of ``var``'s exact builtin type (the constant itself, an empty container), or None."""
     if var.is_python_constant() and type(var.as_python_constant()) in _PLAIN_CONSTANTS:
         return var.as_python_constant()
-    kind = var.python_type() if type(var).python_type is not VariableTracker.python_type else None
+    kind = known_type(var)
     return STAND_INS[kind]() if kind in STAND_INS else None
 
 
@@ -519,7 +519,7 @@ class SliceVariable(BaseListVariable):
         raise_in_trace(TypeError, "'slice' object is not iterable")
 
     def iter(self, tx):
-        self.unpack(tx)
+        raise_in_trace(TypeError, "'slice' object is not iterable")
 
     def length(self, tx):
         raise_in_trace(TypeError, "object of type 'slice' has no len()")

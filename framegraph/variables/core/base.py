@@ -53,10 +53,19 @@ def type_lookup(cls, name):
     return False, None
 
 
+def known_type(var):
+    """``type()`` of the value ``var`` stands for, where its tracker class says (None where
+    it keeps the protocol's default)."""
+    return var.python_type() if type(var).python_type is not VariableTracker.python_type else None
+
+
+_HEAPTYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class statement's class
+
+
 def tp_name(cls) -> str:
     """``Py_TYPE(o)->tp_name``, as CPython's TypeErrors name a type: a class statement's
     ``__name__``; a C type's full name (``collections.OrderedDict``) unless a builtin."""
-    if cls.__flags__ & (1 << 9) or cls.__module__ == "builtins":  # Py_TPFLAGS_HEAPTYPE
+    if cls.__flags__ & _HEAPTYPE or cls.__module__ == "builtins":
         return cls.__name__
     return f"{cls.__module__}.{cls.__name__}"
 
@@ -137,7 +146,7 @@ class VariableTracker:
     # ---- CPython slots
     def getattr(self, tx, name: str) -> "VariableTracker":
         """Default: methods of builtin containers bind to ``call_method``."""
-        kind = self.python_type() if type(self).python_type is not VariableTracker.python_type else None
+        kind = known_type(self)
         if name == "__class__" and isinstance(kind, type):
             return tx.wrap(kind)  # object.__class__: the type itself, never a method named so
         if kind is not None and kind not in _METHOD_TYPES and isinstance(kind, type):
@@ -162,14 +171,14 @@ class VariableTracker:
 
     def hasattr(self, tx, name: str):
         """True/False when known at trace time, None when not."""
-        kind = self.python_type() if type(self).python_type is not VariableTracker.python_type else None
+        kind = known_type(self)
         return type_lookup(kind, name)[0] if kind in _METHOD_TYPES else None
 
     def setattr(self, tx, name: str, value: "VariableTracker"):
         unsupported("unsupported_attribute", f"setting {self}.{name}")
 
     def call(self, tx, args: List["VariableTracker"], kwargs: Dict[str, "VariableTracker"]):
-        kind = self.python_type() if type(self).python_type is not VariableTracker.python_type else None
+        kind = known_type(self)
         if isinstance(kind, type) and not type_lookup(kind, "__call__")[0]:  # `{}()`: the type decides
             space.raise_in_trace(TypeError, f"'{tp_name(kind)}' object is not callable")
         unsupported("unsupported_call", f"calling {self}")
@@ -177,7 +186,7 @@ class VariableTracker:
     def call_method(self, tx, name, args, kwargs) -> "VariableTracker":
         slot = _C_SLOTS.get(name)
         if slot is not None and not kwargs and len(args) == slot[0] and \
-                _c_slot(self.python_type() if type(self).python_type is not VariableTracker.python_type else None, name):
+                _c_slot(known_type(self), name):
             return slot[1](self, tx, *args)  # `type(view).__iter__(view)`: the tracker's own protocol
         return self.getattr(tx, name).call(tx, args, kwargs)
 
@@ -291,7 +300,7 @@ _C_SLOTS = {
 
 def _c_slot(kind, name) -> bool:
     """Does the C type ``kind`` (not a class statement's) give its instances ``name``?"""
-    return isinstance(kind, type) and not kind.__flags__ & (1 << 9) and type_lookup(kind, name)[0]
+    return isinstance(kind, type) and not kind.__flags__ & _HEAPTYPE and type_lookup(kind, name)[0]
 
 
 class BoundMethodVariable(VariableTracker):

@@ -26,7 +26,7 @@ import functools
 import inspect
 
 from . import space
-from .base import VariableTracker
+from .base import known_type
 from .constant import ConstantVariable
 from .exceptions import raise_python_error
 
@@ -181,7 +181,7 @@ def real_stand_in(var):
     constant itself, or an empty container of the same type); else None."""
     if isinstance(var, ConstantVariable):
         return var.value
-    kind = var.python_type() if type(var).python_type is not VariableTracker.python_type else None
+    kind = known_type(var)
     if kind in STAND_INS:
         return STAND_INS[kind]()
     base = builtin_base(kind)

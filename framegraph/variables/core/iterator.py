@@ -21,17 +21,17 @@ _SAMPLES = (collections.OrderedDict(), (), [], {}, set(), frozenset(), "", b"", 
             {}.items())
 ITERATOR_TYPES = {type(c): type(iter(c)) for c in _SAMPLES}
 REVERSED_TYPES = {type(c): type(reversed(c)) for c in _SAMPLES if not isinstance(c, (set, frozenset))}
-_STAND_INS = {**{type(iter(c)): (iter, c) for c in _SAMPLES},
-              **{type(reversed(c)): (reversed, c) for c in _SAMPLES if not isinstance(c, (set, frozenset))}}
+_EMPTY_ITERATORS = {**{type(iter(c)): (iter, c) for c in _SAMPLES},
+                    **{type(reversed(c)): (reversed, c) for c in _SAMPLES if not isinstance(c, (set, frozenset))}}
+_SLOTS = ("__iter__", "__reversed__", "__getitem__", "__len__")
 
 
 @space.register
 def iterator_stand_in(kind):
     """A real, empty iterator of type ``kind`` (``list_iterator``...), or None: what a
     builtin that takes an iterator as a value (``repr(it)``, ``int(it)``) sees of its type."""
-    made = _STAND_INS.get(kind)
+    made = _EMPTY_ITERATORS.get(kind)
     return made[0](made[1]) if made is not None else None
-_SLOTS = ("__iter__", "__reversed__", "__getitem__", "__len__")
 
 
 @space.register

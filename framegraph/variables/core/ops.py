@@ -15,7 +15,7 @@ import operator
 
 from ...errors import unsupported
 from . import space
-from .base import VariableTracker, guard_identity, tp_name, type_lookup
+from .base import VariableTracker, guard_identity, known_type, tp_name, type_lookup
 from .call_shapes import real_stand_in
 from .constant import ConstantVariable, wrap_constant
 from .exceptions import ExceptionVariable, TracedException, python_operation, raise_in_trace
@@ -321,7 +321,7 @@ def unary_op(tx, fn, a: VariableTracker) -> VariableTracker:
         return _fold(fn, a.as_python_constant())
     dunder = getattr(a, "_dunder", None)  # a user object: the slot looks at its type only
     if dunder is None:
-        kind = a.python_type() if type(a).python_type is not VariableTracker.python_type else None
+        kind = known_type(a)
         if isinstance(kind, type) and not type_lookup(kind, _UNARY_DUNDERS[fn])[0]:  # `-{}`
             raise_in_trace(TypeError, f"bad operand type for {_UNARY_WORDS[fn]}: '{tp_name(kind)}'")
         return a.call_method(tx, _UNARY_DUNDERS[fn], [], {})

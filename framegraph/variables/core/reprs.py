@@ -1,4 +1,5 @@
-"""``repr()`` of user objects, and the recursion guard of ``recursive_repr`` wrappers.
+"""``repr()`` of user objects, the recursion guard of ``recursive_repr`` wrappers, and
+``format()`` (FORMAT_VALUE and the builtin), which falls back on ``str()``.
 
 ``repr(obj)`` runs ``type(obj).__repr__`` (the type's slot, never an instance
 attribute); a Python ``__repr__`` is traced, and what it returns must be a str
@@ -32,8 +33,9 @@ import types
 
 from ...errors import unsupported
 from . import space
+from .base import type_lookup
 from .constant import ConstantVariable
-from .exceptions import raise_in_trace
+from .exceptions import python_operation, raise_in_trace
 from .ops import is_op
 
 
@@ -159,3 +161,28 @@ class _ReprStandIn:
 def repr_stand_in(text):
     """A real object that ``repr()`` shows as ``text``, distinct from every other (a dict key)."""
     return _ReprStandIn(text)
+
+
+def formatted_value(tx, value, conversion, spec):
+    """``format(value, spec)`` after f-string ``conversion`` (0 none, 1 ``!s``, 2 ``!r``, 3 ``!a``):
+    FORMAT_VALUE, and the ``format()`` builtin."""
+    if conversion == 2 and not value.is_python_constant():
+        # f"{x!r}" is format(repr(x), spec): repr() as the builtin's model does it (a
+        # Python __repr__ is traced: a dataclass field holding another dataclass)
+        value, conversion = space.builtin_repr(tx, value), 0
+    if conversion == 1 and hasattr(value, "str"):  # f"{x!s}": the tracker's tp_str
+        value, conversion = value.str(tx), 0
+    if conversion == 0 and hasattr(value, "formatted"):  # format(obj, spec): its type's __format__
+        return value.formatted(tx, spec)
+    if not value.is_python_constant() and (conversion == 1 or conversion == 0 and not spec):
+        # f"{obj}" is format(obj, ""): object.__format__ is str(obj), a Python __str__ traced
+        plain_format = isinstance(value, space.UserDefinedObjectVariable) and \
+            type_lookup(value.python_type(), "__format__")[1] is object.__format__
+        traced = user_str(tx, value) if conversion == 1 or plain_format else None
+        if traced is not None:
+            value, conversion = traced, 0
+    if not value.is_python_constant():
+        unsupported("unsupported_value", f"formatting {value} (only constants are formatted)")
+    constant = (lambda v: v, str, repr, ascii)[conversion](value.as_python_constant())
+    with python_operation("format()"):  # format(3, "x y"): ValueError
+        return ConstantVariable(format(constant, spec))

@@ -30,7 +30,6 @@ from ..callables.functions import BaseUserFunctionVariable, UserFunctionVariable
 from ..callables.trace_time import class_getitem, is_pure_class_getitem
 from ..callables.wrappers import INSTANCE_METHOD, LruCacheVariable, cpp_method
 from ..core import space
-from ..tensors.optim import without_dynamo_patch
 from ..core.base import STABLE_MODULES, VariableTracker, guard_identity, tp_name, type_lookup
 from ..core.constant import ConstantVariable
 from ..core.exceptions import ExceptionVariable, TracedException, python_operation, raise_in_trace
@@ -38,6 +37,7 @@ from ..core.ops import _is_not_implemented, dunder_name
 from ..iteration.object_iteration import ObjectIteration
 from ..tensors.autograd_function import AutogradFunctionApplyVariable, is_modelled_apply
 from ..tensors.nn_module import NNModuleVariable
+from ..tensors.optim import without_dynamo_patch
 from ..tensors.rng import is_rng_method, rng_break
 from .class_attrs import (ClassDictVariable, DELETED, class_attr, class_setattr, missing_class_attribute,
                           type_setattr, written)

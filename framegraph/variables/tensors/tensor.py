@@ -8,7 +8,9 @@ guard) and turns everything else into graph nodes (``x.sum()``, ``x[1:]``,
 and ends the trace with a catalogued reason.
 
 ``used`` records that the trace relied on this tensor: an input placeholder
-that ends with no users and was never used is pruned, guard included.
+that ends with no users and was never used is pruned; its tensor guard gives
+way to a type guard (the trace may have asked what kind of value it is: ``t is
+None``).
 """
 import operator
 
@@ -89,14 +91,14 @@ class TensorVariable(VariableTracker):
             return tx.wrap(self.cls)
         if name == "grad" and name in self.attrs:  # written earlier in this trace
             return self.attrs[name]
-        real = self._real(tx)
-        if name == "grad" and real is not None:
+        if name == "grad" and self._real(tx) is not None:
             # an input's .grad (an optimizer reading parameters): re-read and guarded on every call
-            return tx.wrap(real.grad, AttrSource(self.source, "grad"))
+            return tx.wrap(self._real(tx).grad, AttrSource(self.source, "grad"))
         if name in AUTOGRAD_RUNTIME_ATTRS:
             unsupported("unsupported_attribute", f"tensor.{name} is run-time autograd state")
         if callable(getattr(torch.Tensor, name, None)):
             return TensorMethodVariable(self, name)
+        real = self._real(tx)
         if real is not None and name in self._instance_dict(tx, real, name):  # `x.tag = 1` before the call
             return tx.wrap(real.__dict__[name], AttrSource(self.source, name))
         unsupported("unsupported_attribute", f"Tensor.{name}")
@@ -111,9 +113,11 @@ class TensorVariable(VariableTracker):
 
     def _real(self, tx):
         """The tensor itself, for an input of the graph (None for one made in it)."""
-        if self.source is None or self not in tx.output.inputs:
-            return None
-        return tx.output.example_inputs[tx.output.inputs.index(self)]
+        if self.source is not None:
+            for var, real in zip(tx.output.inputs, tx.output.example_inputs):
+                if var is self:
+                    return real
+        return None
 
     def _instance_dict(self, tx, real, name) -> dict:
         """``real.__dict__``, guarded on holding ``name`` or not."""
