@@ -50,6 +50,11 @@ _FUNCTIONS = {
     torch.squeeze, torch.chunk, torch.split, torch.narrow,
     operator.add, operator.sub, operator.mul, operator.truediv, operator.neg, operator.matmul, operator.pow,
     operator.getitem,
+    # comparisons and masks (the attention masks every decoder builds)
+    torch.eq, torch.ne, torch.lt, torch.le, torch.gt, torch.ge, torch.logical_and, torch.logical_or,
+    torch.logical_not, torch.bitwise_and, torch.bitwise_or, torch.bitwise_not, torch.cumsum, torch.diff,
+    operator.eq, operator.ne, operator.lt, operator.le, operator.gt, operator.ge, operator.and_, operator.or_,
+    operator.invert,
 }
 _METHODS = {
     "view", "reshape", "transpose", "permute", "contiguous", "expand", "flatten", "unsqueeze", "squeeze",
@@ -57,6 +62,9 @@ _METHODS = {
     "tanh", "neg", "sqrt", "rsqrt", "exp", "sigmoid", "masked_fill", "float", "half", "bfloat16", "type_as",
     "view_as", "expand_as", "reshape_as", "__getitem__", "__add__", "__mul__", "__sub__", "__truediv__",
     "__radd__", "__rmul__", "__rsub__", "__matmul__", "cos", "sin", "abs", "clamp",
+    "eq", "ne", "lt", "le", "gt", "ge", "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__",
+    "__and__", "__or__", "__invert__", "logical_and", "logical_or", "logical_not", "cumsum", "diff",
+    "new_ones", "new_zeros", "new_empty", "new_full", "bool", "long", "int",
 }
 _PLAIN = (int, float, bool, str, type(None), torch.dtype, torch.memory_format, torch.layout)
 _INDEX = (int, slice, type(None), type(Ellipsis))
@@ -90,8 +98,12 @@ def run_meta(mode, kind: str, target, args: tuple, kwargs: dict) -> Any:
     key.append(device)
     key = tuple(key)
     try:
+        spec = _SPECS.get(key)
+        if spec is not None and not _has_view(spec) and not torch._C._len_torch_dispatch_stack():
+            # fresh tensors only: made straight as FakeTensors over meta storage,
+            # what _MetaKernels would wrap them into, without the dispatch round trip
+            return _build_fresh(mode, spec, tensors, device)
         with _MetaKernels(mode, device):
-            spec = _SPECS.get(key)
             if spec is not None:
                 out = _build(spec, tensors)
             else:
@@ -165,9 +177,13 @@ def _leaves(value, tensors, key, mode) -> bool:
 
 
 def _basic_index(index) -> bool:
-    """Indexing by ints, slices, None and ``...`` only: a view, no data needed."""
+    """Indexing by ints, slices, None, ``...`` and integer tensors: the result's
+    shape follows from the indices' shapes (a boolean mask's needs its data)."""
     items = index if type(index) is tuple else (index,)
-    return all(type(i) in _INDEX for i in items)
+    return all(type(i) in _INDEX or type(i) is FakeTensor and i.dtype in _INDEX_DTYPES for i in items)
+
+
+_INDEX_DTYPES = (torch.int64, torch.int32)
 
 
 def _spec(out, tensors):
@@ -208,15 +224,47 @@ def _build(spec, tensors):
     return kind(_build(s, tensors) for s in spec[1])
 
 
-def _wrap(mode, out, device, strict=True):
+def _has_view(spec) -> bool:
+    """Whether rebuilding ``spec`` makes a view (which needs the autograd-level view
+    tracking that only a dispatch mode below it keeps)."""
+    kind = spec[0]
+    if kind == "view":
+        return True
+    return kind in (tuple, list) and any(_has_view(s) for s in spec[1])
+
+
+def _build_fresh(mode, spec, tensors, device):
+    """A result with ``spec``'s metadata, no views in it, as FakeTensors of ``mode``."""
+    kind = spec[0]
+    if kind == "same":
+        return tensors[spec[1]]
+    if kind == "new":
+        _, size, stride, dtype = spec
+        return FakeTensor(mode, torch.empty_strided(size, stride, dtype=dtype, device="meta"), device)
+    if kind == "value":
+        return spec[1]
+    return kind(_build_fresh(mode, s, tensors, device) for s in spec[1])
+
+
+def _wrap(mode, out, device, strict=True, made=None):
+    """``out`` with its meta tensors made FakeTensors of ``mode`` on ``device``; one
+    meta tensor returned twice becomes one FakeTensor (``made``: those made so far)."""
     if isinstance(out, torch.Tensor):
         if type(out) is FakeTensor:
             if out.fake_mode is not mode:
                 raise TypeError("a FakeTensor of another mode")
             return out
-        return mode.fake_tensor_converter.from_meta_and_device(mode, out, device)
+        if out.device.type != "meta":
+            raise TypeError("a real tensor made inside the op")  # FakeTensorMode makes it a constant
+        if made is None:
+            return FakeTensor(mode, out, device)  # fresh: nothing to look up in the converter's memo
+        fake = made.get(id(out))
+        if fake is None:
+            fake = made[id(out)] = FakeTensor(mode, out, device)
+        return fake
     if type(out) in (tuple, list):
-        return type(out)(_wrap(mode, o, device, strict) for o in out)
+        made = {} if made is None else made
+        return type(out)(_wrap(mode, o, device, strict, made) for o in out)
     if isinstance(out, _PLAIN) or not strict:
         return out
     raise TypeError(f"unexpected result {type(out).__name__}")

@@ -55,6 +55,17 @@ def chain(source: Source) -> Optional[Tuple[Source, List[Tuple[int, Any]]]]:
     it must only index tuples that a checked record holds: one right above the
     root would not be compared with the tuple passed in, and a new ``*args``
     tuple would be read as the old one, freed by then."""
+    cached = source.__dict__.get("_chain", _UNSET)
+    if cached is _UNSET:  # a guard build asks this of each source many times
+        cached = _chain(source)
+        object.__setattr__(source, "_chain", cached)
+    return cached
+
+
+_UNSET = object()
+
+
+def _chain(source: Source):
     reads = []
     while (step := step_of(source)) is not None:
         reads.append((source, step))

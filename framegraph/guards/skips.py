@@ -14,14 +14,13 @@ objects it passed on before. Which guards may join a group, their kind's
 record says (``GuardKind.versioned``, ``same_object``); each group is an
 expression node (expr.py) that writes itself, members after an ``or``.
 """
-import dataclasses
 from typing import Dict, List, Optional
 
 from .. import _C
 from .expr import Leaf, Node, Plain, Py, Read, Render
 from .kinds import KINDS, Guard
 from .reader import Reader, chain, group
-from .sources import GLOBALS, GetItemSource, GlobalSource, Source
+from .sources import GLOBALS, GetItemSource, GlobalSource, Source, parts_of
 
 
 # ---- dict-version groups: many item checks of one dict, skipped while it is unchanged
@@ -209,11 +208,9 @@ def _roots_in_order(groups, owner) -> List[Source]:
 def _parts(source) -> List[Source]:
     """Every source ``source`` is read from (bases, and the key of a DictGetSource)."""
     out = []
-    for field in dataclasses.fields(source) if dataclasses.is_dataclass(source) else ():
-        value = getattr(source, field.name)
-        if isinstance(value, Source):
-            out.append(value)
-            out.extend(_parts(value))
+    for part in parts_of(source):
+        out.append(part)
+        out.extend(_parts(part))
     return out
 
 

@@ -410,15 +410,35 @@ class ConstSource(Source):
 def held_objects(sources) -> dict:
     """{name: object} of the ConstSources in and under ``sources``: what a function
     evaluating their ``expr()`` must have bound."""
-    out, todo = {}, list(sources)
+    out, seen, todo = {}, set(), list(sources)
     while todo:
         src = todo.pop()
+        if src in seen:  # a model's guards share their bases: walk each once
+            continue
+        seen.add(src)
         if isinstance(src, ConstSource):
             out[src.expr()] = src.value
-        elif dataclasses.is_dataclass(src):
-            todo.extend(getattr(src, f.name) for f in dataclasses.fields(src)
-                        if isinstance(getattr(src, f.name), Source))
+            continue
+        todo.extend(parts_of(src))
     return out
+
+
+def parts_of(source) -> list:
+    """The sources ``source`` is read from directly: its base, a DictGetSource's key."""
+    return [part for part in (getattr(source, name) for name in _source_fields(type(source)))
+            if isinstance(part, Source)]
+
+
+_FIELDS: dict = {}
+
+
+def _source_fields(cls) -> tuple:
+    """The field names of a source class (``dataclasses.fields`` is slow to ask per source)."""
+    names = _FIELDS.get(cls)
+    if names is None:
+        names = _FIELDS[cls] = (tuple(f.name for f in dataclasses.fields(cls))
+                                if dataclasses.is_dataclass(cls) else ())
+    return names
 
 
 def closure_cell_source(fn_source: Source, index: int) -> Source:

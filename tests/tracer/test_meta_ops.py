@@ -56,6 +56,20 @@ CASES = [
     ("call_method", "float", lambda m: (fake(m, 3, dtype=torch.float16),), {}),
     ("call_method", "masked_fill", lambda m: (fake(m, 3, 3), fake(m, 3, 3, dtype=torch.bool), -1e9), {}),
     ("call_method", "sum", lambda m: (fake(m, 3, 4),), {"dim": 1, "keepdim": True}),
+    # what a decoder's attention mask is built from
+    ("call_function", operator.le, lambda m: (fake(m, 2, 1, 1, 16), fake(m, 2, 1, 16, 1)), {}),
+    ("call_function", operator.and_, lambda m: (fake(m, 2, 1, dtype=torch.bool),
+                                                fake(m, 2, 16, dtype=torch.bool)), {}),
+    ("call_function", operator.invert, lambda m: (fake(m, 4, dtype=torch.bool),), {}),
+    ("call_function", torch.cumsum, lambda m: (fake(m, 2, 16, dtype=torch.int64), -1), {}),
+    ("call_function", torch.diff, lambda m: (fake(m, 2, 16, dtype=torch.int64),),
+     {"dim": -1}),
+    ("call_method", "ne", lambda m: (fake(m, 2, 16, dtype=torch.int64), 1), {}),
+    ("call_method", "new_ones", lambda m: (fake(m, 2, 3), (1, 4)), {"dtype": torch.bool}),
+    ("call_method", "long", lambda m: (fake(m, 3, dtype=torch.bool),), {}),
+    ("call_function", operator.getitem,  # integer tensors index: the result's shape is their broadcast
+     lambda m: (fake(m, 2, 16), (fake(m, 2, 1, 1, 1, dtype=torch.int64), fake(m, 1, 1, 16, 1, dtype=torch.int64))),
+     {}),
 ]
 
 
