@@ -39,7 +39,7 @@ from typing import Dict, Optional, Set, Tuple
 import sympy
 import torch
 import torch._guards
-from torch._subclasses.fake_tensor import FakeTensorMode
+from torch._subclasses.fake_tensor import FakeTensor, FakeTensorMode
 from torch.fx.experimental.symbolic_shapes import DimDynamic, ShapeEnv
 from torch.utils._sympy.numbers import int_oo
 from torch.utils._sympy.printers import PythonPrinter
@@ -220,7 +220,8 @@ class ShapeContext:
         """A FakeTensor for input ``t``: symbolic in its dynamic dims, else static."""
         dims = self.dynamic_dims(t, source)
         if not dims:
-            return self.fake_mode.from_tensor(t, static_shapes=True)
+            fake = plain_fake(self.fake_mode, t)
+            return fake if fake is not None else self.fake_mode.from_tensor(t, static_shapes=True)
         sizes = []
         unbacked = set(getattr(t, _UNBACKED, ())).union(getattr(t, "_dynamo_unbacked_indices", ()))
         for i, n in enumerate(t.size()):
@@ -324,3 +325,44 @@ class ShapeGuards:
 
 
 __all__ = ["mark_dynamic", "ShapeContext", "ShapeGuards", "forget"]
+
+
+_PLAIN_TENSORS = (torch.Tensor, torch.nn.Parameter)
+
+
+def plain_fake(mode, t: torch.Tensor):
+    """The static FakeTensor of ``t`` made directly, or None where the converter must.
+
+    A model's parameters are the common input: dense leaf tensors that own
+    their storage alone. For those, what ``from_tensor`` works out through its
+    tensor and storage descriptions is just a meta tensor of the same sizes,
+    strides and dtype, a leaf with ``t``'s ``requires_grad``, marked as a
+    parameter where ``t`` is one; made here it costs a fifth. Anything the
+    converter models beyond that stays with it: views and storage shared with
+    another tensor (the fakes must alias as the tensors do), a ``.grad``, a
+    non-leaf, subclasses, sparse, quantized, conjugate or inference tensors. The
+    fake is memoised as the converter's own, so a later ``from_tensor(t)`` gives
+    the same FakeTensor."""
+    if (type(t) not in _PLAIN_TENSORS or t.layout is not torch.strided or t.device.type not in ("cpu", "cuda")
+            or not t.is_leaf or t.grad is not None or t._is_view() or t.is_quantized or t.is_nested
+            or t.is_conj() or t.is_neg() or t.is_inference() or t._is_zerotensor()
+            or t.storage_offset()):
+        return None
+    converter = mode.fake_tensor_converter
+    if converter._get_memo(t) is not None:
+        return None  # already faked: the converter returns that one
+    storage = t.untyped_storage()
+    # two: t's own reference and the one `storage` holds while we ask
+    if torch._C._storage_Use_Count(storage._cdata) > 2 or storage.nbytes() != _extent(t) * t.element_size():
+        return None
+    meta = torch.empty_strided(t.shape, t.stride(), dtype=t.dtype, device="meta", requires_grad=t.requires_grad)
+    fake = FakeTensor(mode, meta, t.device, _is_param=type(t) is torch.nn.Parameter)
+    converter.set_tensor_memo(t, fake)
+    return fake
+
+
+def _extent(t) -> int:
+    """Elements between the first and one past the last that ``t`` addresses."""
+    if t.numel() == 0:
+        return 0
+    return 1 + sum((n - 1) * st for n, st in zip(t.shape, t.stride()))

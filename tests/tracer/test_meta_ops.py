@@ -14,7 +14,7 @@ from torch.fx.experimental.symbolic_shapes import ShapeEnv
 
 import framegraph
 from framegraph.graph import meta_ops
-from helpers import check
+from helpers import CountingBackend, check
 
 
 @pytest.fixture
@@ -164,3 +164,65 @@ def test_strides_of_size_one_dimensions_do_not_count(mode):
     assert fast.stride() == torch.randn(1, 6, 2, 32).transpose(1, 2).reshape(1, -1, 6, 32).stride()
     assert meta_ops.same_meta(fast, slow)
     assert not meta_ops.same_meta(fast, slow.transpose(2, 3).contiguous().transpose(2, 3))
+
+
+def _described(fake):
+    return (type(fake), fake.shape, fake.stride(), fake.storage_offset(), fake.dtype, fake.device,
+            fake.requires_grad, fake.is_leaf, isinstance(fake, torch.nn.Parameter),
+            fake.untyped_storage().nbytes(), torch._C._dispatch_keys(fake))
+
+
+PLAIN_INPUTS = {
+    "parameter": lambda: torch.nn.Parameter(torch.randn(4, 5)),
+    "frozen parameter": lambda: torch.nn.Parameter(torch.randn(4, 5), requires_grad=False),
+    "buffer": lambda: torch.randn(3, dtype=torch.bfloat16),
+    "leaf that requires grad": lambda: torch.randn(2, 3, requires_grad=True),
+    "column-major, owning its storage": lambda: torch.empty_strided((3, 4), (1, 3)),
+    "scalar": lambda: torch.tensor(2.0),
+}
+
+
+@pytest.mark.parametrize("make", PLAIN_INPUTS.values(), ids=PLAIN_INPUTS.keys())
+def test_a_plain_input_is_faked_directly_as_the_converter_would(mode, make):
+    from framegraph.graph.dynamic import plain_fake
+
+    t = make()
+    direct = plain_fake(mode, t)
+    assert direct is not None
+    assert _described(direct) == _described(FakeTensorMode().from_tensor(t, static_shapes=True))
+    assert mode.from_tensor(t, static_shapes=True) is direct  # memoised as the converter's own
+
+
+def test_an_input_whose_storage_others_share_goes_through_the_converter(mode):
+    from framegraph.graph.dynamic import plain_fake
+
+    base = torch.randn(4, 4)
+    shared = torch.randn(6)
+    alias = shared.view(2, 3)  # noqa: F841 -- keeps the storage shared
+    with_grad = torch.randn(3, requires_grad=True)
+    with_grad.grad = torch.ones(3)
+    with torch.inference_mode():
+        inference = torch.randn(3)
+    for t in (base.t(), base[1:], shared, with_grad, torch.randn(3, requires_grad=True) * 2, inference,
+              torch.randn(4).expand(3, 4), torch.randn(2, 2).to_sparse()):
+        assert plain_fake(mode, t) is None
+    # and the converter keeps the aliasing: the fakes share their storage as the tensors do
+    fake_alias, fake_shared = mode.from_tensor(alias, static_shapes=True), mode.from_tensor(shared, static_shapes=True)
+    assert fake_alias.untyped_storage()._cdata == fake_shared.untyped_storage()._cdata
+
+
+def test_tied_weights_stay_one_input_and_share_their_fake():
+    lin = torch.nn.Linear(4, 4, bias=False)
+    emb = torch.nn.Embedding(4, 4)
+    emb.weight = lin.weight  # tied, as language models tie their embeddings
+
+    def f(ids):
+        return lin(emb(ids))
+
+    backend = CountingBackend()
+    ids = torch.tensor([[0, 1, 3]])
+    with torch.no_grad():
+        out = framegraph.compile(f, backend=backend)(ids)
+        assert torch.equal(out, f(ids))
+    assert backend.frame_count == 1
+    assert len(backend.example_inputs[0]) == 2  # ids and the one weight
