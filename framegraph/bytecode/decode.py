@@ -24,6 +24,11 @@ _SIZE = [2 * (1 + n) for n in _CACHES]  # bytes from one instruction to the next
 # FORMAT_VALUE's conversions as dis names them (3.13 has no FORMAT_VALUE).
 _FORMAT_CONVERTERS = getattr(dis, "FORMAT_VALUE_CONVERTERS", None)
 _Positions = dis.Positions
+# What each opcode's argument indexes, by opcode number; the common kinds are
+# resolved inline in _read (decoding was a sixth of a first trace of a model).
+_KIND = [pyver.arg_kind(name) if name in pyver.OPNAMES else None for name in _OPNAMES]
+_CONST, _NAME, _LOCAL = pyver.ARG_CONST, pyver.ARG_NAME, pyver.ARG_LOCAL
+_new_tuple = tuple.__new__
 
 
 def decode(code):
@@ -67,8 +72,19 @@ def _read(code):
         first = here if prefix is None else prefix
         opname = _OPNAMES[op]
         line = linestarts.get(first)
-        inst = Instruction(opname, arg, _argval(opname, arg, names, consts, varname), here,
-                           linestarts.get(here) if line is None else line, _Positions(*positions[here >> 1]))
+        kind = _KIND[op]
+        if arg is None:
+            argval = None
+        elif kind == _CONST:
+            argval = consts[arg]
+        elif kind == _NAME:
+            argval = names[arg]
+        elif kind == _LOCAL:
+            argval = varname(arg)
+        else:
+            argval = _argval(opname, arg, names, consts, varname)
+        inst = Instruction(opname, arg, argval, here, linestarts.get(here) if line is None else line,
+                           _new_tuple(_Positions, positions[here >> 1]))
         instructions.append(inst)
         by_start[first] = inst
         starts.append(first)

@@ -62,13 +62,14 @@ _decode_cache: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
 def _decoded(code: types.CodeType):
-    """(instructions, id -> index) of ``code``, decoded once per code object: a
+    """(instructions, id -> index, handlers) of ``code``, decoded once per code object: a
     transformer inlines the same few functions hundreds of times, and decoding
     was a third of a first trace. Translators only read the instructions."""
     found = _decode_cache.get(code)
     if found is None:
         instructions = bytecode.decode(code)
-        found = _decode_cache[code] = (instructions, {id(inst): i for i, inst in enumerate(instructions)})
+        found = _decode_cache[code] = (instructions, {id(inst): i for i, inst in enumerate(instructions)},
+                                       [DISPATCH[inst.opcode] for inst in instructions])
     return found
 
 
@@ -83,7 +84,7 @@ class TranslatorBase:
         self.symbolic_locals = symbolic_locals
         self.parent = parent
         self.fn_var = fn_var
-        self.instructions, self.index_of = _decoded(code)
+        self.instructions, self.index_of, self.handlers = _decoded(code)
         self.stack: List[VariableTracker] = []
         self.ip = 0
         self.current_instruction = None
@@ -127,15 +128,16 @@ class TranslatorBase:
         self.ip = self.index_of[id(inst.target)]
 
     def step(self):
-        inst = self.instructions[self.ip]
+        ip = self.ip
+        inst = self.instructions[ip]
+        fn = self.handlers[ip]
         self.current_instruction = inst
-        self.ip += 1
+        self.ip = ip + 1
         self.steps += 1
         output = self.output
         output.steps += 1
         if output.steps > config.max_trace_steps:
             unsupported("trace_too_long", f"{config.max_trace_steps} instructions")
-        fn = DISPATCH[inst.opcode]
         if fn is None:
             unsupported("unsupported_opcode", inst.opname)
         if _TRACE_LOG.isEnabledFor(logging.INFO):
