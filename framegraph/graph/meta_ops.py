@@ -54,7 +54,7 @@ _FUNCTIONS = {
     torch.eq, torch.ne, torch.lt, torch.le, torch.gt, torch.ge, torch.logical_and, torch.logical_or,
     torch.logical_not, torch.bitwise_and, torch.bitwise_or, torch.bitwise_not, torch.cumsum, torch.diff,
     operator.eq, operator.ne, operator.lt, operator.le, operator.gt, operator.ge, operator.and_, operator.or_,
-    operator.invert,
+    operator.invert, torch.zeros_like, torch.ones_like, torch.full_like, torch.empty_like,
 }
 _METHODS = {
     "view", "reshape", "transpose", "permute", "contiguous", "expand", "flatten", "unsqueeze", "squeeze",
@@ -64,7 +64,7 @@ _METHODS = {
     "__radd__", "__rmul__", "__rsub__", "__matmul__", "cos", "sin", "abs", "clamp",
     "eq", "ne", "lt", "le", "gt", "ge", "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__",
     "__and__", "__or__", "__invert__", "logical_and", "logical_or", "logical_not", "cumsum", "diff",
-    "new_ones", "new_zeros", "new_empty", "new_full", "bool", "long", "int",
+    "new_ones", "new_zeros", "new_empty", "new_full", "bool", "long", "int", "to",
 }
 _PLAIN = (int, float, bool, str, type(None), torch.dtype, torch.memory_format, torch.layout)
 _INDEX = (int, slice, type(None), type(Ellipsis))
@@ -95,6 +95,8 @@ def run_meta(mode, kind: str, target, args: tuple, kwargs: dict) -> Any:
         return NOT_ENGAGED
     if (target is operator.getitem or target == "__getitem__") and not _basic_index(args[1]):
         return NOT_ENGAGED
+    if target == "to" and any(type(a) is str for a in (*args[1:], *kwargs.values())):
+        return NOT_ENGAGED  # a device by name: FakeTensorMode's device logic decides
     key.append(device)
     key = tuple(key)
     try:

@@ -67,6 +67,10 @@ CASES = [
     ("call_method", "ne", lambda m: (fake(m, 2, 16, dtype=torch.int64), 1), {}),
     ("call_method", "new_ones", lambda m: (fake(m, 2, 3), (1, 4)), {"dtype": torch.bool}),
     ("call_method", "long", lambda m: (fake(m, 3, dtype=torch.bool),), {}),
+    ("call_method", "to", lambda m: (fake(m, 3, 2), torch.float16), {}),
+    ("call_method", "to", lambda m: (fake(m, 3, 2),), {"dtype": torch.float32}),  # already: the same tensor
+    ("call_function", torch.full_like, lambda m: (fake(m, 3, 4).t(), 2.0), {}),
+    ("call_function", torch.zeros_like, lambda m: (fake(m, 3, 4),), {"dtype": torch.int64}),
     ("call_function", operator.getitem,  # integer tensors index: the result's shape is their broadcast
      lambda m: (fake(m, 2, 16), (fake(m, 2, 1, 1, 1, dtype=torch.int64), fake(m, 1, 1, 16, 1, dtype=torch.int64))),
      {}),

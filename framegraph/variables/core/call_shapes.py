@@ -153,11 +153,23 @@ def _signature(fn):
 
 
 def _bound(sig, leading, args, kwargs) -> bool:
+    """Whether ``sig`` takes ``leading`` + ``args`` positional and ``kwargs`` keyword
+    arguments: a question of their count and names only, so asked once per shape."""
     try:
-        sig.bind(*([None] * leading), *args, **kwargs)
+        return _binds_cached(sig, leading + len(args), tuple(kwargs))
+    except TypeError:  # a default value that does not hash: the signature does not either
+        return _binds(sig, leading + len(args), tuple(kwargs))
+
+
+def _binds(sig, npositional, names) -> bool:
+    try:
+        sig.bind(*([None] * npositional), **dict.fromkeys(names))
     except TypeError:
         return False
     return True
+
+
+_binds_cached = functools.lru_cache(maxsize=4096)(_binds)
 
 
 def real_signature_rejects(fn, args, kwargs) -> bool:

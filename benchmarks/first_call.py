@@ -1,0 +1,195 @@
+"""First call of real models: framegraph against torch._dynamo, and where framegraph's time goes.
+
+    python benchmarks/first_call.py [--models gpt2,bert,...] [--layers 2,4,8,16] [--stages N] [--repeat 3]
+
+Each (model, compiler) runs in a process of its own, as a new user meets it:
+torch and the compiler imported, the compiler warmed on an unrelated small
+module (its one-time imports land on neither model), the model built with
+random weights and run eagerly twice, then compiled and called once under
+``torch.no_grad()`` with a pass-through backend (``gm.forward``, what backend
+``eager`` does). The first call is CPU time of the process (the machine is
+shared: wall time moves with the other jobs) minus the second eager forward;
+``--repeat`` runs keep the minimum. Models are zoo architectures
+(benchmarks/zoo.py ``ARCHS``) or ``gpt2:N``, GPT-2 with N layers (``--layers``
+adds them for the scaling table).
+
+``--stages N`` profiles framegraph's first call of the N largest models (by
+graph operators) into exclusive time per stage: each instrumented function's
+time, less that of the instrumented functions it calls (see ``STAGES``).
+"""
+import argparse
+import collections
+import functools
+import importlib
+import json
+import os
+import subprocess
+import sys
+import time
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+HERE = os.path.dirname(os.path.abspath(__file__))
+DEFAULT_MODELS = "gpt2,bert,llama,t5,vit,qwen2,bart,whisper,clip,convnext,swin,resnet"
+
+# (module, qualified name, stage): the innermost instrumented call running owns the time
+STAGES = [
+    ("framegraph.runtime.pipeline", "run_root", "interpreting bytecode"),
+    ("framegraph.graph.output_graph", "OutputGraph._run_fake", "shape propagation"),
+    ("framegraph.graph.output_graph", "OutputGraph.add_input", "graph inputs (fake tensors)"),
+    ("torch.fx.graph", "Graph.create_node", "FX nodes"),
+    ("framegraph.variables.builder", "wrap_value", "wrapping values (sources)"),
+    ("framegraph.graph.output_graph", "OutputGraph.compile", "GraphModule + backend"),
+    ("framegraph.guards.compile", "CompiledGuard.__init__", "guards"),
+    ("framegraph.runtime.pipeline", "finish_frame", "code generation"),
+    ("framegraph.runtime.pipeline", "return_code", "code generation"),
+    ("framegraph.runtime.pipeline", "break_code", "code generation"),
+]
+
+
+def _build(name):
+    """(model, inputs) for a zoo architecture or ``gpt2:N``."""
+    import torch
+
+    sys.path.insert(0, HERE)
+    import zoo
+
+    if name.startswith("gpt2:"):
+        from transformers import GPT2Config, GPT2LMHeadModel
+
+        torch.manual_seed(0)
+        cfg = GPT2Config(n_layer=int(name.split(":")[1]), n_head=2, n_embd=64, vocab_size=zoo.VOCAB, n_positions=64,
+                         bos_token_id=0, eos_token_id=0)
+        return GPT2LMHeadModel(cfg).eval(), {"input_ids": zoo._ids(), "use_cache": False}
+    model, inputs, _ = zoo.build_arch(name)
+    return model.eval(), inputs
+
+
+class _Stages:
+    """Exclusive CPU time per stage, by wrapping the functions of ``STAGES``."""
+
+    def __init__(self):
+        self.total, self.calls, self.stack = collections.Counter(), collections.Counter(), []
+        for module, qualname, stage in STAGES:
+            owner = importlib.import_module(module)
+            *path, attr = qualname.split(".")
+            for part in path:
+                owner = getattr(owner, part)
+            setattr(owner, attr, self._wrap(getattr(owner, attr), stage))
+
+    def _wrap(self, fn, stage):
+        @functools.wraps(fn)
+        def timed(*args, **kwargs):
+            now = time.process_time()
+            if self.stack:
+                self.total[self.stack[-1][0]] += now - self.stack[-1][1]
+            self.stack.append([stage, now])
+            self.calls[stage] += 1
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                end = time.process_time()
+                done = self.stack.pop()
+                self.total[done[0]] += end - done[1]
+                if self.stack:
+                    self.stack[-1][1] = end
+        return timed
+
+
+def worker(name, compiler, stages):
+    """One first call, in this process; prints a JSON line."""
+    import torch
+
+    torch.set_num_threads(1)
+    ops = [0]
+
+    def backend(gm, example_inputs):
+        ops[0] += sum(1 for n in gm.graph.nodes if n.op not in ("placeholder", "output", "get_attr"))
+        return gm.forward
+
+    if compiler == "framegraph":
+        import framegraph
+        compile_fn = functools.partial(framegraph.compile, backend=backend)
+    else:
+        compile_fn = functools.partial(torch.compile, backend=backend)
+    warm = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.ReLU())
+    compile_fn(warm)(torch.randn(2, 4))
+    probe = _Stages() if stages else None
+    model, inputs = _build(name)
+    ops[0] = 0
+    with torch.no_grad():
+        model(**inputs)
+        start = time.process_time()
+        model(**inputs)
+        eager = time.process_time() - start
+        compiled = compile_fn(model)
+        if probe is not None:
+            probe.total.clear()
+        start, wall = time.process_time(), time.perf_counter()
+        compiled(**inputs)
+        first, wall = time.process_time() - start, time.perf_counter() - wall
+    row = {"model": name, "compiler": compiler, "first": first - eager, "wall": wall, "eager": eager, "ops": ops[0]}
+    if probe is not None:
+        row["stages"] = {k: round(v, 5) for k, v in probe.total.most_common()}
+    print("ROW " + json.dumps(row))
+
+
+def run(name, compiler, stages=False, timeout=600):
+    """The worker's row, or a row saying why there is none."""
+    cmd = [sys.executable, os.path.abspath(__file__), "--worker", name, compiler] + (["--with-stages"] if stages else [])
+    try:
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {"model": name, "compiler": compiler, "error": "timeout"}
+    for line in done.stdout.splitlines():
+        if line.startswith("ROW "):
+            return json.loads(line[4:])
+    return {"model": name, "compiler": compiler, "error": (done.stderr.strip().splitlines() or ["?"])[-1][:200]}
+
+
+def best(name, compiler, repeat):
+    rows = [run(name, compiler) for _ in range(repeat)]
+    good = [r for r in rows if "error" not in r]
+    return min(good, key=lambda r: r["first"]) if good else rows[0]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", default=DEFAULT_MODELS)
+    parser.add_argument("--layers", default="", help="GPT-2 layer counts for the scaling table, e.g. 2,4,8,16")
+    parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--stages", type=int, default=0, help="stage profiles of the N models with most operators")
+    parser.add_argument("--json")
+    parser.add_argument("--worker", nargs=2, help=argparse.SUPPRESS)
+    parser.add_argument("--with-stages", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        worker(*args.worker, args.with_stages)
+        return
+    names = [m for m in args.models.split(",") if m] + [f"gpt2:{n}" for n in args.layers.split(",") if n]
+    rows = []
+    print(f"{'model':14s} {'ops':>5s} {'framegraph ms':>14s} {'torch._dynamo ms':>17s} {'ratio':>6s}", flush=True)
+    for name in names:
+        fg, dy = best(name, "framegraph", args.repeat), best(name, "dynamo", args.repeat)
+        rows.append({"model": name, "framegraph": fg, "dynamo": dy})
+        if "error" in fg or "error" in dy:
+            print(f"{name:14s} error: {fg.get('error') or dy.get('error')}", flush=True)
+            continue
+        print(f"{name:14s} {fg['ops']:5d} {fg['first'] * 1e3:14.1f} {dy['first'] * 1e3:17.1f} "
+              f"{fg['first'] / dy['first']:6.2f}", flush=True)
+    if args.stages:
+        ranked = sorted((r for r in rows if "error" not in r["framegraph"]), key=lambda r: -r["framegraph"]["ops"])
+        for r in ranked[:args.stages]:
+            prof = run(r["model"], "framegraph", stages=True)
+            r["stages"] = prof.get("stages")
+            if not prof.get("stages"):
+                continue
+            print(f"\n{r['model']} ({prof['ops']} operators): first call {prof['first'] * 1e3:.1f} ms")
+            for stage, seconds in prof["stages"].items():
+                print(f"  {stage:30s} {seconds * 1e3:8.1f} ms  {100 * seconds / prof['first']:5.1f}%")
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump(rows, fh, indent=1)
+
+
+if __name__ == "__main__":
+    main()
