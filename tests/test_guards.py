@@ -1,4 +1,5 @@
 """Guards: structured, readable, cheap first, sound, and never holding arguments."""
+import functools
 import gc
 import weakref
 
@@ -176,3 +177,61 @@ def test_dict_keys_guard_keeps_the_dict_type():
     assert frame.guard(f, torch.randn(2), collections.OrderedDict(a=1))
     assert not frame.guard(f, torch.randn(2), collections.OrderedDict(a=1, b=2))
     assert not frame.guard(f, torch.randn(2), {"a": 1})
+
+
+def _logged(fn):
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):  # a decorator's closure, as transformers wraps forward
+        return fn(*args, **kwargs)
+    return wrapper
+
+
+class Layer(torch.nn.Module):
+    scale = 2.0
+
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(4, 4)
+
+    @_logged
+    def forward(self, x):
+        return self.lin(x) * self.scale
+
+
+class Stack(torch.nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.layers = torch.nn.ModuleList(Layer() for _ in range(n))
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return x
+
+
+def test_the_class_of_many_layers_is_guarded_once():
+    model, x = Stack(4), torch.randn(2, 4)
+    frame = trace(model.forward.__func__, self=model, x=x)
+    through_class = [g for g in frame.guards.guards
+                     if g.source is not None and ").forward" in g.source.name()]
+    assert through_class and all("_modules['0']" in g.source.name() for g in through_class)
+    same_class = [g for g in frame.guards.guards if g.kind == "IS_SAME" and g.source.name().startswith("type(")]
+    assert {g.source.name() for g in same_class} >= {f"type(L['self']._modules['layers']._modules['{i}'])"
+                                                     for i in (1, 2, 3)}
+
+
+def test_a_class_change_seen_through_any_layer_recompiles(monkeypatch):
+    model, x = Stack(3), torch.randn(2, 4)
+    backend = CountingBackend()
+    compiled = framegraph.compile(model, backend=backend)
+    with torch.no_grad():
+        assert torch.equal(compiled(x), model(x))
+        monkeypatch.setattr(Layer, "scale", 3.0)  # read once, through the first layer's class
+        assert torch.equal(compiled(x), model(x))
+
+        class Halved(Layer):
+            scale = 0.5
+
+        model.layers[2].__class__ = Halved  # one layer of another class: its own attributes
+        assert torch.equal(compiled(x), model(x))
+    assert backend.frame_count == 3

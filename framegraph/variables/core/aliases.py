@@ -11,6 +11,8 @@ passes two different objects traces anew. The registry of one trace is
 """
 from typing import Any, Dict
 
+from ...guards.sources import TypeSource
+
 
 class Aliases:
     """The objects and cells from outside the frame met so far in one trace."""
@@ -18,6 +20,7 @@ class Aliases:
     def __init__(self):
         self.objects: Dict[int, Any] = {}  # id(mutable object) -> (object, its tracker)
         self.cells: Dict[int, Any] = {}    # id(cell from outside) -> (cell, its CellVariable)
+        self.classes: Dict[int, Any] = {}  # id(class) -> (class, the first ``type(obj)`` read of it)
 
     def tracker_of(self, value):
         """The tracker already made for ``value``, or None."""
@@ -37,7 +40,7 @@ def same_object(tx, value, source):
 
 def remember_object(tx, value, var):
     """``var`` stands for ``value`` from now on, if its identity matters (it can be mutated)."""
-    if var.replay_kind is not None:
+    if var.replay_kind is not None or getattr(var, "one_per_object", False):
         tx.output.aliases.objects[id(value)] = (value, var)
 
 
@@ -55,3 +58,17 @@ def known_cell(tx, cell, cell_source):
 def remember_cell(tx, cell, var):
     """``var`` stands for the real cell ``cell`` from now on."""
     tx.output.aliases.cells[id(cell)] = (cell, var)
+
+
+def class_source(tx, obj_source, cls):
+    """Where ``type(obj)`` is re-read from, for an object read from ``obj_source``: the
+    first such read of ``cls`` in this trace, guarded as the same class. The twelve
+    layers of a model are twelve instances of one class: their class attributes
+    (``forward``, its decorators' closure cells) are read and guarded once, through
+    the first layer's ``type()``, not once per layer."""
+    source = TypeSource(obj_source)
+    first = tx.output.aliases.classes.setdefault(id(cls), (cls, source))
+    if first[0] is not cls or first[1] == source:
+        return source
+    tx.output.add_guard("IS_SAME", source, first[1])
+    return first[1]

@@ -30,6 +30,7 @@ from ..callables.functions import BaseUserFunctionVariable, UserFunctionVariable
 from ..callables.trace_time import class_getitem, is_pure_class_getitem
 from ..callables.wrappers import INSTANCE_METHOD, LruCacheVariable, cpp_method
 from ..core import space
+from ..core.aliases import class_source
 from ..core.base import STABLE_MODULES, VariableTracker, guard_identity, tp_name, type_lookup
 from ..core.constant import ConstantVariable
 from ..core.exceptions import ExceptionVariable, TracedException, python_operation, raise_in_trace
@@ -165,7 +166,7 @@ def lookup_attribute(tx, obj, name, instance_dict_lookup):
     if found:  # a class attribute is re-read from the class: its mutations are real ones
         maker = getattr(obj, "class_var", None)
         if obj.source is not None:
-            source = AttrSource(TypeSource(obj.source), name)
+            source = AttrSource(class_source(tx, obj.source, cls), name)
         elif maker is not None and maker.source is not None:
             source = AttrSource(maker.source, name)
     if found and isinstance(attr, property):
@@ -210,6 +211,10 @@ _GET_IS_ITSELF = (types.FunctionType, property, types.MethodDescriptorType, type
 
 
 class UserDefinedClassVariable(MetaclassSlots, VariableTracker):
+    # one tracker per class however it is reached (``type(self.h[0])``, ``type(self.h[1])``):
+    # its attributes are read, guarded and written once, not once per instance's layer
+    one_per_object = True
+
     def __init__(self, cls, **kwargs):
         super().__init__(**kwargs)
         self.cls = cls
