@@ -10,6 +10,7 @@ unchanged SourceReader walk may skip it (skips.py). compile.py asks these
 records and never tests a kind's name.
 """
 import dataclasses
+import functools
 import math
 import sys
 import types
@@ -66,18 +67,24 @@ class TensorSpec:
                    _dispatch_keys(t).raw_repr())
 
     def template(self) -> Optional[torch.Tensor]:
-        """A tensor that the tensor check accepts exactly when this spec does, or None."""
-        size = [2 if n is None else n for n in self.size]
-        try:
-            t = torch.empty_strided(size, _contiguous_strides(size), dtype=self.dtype, device=self.device)
-            if self.cls is torch.nn.Parameter:
-                t = torch.nn.Parameter(t, requires_grad=self.requires_grad)
-            else:
-                t.requires_grad_(self.requires_grad)
-        except Exception:  # an unusual dtype/device: keep the Python checks
-            return None
-        same_keys = self.keys is None or _dispatch_keys(t).raw_repr() == self.keys
-        return t if type(t) is self.cls and same_keys else None
+        """A tensor that the tensor check accepts exactly when this spec does, or None.
+        The check reads sizes and strides from the spec, not from the template: it
+        has no elements (nothing is allocated) and is shared by specs alike."""
+        return _template(self.cls, self.dtype, self.device, len(self.size), self.requires_grad, self.keys)
+
+
+@functools.lru_cache(maxsize=256)
+def _template(cls, dtype, device, ndim, requires_grad, keys) -> Optional[torch.Tensor]:
+    try:
+        t = torch.empty((0,) * ndim, dtype=dtype, device=device)
+        if cls is torch.nn.Parameter:
+            t = torch.nn.Parameter(t, requires_grad=requires_grad)
+        else:
+            t.requires_grad_(requires_grad)
+    except Exception:  # an unusual dtype/device: keep the Python checks
+        return None
+    same_keys = keys is None or _dispatch_keys(t).raw_repr() == keys
+    return t if type(t) is cls and same_keys else None
 
 
 def _symbolic(n) -> bool:
