@@ -390,7 +390,7 @@ class OutputGraph:
         for attr, body in self.submodules.items():
             root.add_module(attr, body)
         gm = torch.fx.GraphModule(root, self.graph, class_name=name)
-        examples = [self.example_inputs[self.inputs.index(v)] for v in self.inputs]
+        examples = list(self.example_inputs)  # in the placeholders' order, as _order_inputs left them
         grad_mode = torch.is_grad_enabled()
         try:
             # the TracingContext gives backends (Inductor) the ShapeEnv of symbolic inputs
@@ -430,13 +430,16 @@ class OutputGraph:
         trace may still have seen that the value is a tensor (``t is None``,
         ``isinstance(t, Tensor)``, a jump on ``t is not None``): its tensor guard gives
         way to a type guard, which all of these rely on."""
-        for var in list(self.inputs):
-            if not var.node.users and not var.used:
-                self.graph.erase_node(var.node)
-                real = self.example_inputs.pop(self.inputs.index(var))
-                self.inputs.remove(var)
-                self.guards.pop(self.input_guards[id(var.node)], None)
-                self.add_guard("TYPE_MATCH", var.source, type(real))
+        kept, examples = [], []
+        for var, real in zip(self.inputs, self.example_inputs):
+            if var.node.users or var.used:
+                kept.append(var)
+                examples.append(real)
+                continue
+            self.graph.erase_node(var.node)
+            self.guards.pop(self.input_guards[id(var.node)], None)
+            self.add_guard("TYPE_MATCH", var.source, type(real))
+        self.inputs, self.example_inputs = kept, examples
 
     # ---- global grad mode (see variables/ctx_managers.py)
     def set_grad_mode(self, mode: bool) -> None:

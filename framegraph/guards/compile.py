@@ -218,12 +218,14 @@ def _star_leaves(args: List[Node], readers) -> List[Node]:
     out = list(args)
     for call in readers:
         run = [Leaf(call, i) for i in range(call.reader.nhot)]
+        present = {a for a in out if type(a) is Leaf}  # a model's hundreds of tensors: no scan per leaf
         n = 0
-        while n < len(run) and run[n] in out:
+        while n < len(run) and run[n] in present:
             n += 1
-        if n >= 2 and out[out.index(run[0]):out.index(run[0]) + n] == run[:n]:
+        if n >= 2:
             at = out.index(run[0])
-            out[at:at + n] = [Star(call, n)]
+            if out[at:at + n] == run[:n]:
+                out[at:at + n] = [Star(call, n)]
     return out
 
 
