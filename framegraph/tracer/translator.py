@@ -95,6 +95,8 @@ class TranslatorBase:
         self.exc_stack: List[VariableTracker] = []  # exceptions being handled (PUSH_EXC_INFO)
         self._expected_depth: Optional[int] = 0
         self.steps = 0  # instructions stepped (the root's count names a step to break at)
+        # the `trace` log or the stack-effect check asked for (once per translator, not per step)
+        self.watched = _TRACE_LOG.isEnabledFor(logging.INFO) or config.debug_stack_effect
 
     # ---- the value stack
     def push(self, value: VariableTracker):
@@ -140,6 +142,9 @@ class TranslatorBase:
             unsupported("trace_too_long", f"{config.max_trace_steps} instructions")
         if fn is None:
             unsupported("unsupported_opcode", inst.opname)
+        if not self.watched:
+            self._dispatch(fn, inst)
+            return
         if _TRACE_LOG.isEnabledFor(logging.INFO):
             _log_step(self, inst)
         if not config.debug_stack_effect:
