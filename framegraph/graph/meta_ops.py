@@ -55,6 +55,8 @@ _FUNCTIONS = {
     torch.logical_not, torch.bitwise_and, torch.bitwise_or, torch.bitwise_not, torch.cumsum, torch.diff,
     operator.eq, operator.ne, operator.lt, operator.le, operator.gt, operator.ge, operator.and_, operator.or_,
     operator.invert, torch.zeros_like, torch.ones_like, torch.full_like, torch.empty_like,
+    # pooling (a convolution's output strides are the backend's choice: FakeTensorMode asks it)
+    F.max_pool2d, F.avg_pool2d, F.adaptive_avg_pool2d, F.adaptive_avg_pool1d, F.avg_pool1d,
 }
 _METHODS = {
     "view", "reshape", "transpose", "permute", "contiguous", "expand", "flatten", "unsqueeze", "squeeze",

@@ -26,6 +26,10 @@ def fake(mode, *shape, dtype=torch.float32, **kw):
     return mode.from_tensor(torch.randn(*shape, **kw).to(dtype), static_shapes=True)
 
 
+def mode_channels_last(mode, *shape):
+    return mode.from_tensor(torch.randn(*shape).to(memory_format=torch.channels_last), static_shapes=True)
+
+
 def slow(mode, kind, target, args, kwargs):
     with mode:
         return getattr(args[0], target)(*args[1:], **kwargs) if kind == "call_method" else target(*args, **kwargs)
@@ -71,6 +75,9 @@ CASES = [
     ("call_method", "to", lambda m: (fake(m, 3, 2),), {"dtype": torch.float32}),  # already: the same tensor
     ("call_function", torch.full_like, lambda m: (fake(m, 3, 4).t(), 2.0), {}),
     ("call_function", torch.zeros_like, lambda m: (fake(m, 3, 4),), {"dtype": torch.int64}),
+    ("call_function", F.max_pool2d, lambda m: (fake(m, 2, 8, 16, 16), 2), {}),
+    ("call_function", F.adaptive_avg_pool2d,
+     lambda m: (mode_channels_last(m, 2, 8, 16, 16), (1, 1)), {}),
     ("call_function", operator.getitem,  # integer tensors index: the result's shape is their broadcast
      lambda m: (fake(m, 2, 16), (fake(m, 2, 1, 1, 1, dtype=torch.int64), fake(m, 1, 1, 16, 1, dtype=torch.int64))),
      {}),
