@@ -299,7 +299,7 @@ def ordereddict_subclass():
     def f(x):
         o = Ordered(a=x, b=x * 2)
         o.move_to_end("a")
-        return o[o.last()], list(o)
+        return o[o.last()] * 2, list(o)
     return case(f, torch.randn(2))
 
 
