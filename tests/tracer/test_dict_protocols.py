@@ -444,3 +444,12 @@ def test_a_key_with_its_own_hash_is_not_written_into_a_dict_keyed_by_objects():
     mine, theirs = {node: 0}, {node: 0}
     assert_same(framegraph.compile(fn, backend="eager")(torch.ones(2), mine, key), fn(torch.ones(2), theirs, key))
     assert list(mine) == [node, key] and len(theirs) == 2
+
+
+def test_the_views_of_an_ordered_dict_are_its_own_types(framegraph_trace):
+    def fn(x, od):
+        made = collections.OrderedDict(b=1)
+        return (x + 1, type(od.keys()).__name__, type(made.items()).__name__, type(od.values()) is type({}.values()),
+                isinstance(od.items(), type({}.items())), type(dict.keys(od)).__name__)
+
+    framegraph_trace.assert_compiles(fn, torch.ones(2), collections.OrderedDict(a=1))

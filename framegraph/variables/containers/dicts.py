@@ -447,6 +447,8 @@ _MISSING = object()
 
 
 _VIEW_TYPES = {"keys": type({}.keys()), "values": type({}.values()), "items": type({}.items())}
+# an OrderedDict's own views are odict_keys, ... (subclasses of dict's, odictobject.c)
+_ODICT_VIEW_TYPES = {kind: type(getattr(collections.OrderedDict(), kind)()) for kind in _VIEW_TYPES}
 
 
 @space.register
@@ -462,6 +464,8 @@ class DictViewVariable(VariableTracker):
         self.table = table
 
     def python_type(self):
+        if not self.table and issubclass(self.dict_var.python_type(), collections.OrderedDict):
+            return _ODICT_VIEW_TYPES[self.kind]
         return _VIEW_TYPES[self.kind]
 
     @property
