@@ -1342,8 +1342,10 @@ def child(name, compiler):
 COMPILERS = ("dynamo", "framegraph")
 
 
-def run_pair(name, compiler, timeout):
-    here = os.path.abspath(__file__)
+def run_pair(name, compiler, timeout, script=None):
+    """One (construct, compiler) in a fresh process of ``script`` (this file unless a runner that
+    shares this machinery, benchmarks/families.py, names itself)."""
+    here = os.path.abspath(script or __file__)
     start = time.time()
     base = {"construct": name, "group": CONSTRUCTS[name][0], "compiler": compiler, "graphs": None,
             "match": None, "error": None, "first_s": None, "breaks": []}
@@ -1364,11 +1366,11 @@ def run_pair(name, compiler, timeout):
     return result
 
 
-def run_all(names, timeout, jobs):
+def run_all(names, timeout, jobs, script=None):
     pairs = [(n, c) for n in names for c in COMPILERS]
     rows = {}
     with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
-        futures = {pool.submit(run_pair, n, c, timeout): (n, c) for n, c in pairs}
+        futures = {pool.submit(run_pair, n, c, timeout, script): (n, c) for n, c in pairs}
         for fut in concurrent.futures.as_completed(futures):
             r = fut.result()
             rows[futures[fut]] = r

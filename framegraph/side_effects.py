@@ -13,7 +13,10 @@ the objects were first mutated, on the real objects:
 
     list      ->  obj[:] = [final items]
     dict, set ->  obj.clear(); obj.update(final contents)
-    object    ->  obj.attr = value      for every attribute written
+    dict_items -> obj[key] = value      for every item written (a dict keyed by objects,
+                                        read one key at a time: containers/object_dicts.py)
+    object    ->  obj.attr = value      for every attribute written (``del obj.attr``
+                                        for one deleted)
     class     ->  type.__setattr__(cls, name, value), type.__delattr__(cls, name)
                   (the overlay of variables/class_attrs.py, in the order written)
     global    ->  STORE_GLOBAL name     (``module_globals[name] = value`` elsewhere)
@@ -162,11 +165,16 @@ def _prepare_set(se, cg, m):
 
 
 def _prepare_object(se, cg, m):
-    return cg.materialize(m.target), {name: cg.materialize(v) for name, v in m.target.attrs.items()}
+    return cg.materialize(m.target), {name: v if v is DELETED else cg.materialize(v)
+                                      for name, v in m.target.attrs.items()}
 
 
 def _prepare_class(se, cg, m):
     return cg.materialize(m.target), {name: v if v is DELETED else cg.materialize(v) for name, v in m.attrs.items()}
+
+
+def _prepare_dict_items(se, cg, m):
+    return cg.materialize(m.target), [(cg.materialize(k), cg.materialize(v)) for k, v, _ in m.target.writes.values()]
 
 
 def _prepare_global(se, cg, m):
@@ -198,6 +206,10 @@ def _replay_object(se, cg, m):
     obj, values = m.temps
     raw = getattr(m.target, "overrides_setattr", False)  # nn.Module: through nn.Module.__setattr__
     for name, value in values.items():
+        if value is DELETED:  # DELETE_ATTR: the class's own __delattr__ is object's (deleting.py)
+            cg.load_fast(obj)
+            cg.emit_op("DELETE_ATTR", argval=name)
+            continue
         cg.load_fast(value)
         cg.store_attr_of(obj, name, raw)
 
@@ -213,6 +225,15 @@ def _replay_class(se, cg, m):
             cg.load_fast(value)
         cg.call(2 if value is DELETED else 3)
         cg.emit_op("POP_TOP")
+
+
+def _replay_dict_items(se, cg, m):
+    obj, items = m.temps
+    for key, value in items:  # STORE_SUBSCR: TOS1[TOS] = TOS2
+        cg.load_fast(value)
+        cg.load_fast(obj)
+        cg.load_fast(key)
+        cg.emit_op("STORE_SUBSCR")
 
 
 def _replay_global(se, cg, m):
@@ -236,10 +257,10 @@ def _replay_cell(se, cg, m):
 
 _PREPARE = {"list": _prepare_list, "dict": _prepare_dict, "set": _prepare_set,
             "object": _prepare_object, "global": _prepare_global, "cell": _prepare_cell,
-            "class": _prepare_class}
+            "class": _prepare_class, "dict_items": _prepare_dict_items}
 _REPLAY = {"list": _replay_list, "dict": _replay_clear_update, "set": _replay_clear_update,
            "object": _replay_object, "global": _replay_global, "cell": _replay_cell,
-           "class": _replay_class}
+           "class": _replay_class, "dict_items": _replay_dict_items}
 
 
 # ---- the hooks trackers and handlers call while tracing

@@ -1,5 +1,6 @@
 """Guard kinds as records: every kind checks, reads aloud and explains itself, and
 guard functions are written from structured checks (golden text)."""
+import collections
 import sys
 import types
 
@@ -44,6 +45,12 @@ def _add_hook():
     return HOOKS.clear
 
 
+def _moved_ordered_dict():
+    od = collections.OrderedDict(b=2, a=1)
+    od.move_to_end("b")
+    return od
+
+
 def examples():
     """kind -> (guard, (x, y) it accepts, (x, y) it rejects or a change of state that makes it
     reject), made when a test runs: the global-state guards hold what the interpreter has then."""
@@ -64,6 +71,9 @@ def examples():
         "LENGTH": (Guard("LENGTH", X, (list, 2)), ([1, 2], 0), ([1], 0)),
         "DICT_CONTAINS": (Guard("DICT_CONTAINS", X, ("a", True)), ({"a": 1}, 0), ({}, 0)),
         "DICT_KEYS": (Guard("DICT_KEYS", X, (dict, ("a", "b"))), ({"a": 1, "b": 2}, 0), ({"b": 2, "a": 1}, 0)),
+        # an OrderedDict listed a, b whose table holds b, a (move_to_end("b") after b, a)
+        "ODICT_TABLE_ORDER": (Guard("ODICT_TABLE_ORDER", X), (collections.OrderedDict(a=1, b=2), 0),
+                              (_moved_ordered_dict(), 0)),
         "IS_SAME": (Guard("IS_SAME", X, Y), (OBJ, OBJ), (OBJ, OTHER)),
         "TENSOR_MATCH": (Guard("TENSOR_MATCH", X, TensorSpec.of(torch.zeros(2))), (torch.ones(2), 0),
                          (torch.ones(3), 0)),

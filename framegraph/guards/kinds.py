@@ -450,10 +450,18 @@ _KINDS = [
         check=_contains_check, line=_contains_line, explain=_contains_explain, versioned="dict"),
     GuardKind(  # value: (type, keys in order)
         "DICT_KEYS", 4,
-        check=lambda g, v: Py("(type(", v, ") is ", Const(g.value[0]), " and list(", v, ") == ",
-                              Const(list(g.value[1])), ")"),
+        # len() too: an OrderedDict that `dict.__setitem__(od, ...)` wrote iterates its order list,
+        # which then holds fewer keys than its table (the builder refuses such a dict)
+        check=lambda g, v: Py("(type(", v, ") is ", Const(g.value[0]), " and len(", v, f") == {len(g.value[1])}"
+                              " and list(", v, ") == ", Const(list(g.value[1])), ")"),
         line=lambda g: f"list({g.source.name()}.keys()) == {list(g.value[1])!r}",
         explain=_container_explain("keys")),
+    GuardKind(  # no value: an OrderedDict's table holds its keys in its order list's order.
+        # dict's own keys()/values()/items() iterate the table (dictiter_iternextkey), which
+        # move_to_end leaves as it is: a trace that read them in the list's order needs this
+        "ODICT_TABLE_ORDER", 4,
+        check=lambda g, v: Py("list(", Const(dict.keys), "(", v, ")) == list(", v, ")"),
+        line=lambda g: f"list(dict.keys({g.source.name()})) == list({g.source.name()})"),
     GuardKind(  # value: the other Source, holding the same object
         "IS_SAME", 4,
         check=lambda g, v: Py(v, " is ", Read(g.value)),

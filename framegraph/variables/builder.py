@@ -246,6 +246,13 @@ def _wrap_set_subclass(tx, value, source):
 
 
 def _wrap_dict(tx, value, source):
+    var = _dict_tracker(tx, value, source)
+    if isinstance(value, collections.OrderedDict) and list(dict.keys(value)) != list(value):
+        var.table_order_moved = True  # move_to_end before the frame: dict's own views differ (dicts.py)
+    return var
+
+
+def _dict_tracker(tx, value, source):
     if is_user_dict_class(type(value)):
         return wrap_user_dict(tx, value, source)
     if getattr(value, "__dict__", None):  # `od.x = [...]` on an OrderedDict: the trackers hold items only
@@ -256,6 +263,12 @@ def _wrap_dict(tx, value, source):
             list(value.items())
     except Exception as e:  # noqa: BLE001 - `dict.pop(od, k)`, a key's changing hash: the OrderedDict raises
         unsupported("unsupported_value", f"a {type(value).__name__} whose keys cannot be read ({e!r})")
+    if len(keys) != len(value):
+        # `dict.__setitem__(od, k, v)`, `dict.setdefault(od, ...)`: the key went into the table but
+        # not into the OrderedDict's order list (odictobject.c keeps both), so iterating it shows
+        # fewer keys than len() counts; a tracker holds one list of items and cannot be both
+        unsupported("unsupported_value", f"a {type(value).__name__} whose order list holds {len(keys)} "
+                                         f"keys and its table {len(value)} (a dict method called on it unbound)")
     if not all(isinstance(k, (str, int, float, bool, type(None), enum.Enum)) and plain_key(k) for k in keys):
         if is_object_keyed(value):  # optimizer.state: read lazily, one key at a time
             return wrap_object_keyed_dict(tx, value, source)

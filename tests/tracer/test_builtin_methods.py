@@ -348,3 +348,40 @@ def test_protocol_slots_of_c_types_called_through_the_type():
             list(keys.__iter__())
 
     check(f, torch.ones(1))
+
+
+class AppendRefused(list):
+    def append(self, value):
+        raise RuntimeError("the override runs")
+
+
+def test_the_descriptor_protocol_of_builtin_methods():
+    # descrobject.c: __get__(obj) binds the C function to obj (an override of obj's class is
+    # not what it calls), __get__(None, T) is the descriptor, another type is a TypeError
+    def f(x):
+        out = []
+        append = list.append.__get__(out)
+        append(x + 1)
+        append(x - 1)
+        sub = AppendRefused()
+        list.append.__get__(sub, AppendRefused)(x * 3)
+        add = int.__add__.__get__(3)
+        try:
+            list.append.__get__(5)
+        except TypeError as e:
+            message = str(e)
+        return (out, list(sub), list.append.__get__(None, list) is list.append, add(4), message,
+                append.__name__, append.__self__ is out, type(append).__name__, type(add).__name__)
+
+    check(f, torch.ones(2))
+
+
+def test_a_bound_builtin_method_made_by_get_is_rebuilt():
+    def f(x):
+        return list.append.__get__([x]), x + 1
+
+    cnt = CountingBackend()
+    bound, y = framegraph.compile(f, backend=cnt)(torch.ones(2))
+    assert bound.__name__ == "append" and len(bound.__self__) == 1 and cnt.frame_count == 1
+    assert_same(bound.__self__[0], torch.ones(2))
+    assert_same(y, torch.ones(2) + 1)

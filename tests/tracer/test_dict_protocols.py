@@ -11,7 +11,7 @@ import pytest
 import torch
 
 import framegraph
-from helpers import same_as_eager
+from helpers import CountingBackend, assert_same, same_as_eager
 
 
 class Sig:
@@ -333,3 +333,123 @@ def test_an_eq_that_counts_its_calls_is_left_to_cpython(framegraph_trace):
 
     assert same_as_eager(fn, torch.ones(2))[1:] == (1, 1, 1)
     assert framegraph_trace.graphs == 0
+
+
+def _half_written_ordered_dict():
+    """An OrderedDict that ``dict.__setitem__`` wrote: the key is in its table (len() counts it)
+    but not in its order list (iterating it skips the key), as odictobject.c keeps the two."""
+    od = collections.OrderedDict(a=1)
+    dict.__setitem__(od, "k", 2)
+    assert len(od) == 2 and list(od) == ["a"]
+    return od
+
+
+@pytest.mark.expect_fallback("unsupported_value")
+def test_an_ordered_dict_whose_order_list_disagrees_with_its_table_runs_in_cpython(framegraph_trace):
+    def fn(x, od):
+        return x * len(od), list(od), list(od.items())
+
+    od = _half_written_ordered_dict()
+    cnt = CountingBackend()
+    got = framegraph.compile(fn, backend=cnt)(torch.ones(2), od)
+    assert_same(got, fn(torch.ones(2), od))  # len 2, one key listed
+    assert cnt.frame_count == 0
+
+
+@pytest.mark.expect_fallback("unsupported_value")
+def test_the_keys_guard_of_an_ordered_dict_counts_its_table(framegraph_trace):
+    def fn(x, od):
+        return x * len(od), list(od)
+
+    cnt = CountingBackend()
+    compiled = framegraph.compile(fn, backend=cnt)
+    assert_same(compiled(torch.ones(2), collections.OrderedDict(a=1)), (torch.ones(2), ["a"]))
+    od = _half_written_ordered_dict()  # the same keys listed: only len() tells them apart
+    assert_same(compiled(torch.ones(2), od), fn(torch.ones(2), od))
+    assert cnt.frame_count == 1
+
+
+@pytest.mark.expect_fallback("unsupported_value")
+def test_an_unbound_dict_method_on_an_ordered_dict_made_in_the_frame(framegraph_trace):
+    def fn(x):
+        od = collections.OrderedDict()
+        dict.setdefault(od, "acc", []).append(x)  # a break: it bypasses the order list
+        od.setdefault("acc", []).append(x * 2)  # OrderedDict's own: the key is there
+        return sum(od["acc"]), list(od), len(od)
+
+    cnt = CountingBackend()
+    assert_same(framegraph.compile(fn, backend=cnt)(torch.ones(2)), fn(torch.ones(2)))
+    assert cnt.frame_count == 0  # no tensor work before the break; the resumed rest runs in CPython
+
+
+def test_dicts_own_views_and_comparison_of_an_ordered_dict(framegraph_trace):
+    # dict.keys(od) is a dict_keys over od's table; dict.__eq__ compares as dicts, in any order
+    def fn(x, od):
+        made = collections.OrderedDict(b=2, a=1)
+        same = dict.__eq__(od, made), dict.__ne__(od, {"a": 1}), dict.__eq__(od, [1]), od == made
+        return (x * len(dict.keys(od)), [k for k in dict.keys(od)], list(dict.values(od)),
+                list(dict.items(made)), same, repr(dict.items(od)), type(dict.keys(od)).__name__)
+
+    framegraph_trace.assert_compiles(fn, torch.ones(2), collections.OrderedDict(a=1, b=2))
+
+
+def test_the_table_order_of_an_ordered_dict_from_outside_is_guarded():
+    def fn(x, od):
+        return x + 1, list(dict.keys(od)), list(od)
+
+    cnt = CountingBackend()
+    compiled = framegraph.compile(fn, backend=cnt)
+    od = collections.OrderedDict(a=1, b=2)
+    assert_same(compiled(torch.ones(2), od), fn(torch.ones(2), od))
+    moved = collections.OrderedDict(b=2, a=1)
+    moved.move_to_end("b")  # listed a, b as before; its table holds b, a
+    assert_same(compiled(torch.ones(2), moved), fn(torch.ones(2), moved))
+    assert cnt.frame_count == 2  # the table-order guard failed: a new trace, which breaks
+
+
+
+class Node:
+    """Hashed and compared by identity (object's __hash__ and __eq__), like a module."""
+
+
+def test_writing_a_dict_keyed_by_objects_from_outside():
+    # a per-node count and a cache keyed by objects (as a hook registry keyed by modules):
+    # the writes are read back in the frame and replayed as `d[k] = v` after the graph
+    def fn(x, table, node, other):
+        table[node] = table.get(node, 0) + 1
+        table[other] = x * 2
+        size = len(table)
+        table[other] = table[other] + 1
+        return x * table[node], size, other in table, table[other]
+
+    a, b = Node(), Node()
+    mine, theirs = {a: 0}, {a: 0}
+    cnt = CountingBackend()
+    compiled = framegraph.compile(fn, backend=cnt)
+    for _ in range(2):
+        assert_same(compiled(torch.ones(2), mine, a, b), fn(torch.ones(2), theirs, a, b))
+        assert list(mine) == list(theirs) == [a, b]
+        assert_same(list(mine.values()), list(theirs.values()))
+    assert cnt.frame_count == 2  # the second call's dict holds two keys: a LENGTH guard fails
+
+
+@pytest.mark.framegraph_graphs(1, breaks=1)
+def test_a_key_with_its_own_hash_is_not_written_into_a_dict_keyed_by_objects():
+    def fn(x, table, key):
+        y = x + 1
+        table[key] = y  # Sig's __hash__/__eq__ are Python code: a break, run by CPython
+        return y
+
+    node, key = Node(), Sig((2,), "f")
+    mine, theirs = {node: 0}, {node: 0}
+    assert_same(framegraph.compile(fn, backend="eager")(torch.ones(2), mine, key), fn(torch.ones(2), theirs, key))
+    assert list(mine) == [node, key] and len(theirs) == 2
+
+
+def test_the_views_of_an_ordered_dict_are_its_own_types(framegraph_trace):
+    def fn(x, od):
+        made = collections.OrderedDict(b=1)
+        return (x + 1, type(od.keys()).__name__, type(made.items()).__name__, type(od.values()) is type({}.values()),
+                isinstance(od.items(), type({}.items())), type(dict.keys(od)).__name__)
+
+    framegraph_trace.assert_compiles(fn, torch.ones(2), collections.OrderedDict(a=1))

@@ -224,3 +224,30 @@ def test_contextmanager_reraises_the_users_stop_iteration_itself():
             return x + 1, ex is stop, type(ex).__name__
 
     check(f, torch.ones(2))
+
+
+def test_generator_state_attributes_as_inspect_reads_them():
+    # genobject.c: gi_running while the body executes, gi_suspended at a yield, gi_frame None
+    # once finished; inspect.getgeneratorstate is built from the three
+    import inspect
+
+    def two():
+        yield 1
+        yield 2
+
+    def f(x):
+        g = two()
+        created = inspect.getgeneratorstate(g), g.gi_frame is None, bool(g.gi_frame), g.gi_suspended
+        next(g)
+        paused = inspect.getgeneratorstate(g), g.gi_running, g.gi_suspended
+        g.close()
+        return x * 2, created, paused, inspect.getgeneratorstate(g), g.gi_frame is None
+
+    def g(x):
+        def inside():
+            yield box[0].gi_running, inspect.getgeneratorstate(box[0])
+        box = [inside()]
+        return x + 1, next(box[0])
+
+    check(f, torch.ones(2))
+    check(g, torch.ones(2))

@@ -187,3 +187,36 @@ def test_cycle_and_filterfalse_read_their_source_lazily():
                 list(itertools.cycle([])))
 
     check(fn, torch.ones(2))
+
+
+def test_tee_iterators_share_one_buffer():
+    # itertoolsmodule.c's tee: each iterator reads every item; the inner iterator is read
+    # once per item, when the first iterator gets there (the generator's log shows when)
+    def f(x, chunks):
+        log = []
+
+        def source():
+            for t in chunks:
+                log.append(len(log))
+                yield t * x
+
+        a, b = itertools.tee(source())
+        total = next(a) + next(a)
+        seen = len(log)
+        c, d = itertools.tee(b)  # a tee of a tee: b itself, and a copy of it
+        return (total, seen, [t - total for t in c], list(d), list(a), len(log), c is b,
+                itertools.tee(chunks, 0), type(a).__name__, next(a.__copy__(), None))
+
+    check(f, torch.ones(2), [torch.randn(2) for _ in range(3)])
+
+
+def test_the_pairwise_recipe_with_tee():
+    def pairwise(iterable):
+        a, b = itertools.tee(iterable)
+        next(b, None)
+        return zip(a, b)
+
+    def f(xs):
+        return [b - a for a, b in pairwise(xs)]
+
+    check(f, [torch.randn(2) for _ in range(4)])

@@ -23,9 +23,10 @@ from ..containers.lists import ListVariable
 from ..containers.sets import SetVariable
 from ..core import space
 from ..core.call_shapes import builtin_base, check_function_shape, real_stand_in
+from ..core.base import VariableTracker
 from ..core.constant import ConstantVariable, items_of, wrap_constant
-from ..core.exceptions import python_operation
-from ..core.ops import COMPARE_OPS, binary_op, compare
+from ..core.exceptions import python_operation, raise_in_trace
+from ..core.ops import COMPARE_OPS, _dicts_equal, binary_op, compare
 
 DESCRIPTOR_TYPES = (types.MethodDescriptorType, types.WrapperDescriptorType)
 # instances of these have no identity or state a call could change: fold on constants
@@ -83,6 +84,10 @@ def call_unbound(tx, fn, args, kwargs):
     if not issubclass(obj_type, owner):
         unsupported("operator_error", f"descriptor '{name}' for '{owner.__name__}' objects "
                                       f"doesn't apply to a '{obj_type.__name__}' object")
+    if owner is dict and isinstance(obj, ConstDictVariable) and getattr(obj_type, name, None) is not fn:
+        result = _dict_own_read(tx, obj, name, rest, kwargs)
+        if result is not None:
+            return result
     if hasattr(obj, "builtin_method"):  # a subclass instance: its builtin part, not its overrides
         base = builtin_base(obj_type)
         if base is not None and getattr(base, name, None) is not fn:
@@ -114,6 +119,88 @@ def call_unbound(tx, fn, args, kwargs):
         symbol = _SYMBOLS.get(slot)
         return compare(tx, symbol, obj, other) if symbol else binary_op(tx, slot, obj, other)
     return obj.call_method(tx, name, rest, kwargs)
+
+
+def _dict_own_read(tx, d, name, rest, kwargs):
+    """dict's own ``keys``/``values``/``items``/``__eq__``/``__ne__`` called unbound on a dict
+    subclass that overrides them (an OrderedDict), or None where not modelled. The views
+    iterate the table (``ConstDictVariable.table_view``); dict_richcompare compares as dicts,
+    whatever the order of either (NotImplemented for an operand that is not a dict)."""
+    if name in ("keys", "values", "items") and not rest and not kwargs:
+        return d.table_view(tx, name)
+    if name in ("__eq__", "__ne__") and len(rest) == 1 and not kwargs:
+        other = rest[0]
+        if not issubclass(other.python_type(), dict):
+            return ConstantVariable(NotImplemented)
+        if isinstance(other, ConstDictVariable):
+            return ConstantVariable(_dicts_equal(tx, d, other, ordered=False) == (name == "__eq__"))
+    return None
+
+
+def _is_none(var) -> bool:
+    return var.is_python_constant() and var.as_python_constant() is None
+
+
+class DescriptorGetVariable(VariableTracker):
+    """``list.append.__get__``: the descriptor protocol of a method_descriptor or
+    wrapper_descriptor (descrobject.c's method_get, wrapperdescr_get, behind wrap_descr_get)."""
+
+    def __init__(self, fn, **kwargs):
+        super().__init__(**kwargs)
+        self.fn = fn
+
+    def python_type(self):
+        return types.MethodWrapperType
+
+    def call(self, tx, args, kwargs):
+        """``__get__(obj, type=None)``: None for both is a TypeError; no instance gives the
+        descriptor itself (descr_check); an instance of another type is descr_check's TypeError;
+        an instance of its type binds it (``BoundDescriptorVariable``)."""
+        fn = self.fn
+        if kwargs or not 1 <= len(args) <= 2:
+            check_function_shape(fn.__get__, args, kwargs)
+            unsupported("operator_error", f"{fn.__name__}.__get__ with these arguments")
+        obj, owner = args[0], args[1] if len(args) == 2 else ConstantVariable(None)
+        if _is_none(obj):
+            if _is_none(owner):
+                raise_in_trace(TypeError, "__get__(None, None) is invalid")
+            return tx.wrap(fn)
+        kind = obj.python_type()
+        if not issubclass(kind, fn.__objclass__):
+            raise_in_trace(TypeError, f"descriptor '{fn.__name__}' for '{fn.__objclass__.__name__}' objects "
+                                      f"doesn't apply to a '{kind.__name__}' object")
+        return BoundDescriptorVariable(fn, obj)
+
+    def reconstruct(self, cg):
+        cg.load_const(self.fn.__get__)
+
+
+class BoundDescriptorVariable(VariableTracker):
+    """``list.append.__get__(obj)``: the C function bound to ``obj`` (a builtin method, or a
+    method-wrapper for a slot); calling it is ``list.append(obj, ...)``, which runs the
+    type's own function whatever ``obj``'s class overrides (``call_unbound``)."""
+
+    def __init__(self, fn, obj, **kwargs):
+        super().__init__(**kwargs)
+        self.fn, self.obj = fn, obj
+
+    def python_type(self):
+        if type(self.fn) is types.MethodDescriptorType:
+            return types.BuiltinMethodType
+        return types.MethodWrapperType
+
+    def call(self, tx, args, kwargs):
+        return call_unbound(tx, self.fn, [self.obj] + list(args), kwargs)
+
+    def getattr(self, tx, name):
+        if name == "__self__":
+            return self.obj
+        if name in ("__name__", "__qualname__"):  # the descriptor's (meth_get__qualname__)
+            return ConstantVariable(getattr(self.fn, name))
+        return super().getattr(tx, name)
+
+    def reconstruct(self, cg):
+        cg.call_const(self.fn.__get__, [self.obj])
 
 
 def _fromkeys(cls):

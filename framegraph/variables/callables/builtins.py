@@ -45,8 +45,8 @@ from ..iteration.iterators import (EnumerateVariable, FilterVariable, GiveBackUn
                                    ZipVariable)
 from ..iteration.itertools_iters import MODELS as ITERTOOLS_MODELS
 from ..tensors.tensor import TensorVariable
-from .builtin_methods import (MODELS as BUILTIN_METHOD_MODELS, call_unbound, is_unbound_builtin_method,
-                              joined_items)
+from .builtin_methods import (MODELS as BUILTIN_METHOD_MODELS, DescriptorGetVariable, call_unbound,
+                              is_unbound_builtin_method, joined_items)
 from .constructors import collection as _collection, defaultdict_model as _defaultdict, dict_model as _dict
 from .constructors import ordered_dict_model as _ordered_dict, scalar as _scalar
 from .evaluation import compile_model, eval_model
@@ -94,6 +94,8 @@ class BuiltinVariable(CallableVariable):
     def getattr(self, tx, name):
         if name in ("__name__", "__qualname__", "__module__"):
             return ConstantVariable(getattr(self.fn, name))
+        if name == "__get__" and is_unbound_builtin_method(self.fn):  # list.append.__get__(obj)
+            return DescriptorGetVariable(self.fn)
         if name in _DESCRIPTOR_FACTS and isinstance(self.fn, _C_CALLABLES):
             # a C function's or descriptor's own facts: no program can set them
             if not hasattr(self.fn, name):

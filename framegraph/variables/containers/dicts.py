@@ -129,6 +129,9 @@ class ConstDictVariable(VariableTracker):
             self.items[h] = (first[0] if first is not None else k, v)
         # an OrderedDict's od_state: counts each key added or removed (its iterators check it)
         self.od_state = 0
+        # an OrderedDict whose table (what dict's own keys() iterates) may hold its keys in
+        # another order than its order list: move_to_end reorders only the list
+        self.table_order_moved = False
         self.py_type = py_type
         self.default_factory = default_factory  # a defaultdict made in the trace
 
@@ -169,6 +172,18 @@ class ConstDictVariable(VariableTracker):
 
     def iter(self, tx):
         return self.odict_iterator() or super().iter(tx)
+
+    def table_view(self, tx, kind):
+        """``dict.keys(d)`` (``values``, ``items``) on a dict subclass that overrides them (an
+        OrderedDict): dict's own view, which iterates the table. The tracker holds one order,
+        the order list's; the two agree unless move_to_end moved a key (in the trace, or before
+        it for a dict from outside: then guarded to agree on later calls too)."""
+        if self.table_order_moved:
+            unsupported("unsupported_call", f"dict.{kind} on a {self.py_type.__name__} that move_to_end "
+                                            "reordered (its table keeps the insertion order)")
+        if self.source is not None:
+            tx.output.add_guard("ODICT_TABLE_ORDER", self.source)
+        return DictViewVariable(self, kind, table=True)
 
     def odict_iterator(self, reverse=False):
         """An OrderedDict's own iterator (it checks od_state), or None for other dicts."""
@@ -385,6 +400,7 @@ def _move_to_end(d, tx, key, last=None):
         return  # already there: CPython leaves the order, and od_state, as they are
     pair = d.items.pop(k)
     d.od_state += 1
+    d.table_order_moved = True  # odict_move_to_end relinks the node; the table keeps its slot
     if to_end:
         d.items[k] = pair
     else:
@@ -431,6 +447,8 @@ _MISSING = object()
 
 
 _VIEW_TYPES = {"keys": type({}.keys()), "values": type({}.values()), "items": type({}.items())}
+# an OrderedDict's own views are odict_keys, ... (subclasses of dict's, odictobject.c)
+_ODICT_VIEW_TYPES = {kind: type(getattr(collections.OrderedDict(), kind)()) for kind in _VIEW_TYPES}
 
 
 @space.register
@@ -438,11 +456,16 @@ class DictViewVariable(VariableTracker):
     """``d.keys()``, ``d.values()``, ``d.items()``: live views of a dict tracker.
     Keys and items views are set-like (``d.keys() - {"a"}``, ``== {"a"}``)."""
 
-    def __init__(self, dict_var, kind, **kwargs):
+    def __init__(self, dict_var, kind, table=False, **kwargs):
         super().__init__(**kwargs)
         self.dict_var, self.kind = dict_var, kind
+        # `dict.keys(od)`: dict's own view of an OrderedDict, iterating its table, not its order
+        # list (the caller checked that the two agree: ``ConstDictVariable.table_view``)
+        self.table = table
 
     def python_type(self):
+        if not self.table and issubclass(self.dict_var.python_type(), collections.OrderedDict):
+            return _ODICT_VIEW_TYPES[self.kind]
         return _VIEW_TYPES[self.kind]
 
     @property
@@ -465,7 +488,7 @@ class DictViewVariable(VariableTracker):
 
     def repr(self, tx):
         """``dict_keys(['a'])``: the view's type name around the repr of its items as a list."""
-        ordered = issubclass(self.dict_var.python_type(), collections.OrderedDict)  # odict_keys, ...
+        ordered = not self.table and issubclass(self.dict_var.python_type(), collections.OrderedDict)
         name = type(getattr(collections.OrderedDict() if ordered else {}, self.kind)()).__name__
         return container_repr(tx, self, lambda item_repr: [item_repr(v) for v in self.unpack(tx)], "...",
                               lambda inner: f"{name}([{inner}])")
@@ -479,7 +502,10 @@ class DictViewVariable(VariableTracker):
         return self.odict_iterator() or super().iter(tx)
 
     def odict_iterator(self, reverse=False):
-        """An OrderedDict view's own iterator (it checks od_state), or None for other dicts."""
+        """An OrderedDict view's own iterator (it checks od_state), or None for other dicts
+        and for dict's own view of an OrderedDict (a dict iterator over the table)."""
+        if self.table:
+            return None
         return space.odict_iterator(self, self.dict_var, self.kind, reverse)
 
     def getattr(self, tx, name):
@@ -498,8 +524,13 @@ class DictViewVariable(VariableTracker):
         other = other.as_set() if isinstance(other, DictViewVariable) else other
         return self.as_set().binop(tx, fn, other, reflected)
 
-    def reconstruct(self, cg):  # (NULL, d.keys) CALL 0
+    def reconstruct(self, cg):  # (NULL, d.keys) CALL 0; dict's own view: (NULL, dict.keys, d) CALL 1
         cg.emit(create_instruction("PUSH_NULL"))
+        if self.table:
+            cg.load_const(getattr(dict, self.kind))
+            cg(self.dict_var)
+            cg.call(1)
+            return
         cg(self.dict_var)
         cg.load_attr(self.kind)
         cg.call(0)

@@ -20,10 +20,19 @@ on, so adding unrelated keys does not invalidate the graph.
 
 A missing key of a ``defaultdict`` (the optimizer's first step, which creates
 the state) is a graph break: the call runs in CPython, creates the state, and
-the next call is traced against the filled dict. Writing an item, iterating
-and the other methods are unsupported (graph breaks) for now.
+the next call is traced against the filled dict.
+
+    state[p] = v  a key hashed and compared by identity (a tensor, a module, a user
+                  object with object's __hash__ and __eq__): the write goes into an
+                  overlay that later reads in the trace see first, and the ledger
+                  replays ``state[p] = v`` after the graph (dict_ass_sub keeps an
+                  existing key's place, appends a new one: the same as in eager).
+
+Iterating and the other methods are unsupported (graph breaks) for now.
 """
 import collections
+
+import torch
 
 from ...errors import unsupported
 from ...guards.sources import ConstSource, DictContainsSource, DictGetSource
@@ -56,10 +65,14 @@ def _real_key(tx, key: VariableTracker):
 class ObjectKeyedDictVariable(VariableTracker):
     """A dict from outside the frame whose keys are objects; see the module docstring."""
 
+    replay_kind = "dict_items"  # the overlay's writes, each replayed as `d[k] = v`
+
     def __init__(self, value, **kwargs):
         super().__init__(**kwargs)
         self.value = value
         self.identity = value
+        # id(real key) -> (key tracker, value tracker, whether the real dict held the key)
+        self.writes = {}
 
     def python_type(self):
         return type(self.value)
@@ -99,8 +112,30 @@ class ObjectKeyedDictVariable(VariableTracker):
             unsupported("operator_error", f"unhashable dict key {key}")
         return present, (dict.get(self.value, real) if present else None)
 
-    def getitem(self, tx, key):
+    def _written(self, tx, key):
+        """The overlay's entry of ``key`` (written earlier in this trace), or None."""
+        if not self.writes:
+            return None
+        return self.writes.get(id(_real_key(tx, key)))
 
+    def setitem(self, tx, key, value):
+        """``d[key] = value``: see the module docstring."""
+        real = _real_key(tx, key)
+        kind = type(real)
+        if not isinstance(real, torch.Tensor) and (kind.__hash__ is not object.__hash__
+                                                   or kind.__eq__ is not object.__eq__):
+            unsupported("unsupported_value", f"writing {self}[{key}]: a key not hashed and compared by identity")
+        if key.source is None or self.source is None:
+            unsupported("unsupported_value", f"writing {self}[{key}]: a key or dict that cannot be re-read")
+        entry = self.writes.get(id(real))
+        held = entry[2] if entry is not None else self._lookup(tx, key)[0]
+        self.check_mutable("dict item assignment", tx)
+        self.writes[id(real)] = (key, value, held)
+
+    def getitem(self, tx, key):
+        written = self._written(tx, key)
+        if written is not None:
+            return written[1]
         present, value, key_source = self._lookup(tx, key)
         if not present:
             what = "defaultdict" if type(self.value) is collections.defaultdict else "dict"
@@ -111,12 +146,12 @@ class ObjectKeyedDictVariable(VariableTracker):
         return tx.wrap(value, source)
 
     def contains(self, tx, item):
-        return self._lookup(tx, item)[0]
+        return self._written(tx, item) is not None or self._lookup(tx, item)[0]
 
     def length(self, tx):
         if self.source is not None:
             tx.output.add_guard("LENGTH", self.source, (type(self.value), len(self.value)))
-        return len(self.value)
+        return len(self.value) + sum(not held for _, _, held in self.writes.values())
 
     def truth(self, tx):
         return self.length(tx) > 0
@@ -124,6 +159,9 @@ class ObjectKeyedDictVariable(VariableTracker):
     def call_method(self, tx, name, args, kwargs):
         if name == "__getitem__" and len(args) == 1:
             return self.getitem(tx, args[0])
+        if name == "__setitem__" and len(args) == 2 and not kwargs:
+            self.setitem(tx, args[0], args[1])
+            return ConstantVariable(None)
         if name == "__contains__" and len(args) == 1:
             return ConstantVariable(self.contains(tx, args[0]))
         if name == "__len__" and not args:
@@ -135,7 +173,7 @@ class ObjectKeyedDictVariable(VariableTracker):
         unsupported("unsupported_call", f"{type(self.value).__name__}.{name} of a dict keyed by objects")
 
     def getattr(self, tx, name):
-        if name in ("__getitem__", "__contains__", "__len__", "get"):
+        if name in ("__getitem__", "__setitem__", "__contains__", "__len__", "get"):
             return BoundMethodVariable(self, name)
         unsupported("unsupported_attribute", f"{type(self.value).__name__}.{name} of a dict keyed by objects")
 

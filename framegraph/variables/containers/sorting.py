@@ -94,7 +94,8 @@ def minmax(pick):
             if default is None:
                 raise_in_trace(ValueError, _empty_message(pick))
             return default
-        if any(isinstance(x, space.TensorVariable) for x in items):
+        keyless = key is None or _is_none(key)  # with a key function, its results are compared
+        if keyless and any(isinstance(x, space.TensorVariable) for x in items):
             unsupported("data_dependent_value", f"{pick.__name__}() compares tensors")
         return _pick_item(tx, pick, items, key)
     return model

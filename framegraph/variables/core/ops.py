@@ -235,14 +235,15 @@ def _items_equal(tx, a, b) -> bool:
     return False
 
 
-def _dicts_equal(tx, a, b) -> bool:
+def _dicts_equal(tx, a, b, ordered=True) -> bool:
     """``dict_richcompare``: the same keys, and each value identical or ``==``; two
-    OrderedDicts must also have their keys in the same order (``OrderedDict.__eq__``)."""
+    OrderedDicts must also have their keys in the same order (``OrderedDict.__eq__``),
+    unless ``ordered`` is False (``dict.__eq__(od1, od2)``: dict's own comparison)."""
     space.note_operation(tx)  # keys hashed by Python code compare in this operation
     if len(a.items) != len(b.items):
         return False
-    if issubclass(a.py_type, collections.OrderedDict) and issubclass(b.py_type, collections.OrderedDict) \
-            and list(a.items) != list(b.items):
+    if ordered and issubclass(a.py_type, collections.OrderedDict) \
+            and issubclass(b.py_type, collections.OrderedDict) and list(a.items) != list(b.items):
         return False
     for key, (_, va) in a.items.items():
         pair = b.items.get(key)

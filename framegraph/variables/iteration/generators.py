@@ -23,7 +23,7 @@ catalogued ``generator`` break.
 import types
 
 from ...errors import unsupported
-from ..core.base import BoundMethodVariable
+from ..core.base import BoundMethodVariable, VariableTracker
 from ..core.constant import ConstantVariable
 from ..core.exceptions import ExceptionVariable, TracedException, is_exception_class, raise_in_trace
 from ..core.iterator import IteratorVariable
@@ -144,6 +144,15 @@ class GeneratorVariable(IteratorVariable):
             return BoundMethodVariable(self, name)
         if name in ("__name__", "__qualname__"):
             return ConstantVariable(getattr(self.gtx.code, "co_" + name.strip("_")))
+        # genobject.c's getters: gi_running is the frame executing, gi_suspended a frame paused
+        # at a yield; gi_frame is None once the generator finished (what inspect's
+        # getgeneratorstate tells CLOSED from CREATED by)
+        if name == "gi_running":
+            return ConstantVariable(self.running)
+        if name == "gi_suspended":
+            return ConstantVariable(self.started and not self.finished and not self.running)
+        if name == "gi_frame":
+            return ConstantVariable(None) if self.finished else GeneratorFrameVariable(self)
         return super().getattr(tx, name)
 
     def reconstruct(self, cg):
@@ -152,6 +161,30 @@ class GeneratorVariable(IteratorVariable):
 
     def __repr__(self):
         return f"GeneratorVariable({self.gtx.code.co_name})"
+
+
+class GeneratorFrameVariable(VariableTracker):
+    """``g.gi_frame`` of a generator that has not finished: its frame exists (it is not None,
+    and is true), but lives only in the trace, so nothing else of it is modelled."""
+
+    def __init__(self, gen, **kwargs):
+        super().__init__(**kwargs)
+        self.gen = gen
+
+    def python_type(self):
+        return types.FrameType
+
+    def truth(self, tx):
+        return True
+
+    def getattr(self, tx, name):
+        unsupported("generator", f"frame.{name} of the generator {self.gen.gtx.code.co_name}")
+
+    def reconstruct(self, cg):
+        unsupported("generator", f"the frame of the generator {self.gen.gtx.code.co_name} outlives the graph")
+
+    def __repr__(self):
+        return f"GeneratorFrameVariable({self.gen.gtx.code.co_name})"
 
 
 def _is_none(v):

@@ -1,7 +1,7 @@
 """The iterators of ``itertools``, lazy as in CPython's ``Modules/itertoolsmodule.c``.
 
 ``islice``, ``compress``, ``takewhile``, ``dropwhile``, ``accumulate``,
-``starmap``, ``filterfalse``, ``cycle``, ``zip_longest``, ``pairwise``, ``count`` and ``repeat`` pull from their inner
+``starmap``, ``filterfalse``, ``cycle``, ``zip_longest``, ``pairwise``, ``count``, ``repeat`` and ``tee`` pull from their inner
 iterators one item at a time, exactly when CPython's would: ``islice(it, 2)``
 takes two items from ``it`` and leaves the rest to whoever reads ``it`` next,
 and a predicate runs once per item, in the program's order. Each keeps the
@@ -16,9 +16,9 @@ import operator
 
 from ...errors import unsupported
 from ..containers.lists import TupleVariable
-from ..core.base import VariableTracker
+from ..core.base import BoundMethodVariable, VariableTracker
 from ..core.constant import ConstantVariable
-from ..core.exceptions import python_operation
+from ..core.exceptions import python_operation, raise_in_trace
 from ..core.iterator import IteratorVariable
 from ..core.ops import binary_op
 from .iterators import ListIteratorVariable
@@ -471,6 +471,79 @@ class PairwiseVariable(IteratorVariable):
             cg.call(1)
 
 
+class _TeeData:
+    """The buffer the iterators of one ``tee()`` share (teedataobject): every item taken from
+    the inner iterator so far, in order (CPython frees links all iterators passed: unseen)."""
+
+    def __init__(self, inner):
+        self.inner, self.items, self.done, self.running = inner, [], False, False
+
+    def item(self, tx, i):
+        """The ``i``-th item, taken from the inner iterator when no iterator read it yet."""
+        if i < len(self.items):
+            return self.items[i]
+        if self.done:
+            return None
+        if self.running:  # teedataobject_getitem: the inner iterator's next() came back here
+            raise_in_trace(RuntimeError, "cannot re-enter the tee iterator")
+        self.running = True
+        try:
+            item = self.inner.next(tx)
+        finally:
+            self.running = False
+        if item is None:
+            self.done = True
+            return None
+        self.items.append(item)
+        return item
+
+
+class TeeVariable(IteratorVariable):
+    """One iterator of ``tee(it, n)`` (tee_next): its own place in the shared buffer, so each
+    reads every item, and the inner iterator is read once per item, by the one ahead."""
+
+    py_type = type(itertools.tee(())[0])
+
+    def __init__(self, data, index=0, **kwargs):
+        super().__init__(**kwargs)
+        self.data, self.index = data, index
+
+    def next(self, tx):
+        item = self.data.item(tx, self.index)
+        if item is not None:
+            self.index += 1
+        return item
+
+    def getattr(self, tx, name):
+        if name == "__copy__":
+            return BoundMethodVariable(self, name)
+        return super().getattr(tx, name)
+
+    def call_method(self, tx, name, args, kwargs):
+        if name == "__copy__" and not args and not kwargs:  # tee_copy: same buffer, same place
+            return TeeVariable(self.data, self.index)
+        return super().call_method(tx, name, args, kwargs)
+
+    def reconstruct(self, cg):
+        unsupported("graph_output", "rebuilding an itertools.tee iterator (its buffer is shared with "
+                                    "the others of its tee() and exists only in the trace)")
+
+
+def _tee(tx, iterable, n=ConstantVariable(2)):
+    """``tee(iterable, n=2)`` (itertools_tee_impl): ``n`` iterators over one buffer; an
+    iterator that is itself a tee is the first of them and the rest are its copies."""
+    count = n.as_python_constant() if n.is_python_constant() else None
+    if type(count) is not int:
+        unsupported("operator_error", "tee() with an n that is not an int")
+    if count < 0:
+        raise_in_trace(ValueError, "n must be >= 0")
+    if count == 0:
+        return TupleVariable([])
+    it = iterable.iter(tx)
+    first = it if isinstance(it, TeeVariable) else TeeVariable(_TeeData(it))
+    return TupleVariable([first] + [TeeVariable(first.data, first.index) for _ in range(count - 1)])
+
+
 _MAX_PICKS = 10000
 
 
@@ -502,6 +575,7 @@ MODELS = {
     itertools.count: _count,
     itertools.repeat: _repeat,
     itertools.pairwise: lambda tx, iterable: PairwiseVariable(iterable.iter(tx)),
+    itertools.tee: _tee,
     itertools.combinations: _pooled(itertools.combinations),
     itertools.combinations_with_replacement: _pooled(itertools.combinations_with_replacement),
     itertools.permutations: _pooled(itertools.permutations),

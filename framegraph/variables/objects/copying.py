@@ -20,6 +20,7 @@ import copy
 
 from ...errors import unsupported
 from ...guards.sources import DictItemSource, GenericAttrSource
+from ...side_effects import DELETED
 from ..containers.dicts import ConstDictVariable
 from ..containers.lazy_dict import LazyDictVariable
 from ..containers.lists import ListVariable, TupleVariable
@@ -88,6 +89,8 @@ def _attributes(tx, obj):
     if obj.value is None:
         return dict(obj.attrs)
 
+    if any(v is DELETED for v in obj.attrs.values()):  # `del obj.name` in this trace: vars(obj.value) has it
+        unsupported("unsupported_call", f"copying {obj} after a del of one of its attributes")
     attrs = {}
     # what vars(obj)[name] is, even for a class overriding __getattribute__ or
     # shadowing an instance attribute with a class descriptor

@@ -2,8 +2,9 @@
 
 A property's deleter runs (or CPython's "has no deleter" refusal, worded by the real
 property), a Python ``__delattr__`` is inlined, an attribute the trace set on an object it
-made is dropped, and anything else is CPython's AttributeError, worded by a probe class
-(slots.py); deleting a real object's own attribute would need replaying: a break.
+made is dropped, an attribute of a real object's ``__dict__`` is marked DELETED in the
+tracker's writes (reads then miss it; the ledger replays ``del obj.name`` after the graph),
+and anything else is CPython's AttributeError, worded by a probe class (slots.py).
 """
 import types
 
@@ -13,6 +14,7 @@ from ..core import space
 from ..core.base import type_lookup
 from ..core.constant import ConstantVariable
 from ..core.exceptions import raise_in_trace
+from ...side_effects import DELETED
 from .class_attrs import class_attr
 from .slots import no_slot_message, property_refusal
 
@@ -38,7 +40,30 @@ def delete_object_attribute(tx, obj, name):
     if name in obj.attrs and obj.source is None:
         del obj.attrs[name]
         return
-    if obj.source is not None or obj.value is not None:  # the real object's own: not replayed
-        unsupported("side_effect", f"del {obj}.{name}")
+    if obj.value is not None:
+        _delete_real_attribute(tx, obj, name)
+        return
     raise_in_trace(AttributeError, no_slot_message(obj.cls.__name__, name, in_class=found, deleting=True,
                                                     has_dict=obj.cls.__dictoffset__ != 0))
+
+
+def _delete_real_attribute(tx, obj, name):
+    """``del obj.name`` of an object from outside: PyObject_GenericSetAttr drops the key of
+    its ``__dict__`` (AttributeError when absent). The real dict decides whether the name is
+    there before the frame's writes (guarded); the trace's writes decide after them."""
+    written = obj.attrs.get(name)
+    if written is DELETED:
+        raise_in_trace(AttributeError, f"'{obj.cls.__name__:.100}' object has no attribute '{name}'")
+    real = getattr(obj.value, "__dict__", None)
+    if not isinstance(real, dict) or obj.source is None:
+        unsupported("side_effect", f"del {obj}.{name} (no __dict__ to re-read)")
+    from .user_defined import instance_attr_source  # (user_defined imports this module)
+
+    present = name in real
+    tx.output.add_guard("DICT_CONTAINS", instance_attr_source(obj.source, obj.cls, "__dict__"), (name, present))
+    if written is None and not present:
+        raise_in_trace(AttributeError, f"'{obj.cls.__name__:.100}' object has no attribute '{name}'")
+    if present:
+        obj.attrs[name] = DELETED  # replayed as `del obj.name`
+    else:
+        del obj.attrs[name]  # written in this trace only: the real object never gets it

@@ -20,6 +20,7 @@ own ``__setattr__`` or a descriptor at ``k``).
 """
 from ...errors import unsupported
 from ...guards.sources import GetItemSource
+from ...side_effects import DELETED
 from ..containers.dicts import ConstDictVariable
 from ..core.base import BoundMethodVariable, VariableTracker, type_lookup
 from ..core.constant import ConstantVariable
@@ -49,7 +50,10 @@ class InstanceDictVariable(VariableTracker):
     def _written(self) -> dict:
         """{name: tracker} of the attributes the trace wrote that live in ``__dict__``."""
         writes = getattr(self.obj, "instance_dict_writes", None)
-        return writes() if writes is not None else self.obj.attrs
+        written = writes() if writes is not None else self.obj.attrs
+        if any(v is DELETED for v in written.values()):  # `del obj.name` in this trace: the view would show it
+            unsupported("side_effect", f"the __dict__ of {self.obj} after a del of one of its attributes")
+        return written
 
     def _has(self, tx, name) -> bool:
         if name in self._written():

@@ -121,6 +121,8 @@ def _guard_not_shadowed(tx, obj, cls, name):
     real = getattr(obj, "value", None)
     if obj.source is None or real is None or not isinstance(getattr(real, "__dict__", None), dict):
         return
+    if getattr(obj, "attrs", {}).get(name) is DELETED:
+        return  # `del obj.name` in this trace: deleting.py guarded what the real dict held
     tx.output.add_guard("DICT_CONTAINS", instance_attr_source(obj.source, cls, "__dict__"), (name, False))
 
 
@@ -388,7 +390,8 @@ class UserDefinedObjectVariable(ObjectIteration, VariableTracker):
 
     def _instance_attr(self, tx, name):
         if self.value is None or name in self.attrs:  # attrs: written in this trace
-            return self.attrs.get(name)
+            written = self.attrs.get(name)
+            return None if written is DELETED else written  # `del obj.name` in this trace
         d = getattr(self.value, "__dict__", None)
         if d is None or name not in d:
             return None
@@ -408,7 +411,8 @@ class UserDefinedObjectVariable(ObjectIteration, VariableTracker):
     def hasattr(self, tx, name):
         """``hasattr(obj, name)``; for an object from outside, guarded on its
         ``__dict__`` holding ``name`` or not (``obj.scale = 3.0`` later recompiles)."""
-        if name in self.attrs:
+        deleted = self.attrs.get(name) is DELETED  # `del obj.name` earlier in this trace
+        if name in self.attrs and not deleted:
             return True
         found, attr = class_attr(tx, self.cls, name)
         if found and isinstance(attr, VariableTracker):
@@ -419,7 +423,7 @@ class UserDefinedObjectVariable(ObjectIteration, VariableTracker):
             return True  # class attributes are stable (the class is guarded by identity)
         if found and isinstance(attr, types.GetSetDescriptorType) and name in ("__dict__", "__weakref__", "__class__"):
             return True  # their getters never raise (subtype_dict, subtype_getweakref, object_get_class)
-        if self.value is not None:
+        if self.value is not None and not deleted:
             if found:  # a C descriptor (a __slots__ member): only the real object knows
                 if not hasattr(self.value, name):
                     # nothing a guard re-reads stays true when the member is set later
@@ -454,7 +458,7 @@ class UserDefinedObjectVariable(ObjectIteration, VariableTracker):
         PyObject_GenericGetAttr's AttributeError in the trace, guarded on the name staying
         absent from the instance's ``__dict__`` and from the ``__dict__`` of each user class
         of the MRO (``obj.name = 1`` or ``Class.name = 1`` later make a new trace)."""
-        if self.value is not None:
+        if self.value is not None and self.attrs.get(name) is not DELETED:  # a deletion guarded it
             d = getattr(self.value, "__dict__", None)
             if not isinstance(d, dict) or self.source is None:
                 return  # __slots__, or nothing to guard: not modelled
