@@ -1,0 +1,299 @@
+"""Graph equality on the zoo: the FX graphs framegraph and torch._dynamo hand the backend, side by side.
+
+    python benchmarks/zoo_graphs.py [--only gpt2,bert] [--family decoder] [--json out.json] [--md out.md]
+    python benchmarks/zoo_graphs.py --only gpt2 --show      # print both graphs' operator lists
+
+Each model of ``benchmarks/zoo.py`` (ARCHS) runs in its own process
+(``--worker NAME``), with its default inputs under ``torch.no_grad()`` on
+one thread, once through framegraph and once through torch._dynamo, each
+with a pass-through backend that keeps the ``GraphModule`` it is given
+(what backend ``eager`` does). Per graph it records:
+
+* the call nodes (call_function / call_method / call_module) as a sequence of
+  comparable names: an operator's own name without its namespace, so that
+  ``torch.add``, ``operator.add``, ``Tensor.add`` and ``aten.add`` are all
+  ``add``; a module call is its class name;
+* the placeholders (graph inputs; parameters lifted as inputs count here)
+  and the get_attr nodes;
+* the values the output node returns.
+
+The table gives, per model, graphs, ops, inputs and outputs of each compiler
+(``fg/dyn``) and the first place where the operator sequences differ.
+Graphs are paired in the order the backend received them; where the graph
+counts differ only totals are compared. ``--json`` keeps every graph's
+operator list; ``--md`` writes the table and the summary.
+"""
+import argparse
+import difflib
+import json
+import logging
+import os
+import subprocess
+import sys
+import time
+import warnings
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+sys.path.insert(0, os.path.dirname(__file__))
+
+from zoo_parity import compare, guarded, warm_up  # noqa: E402
+
+CALLS = ("call_function", "call_method", "call_module")
+
+
+# --- one graph as comparable data ----------------------------------------------------------------
+
+def op_name(node, modules):
+    """A name for a call node that is the same for the same operator in either compiler's graph."""
+    target = node.target
+    if node.op == "call_method":
+        return target
+    if node.op == "call_module":
+        return type(modules[target]).__name__ if target in modules else str(target)
+    if isinstance(target, str):
+        return target
+    # torch.ops.aten.add.Tensor -> add; torch._C._nn.linear / F.linear -> linear; operator.add -> add
+    name = getattr(target, "__name__", None) or str(target)
+    if hasattr(target, "overloadpacket"):
+        name = target.overloadpacket.__name__
+    return name.split(".")[-1]
+
+
+def flat_outputs(node):
+    """The values an output node returns, nested tuples and dicts flattened."""
+    out = []
+
+    def walk(v):
+        if isinstance(v, (tuple, list)):
+            for x in v:
+                walk(x)
+        elif isinstance(v, dict):
+            for x in v.values():
+                walk(x)
+        else:
+            out.append(v)
+
+    walk(node.args[0] if node.args else ())
+    return out
+
+
+def describe(gm):
+    """Ops, inputs, get_attrs and outputs of one GraphModule."""
+    modules = dict(gm.named_modules())
+    nodes = list(gm.graph.nodes)
+    outputs = [o for n in nodes if n.op == "output" for o in flat_outputs(n)]
+    return {"ops": [op_name(n, modules) for n in nodes if n.op in CALLS],
+            "inputs": sum(n.op == "placeholder" for n in nodes),
+            "get_attr": sum(n.op == "get_attr" for n in nodes),
+            "outputs": len(outputs),
+            # outputs that are graph inputs returned as they are, or constants: work the graph does not do
+            "passthrough": sum(getattr(o, "op", None) == "placeholder" for o in outputs),
+            "const_outputs": sum(not hasattr(o, "op") for o in outputs)}
+
+
+class Keeper:
+    """A pass-through backend that keeps a description of every graph it is given."""
+
+    def __init__(self):
+        self.graphs = []
+
+    def __call__(self, gm, example_inputs):
+        self.graphs.append(describe(gm))
+        return gm.forward
+
+
+# --- one model, in the worker process -------------------------------------------------------------
+
+def run_framegraph(model, inputs, expected):
+    import framegraph
+
+    framegraph.reset()
+    keep = Keeper()
+    got = framegraph.compile(model, backend=keep)(**inputs)
+    return {"graphs": keep.graphs, "match": compare(got, expected)}
+
+
+def run_dynamo(model, inputs, expected):
+    import torch
+    import torch._dynamo
+
+    torch._dynamo.reset()
+    keep = Keeper()
+    got = torch.compile(model, backend=keep)(**inputs)
+    return {"graphs": keep.graphs, "match": compare(got, expected)}
+
+
+def worker(name):
+    """Both compilers' graphs of one model (its default variant), as one JSON row."""
+    import torch
+    import transformers
+
+    import zoo
+
+    transformers.logging.set_verbosity_error()
+    logging.disable(logging.WARNING)
+    warnings.filterwarnings("ignore")
+    torch.set_num_threads(1)
+    warm_up()
+    model, inputs, _ = zoo.build_arch(name)
+    row = {"model": name, "family": zoo.ARCHS[name].family}
+    with torch.no_grad():
+        expected = model(**inputs)
+        row["fg"] = guarded(run_framegraph, model, inputs, expected)
+        row["dy"] = guarded(run_dynamo, model, inputs, expected)
+    print(json.dumps(row), flush=True)
+
+
+# --- the parent: one process per model, then the table --------------------------------------------
+
+def run_all(names, timeout):
+    rows = []
+    here = os.path.abspath(__file__)
+    for name in names:
+        start = time.time()
+        try:
+            proc = subprocess.run([sys.executable, here, "--worker", name], capture_output=True, text=True,
+                                  timeout=timeout)
+            got = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+            if proc.returncode != 0 or not got:
+                got = [{"model": name, "died": f"exit {proc.returncode}: {proc.stderr[-600:]}"}]
+        except subprocess.TimeoutExpired:
+            got = [{"model": name, "died": f"timeout after {timeout} s"}]
+        rows.extend(got)
+        print(f"{name}: {time.time() - start:.0f} s; {line(got[0])}", file=sys.stderr, flush=True)
+    return rows
+
+
+def totals(side):
+    g = side["graphs"]
+    return {k: sum(x[k] if k != "ops" else len(x["ops"]) for x in g)
+            for k in ("ops", "inputs", "outputs", "get_attr", "passthrough", "const_outputs")}
+
+
+def first_difference(a, b, context=2):
+    """The first place two operator sequences differ, as 'fg [...] / dyn [...]' ('' when equal)."""
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if tag != "equal":
+            lo = max(0, i1 - context)
+            return (f"at op {i1}: fg {' '.join(a[i1:i2][:4]) or '-'} / dyn {' '.join(b[j1:j2][:4]) or '-'}"
+                    f" (after {' '.join(a[lo:i1])})")
+    return ""
+
+
+def pairs(r):
+    """(fg graph, dyn graph) pairs where the graph counts agree, else one pair of concatenations."""
+    fg, dy = r["fg"]["graphs"], r["dy"]["graphs"]
+    if len(fg) == len(dy):
+        return list(zip(fg, dy))
+    return [({"ops": [o for g in fg for o in g["ops"]]}, {"ops": [o for g in dy for o in g["ops"]]})]
+
+
+def verdict(r):
+    """'' when framegraph's graphs are no larger than torch._dynamo's, else what is larger."""
+    if "died" in r:
+        return "died"
+    if "crash" in r["fg"] or "crash" in r["dy"]:
+        return "crash"
+    bad = []
+    if len(r["fg"]["graphs"]) > len(r["dy"]["graphs"]):
+        bad.append("more graphs")
+    if any(len(a["ops"]) > len(b["ops"]) for a, b in pairs(r)):
+        bad.append("more ops")
+    if r["fg"]["match"] == "MISMATCH":
+        bad.append("mismatch")
+    return ", ".join(bad)
+
+
+def line(r):
+    if "died" in r:
+        return f"DIED {r['died'][:100]}"
+    if "crash" in r["fg"] or "crash" in r["dy"]:
+        return f"CRASH fg={r['fg'].get('crash', '')[:80]} dy={r['dy'].get('crash', '')[:80]}"
+    f, d = totals(r["fg"]), totals(r["dy"])
+    return (f"graphs {len(r['fg']['graphs'])}/{len(r['dy']['graphs'])} ops {f['ops']}/{d['ops']} "
+            f"inputs {f['inputs']}/{d['inputs']} outputs {f['outputs']}/{d['outputs']} {verdict(r)}")
+
+
+def markdown(rows):
+    head = ("| model | family | graphs fg/dyn | ops fg/dyn | inputs fg/dyn | get_attr fg/dyn | outputs fg/dyn "
+            "| first difference | problem |")
+    lines = [head, "|" + "---|" * (head.count("|") - 1)]
+    for r in rows:
+        if "died" in r or "crash" in r["fg"] or "crash" in r["dy"]:
+            lines.append(f"| {r['model']} | {r.get('family', '')} | | | | | | {line(r)[:90]} | {verdict(r)} |")
+            continue
+        f, d = totals(r["fg"]), totals(r["dy"])
+        diff = next((x for x in (first_difference(a["ops"], b["ops"]) for a, b in pairs(r)) if x), "")
+        lines.append(f"| {r['model']} | {r['family']} | {len(r['fg']['graphs'])}/{len(r['dy']['graphs'])} "
+                     f"| {f['ops']}/{d['ops']} | {f['inputs']}/{d['inputs']} | {f['get_attr']}/{d['get_attr']} "
+                     f"| {f['outputs']}/{d['outputs']} | {diff.replace('|', '/')[:110]} | {verdict(r)} |")
+    return "\n".join(lines) + "\n\n" + summary(rows)
+
+
+def summary(rows):
+    ok = [r for r in rows if "died" not in r and "crash" not in r["fg"] and "crash" not in r["dy"]]
+    at_most = [r["model"] for r in ok if not verdict(r)]
+    equal = [r["model"] for r in ok if all(a["ops"] == b["ops"] for a, b in pairs(r))
+             and len(r["fg"]["graphs"]) == len(r["dy"]["graphs"])]
+    fewer = [r["model"] for r in ok if not verdict(r) and totals(r["fg"])["ops"] < totals(r["dy"])["ops"]]
+    larger = [(r["model"], verdict(r)) for r in ok if verdict(r)]
+    broken = [r["model"] for r in rows if r not in ok]
+    text = [f"- {len(rows)} models; compared {len(ok)}: framegraph's ops per graph <= torch._dynamo's on "
+            f"{len(at_most)} (the same operator sequence on {len(equal)}, fewer ops on {len(fewer)})."]
+    text.append("- larger in framegraph: " + (", ".join(f"{m} ({v})" for m, v in larger) or "none"))
+    if broken:
+        text.append("- not compared (a crash or a dead worker): " + ", ".join(broken))
+    return "\n".join(text) + "\n"
+
+
+def show(rows):
+    """Both operator lists of every graph, side by side, for reading a difference."""
+    for r in rows:
+        if "died" in r or "crash" in r["fg"] or "crash" in r["dy"]:
+            print(r["model"], line(r))
+            continue
+        for i, (a, b) in enumerate(pairs(r)):
+            print(f"== {r['model']} graph {i}: fg {len(a['ops'])} ops, dyn {len(b['ops'])} ops")
+            for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a["ops"], b["ops"],
+                                                               autojunk=False).get_opcodes():
+                if tag != "equal":
+                    print(f"  {tag:8} fg[{i1}:{i2}] {a['ops'][i1:i2]}\n           dyn[{j1}:{j2}] {b['ops'][j1:j2]}")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", default="", help="comma-separated model names")
+    parser.add_argument("--family", default="", help="decoder, encoder, seq2seq, vision, audio, multimodal")
+    parser.add_argument("--timeout", type=int, default=300, help="seconds per model process")
+    parser.add_argument("--json", help="write every row here")
+    parser.add_argument("--md", help="write the markdown table and summary here")
+    parser.add_argument("--show", action="store_true", help="print each graph's differing operators")
+    parser.add_argument("--worker", help=argparse.SUPPRESS)
+    parser.add_argument("--from-json", help="only render a JSON written earlier")
+    args = parser.parse_args()
+    if args.worker:
+        worker(args.worker)
+        return
+    if args.from_json:
+        with open(args.from_json) as f:
+            rows = json.load(f)
+    else:
+        import zoo
+
+        names = [n for n in args.only.split(",") if n] or [
+            n for n, a in zoo.ARCHS.items() if not args.family or a.family in args.family.split(",")]
+        rows = run_all(names, args.timeout)
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump(rows, f, indent=1)
+    if args.show:
+        show(rows)
+    text = markdown(rows)
+    if args.md:
+        with open(args.md, "w") as f:
+            f.write(text)
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
