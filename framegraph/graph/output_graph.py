@@ -65,6 +65,8 @@ def _is_impure(node: torch.fx.Node) -> bool:
         return True
     if node.op == "call_function" and (node.target is _GRAD_TOGGLE or node.target in _STATE_TARGETS):
         return True
+    if node.meta.get("no_op"):  # it handed back its argument untouched: it drew nothing either
+        return False
     return _draws_random(node)
 
 
@@ -234,6 +236,9 @@ class OutputGraph:
         node_kwargs, fake_kwargs = _lower(dict(kwargs))
         if self.bodies:  # outside tensors become the body's inputs
             node_args, node_kwargs = bodies.lift_arguments(self, (node_args, node_kwargs))
+        arguments = {}
+        _tensor_arguments([args, kwargs], arguments)
+        versions = _versions(kind, target, arguments)  # before the fake run: did the op write them?
         fake = self._run_fake(kind, target, fake_args, fake_kwargs)
         node = self.graph.create_node(kind, target, tuple(node_args), node_kwargs)
         self._bind_unbacked(node, fake)
@@ -241,9 +246,7 @@ class OutputGraph:
             self.side_effects.local_mutations += 1  # an in-place tensor op (autograd_function.py checks)
         if tx is not None:  # for the `graph` log: which user line made this node
             node.meta["location"] = (tx.code.co_filename, tx.current_line())
-        arguments = {}
-        _tensor_arguments([args, kwargs], arguments)
-        return self._wrap_result(node, fake, arguments)
+        return self._wrap_result(node, fake, arguments, versions)
 
     def call_known(self, tx, kind, target, args, result) -> VariableTracker:
         """Record ``target(*args)`` whose fake result the caller made (an unbacked
@@ -344,16 +347,23 @@ class OutputGraph:
                 raise
             unsupported("operator_error", f"{_target_name(target)}: {type(e).__name__}: {e}")
 
-    def _wrap_result(self, node, fake, arguments) -> VariableTracker:
+    def _wrap_result(self, node, fake, arguments, versions=None) -> VariableTracker:
         """The tracker of an op's result. A result that is one of the op's tensor
         arguments itself (``x.add_(1)``, ``out=x``, ``x += 1``, ``x.contiguous()`` of a
         contiguous ``x``: the fake op returns the same FakeTensor, as eager returns
         the same tensor) is that argument's tracker, so ``y is x`` holds and the
-        caller gets its own object back; the node stays in the graph (impure)."""
+        caller gets its own object back. No user reads the node then; it stays in
+        the graph (impure) unless ``versions`` shows the op left that argument's
+        version counter alone: then it wrote nothing (``contiguous()``, ``to()`` of
+        the same dtype, ``dropout`` in eval mode) and dead code elimination drops
+        it, as it drops any unread pure op."""
         if isinstance(fake, torch.Tensor):
             same = arguments.get(id(fake))
             if same is not None and same._fake is fake:
-                node.meta["returns_argument"] = True  # no user reads it: keep it all the same
+                if versions is not None and versions.get(id(fake)) == _version(fake):
+                    node.meta["no_op"] = True
+                else:
+                    node.meta["returns_argument"] = True
                 return same
             return TensorVariable(node, fake)
         if isinstance(fake, (tuple, list)) and not isinstance(fake, torch.Size):
@@ -493,6 +503,36 @@ def _meta_of(value):
 
 def _target_name(target) -> str:
     return target if isinstance(target, str) else getattr(target, "__qualname__", repr(target))
+
+
+def _version(fake):
+    """A FakeTensor's version counter, None where it has none (an inference tensor)."""
+    try:
+        return fake._version
+    except RuntimeError:
+        return None
+
+
+def _versions(kind, target, arguments: dict) -> Optional[dict]:
+    """{id(fake): version} of an op's tensor arguments, or None where a version that
+    stayed the same would not prove the op wrote nothing: under inference mode
+    in-place ops bump no counter, and a function of the user's (allowed in the
+    graph) may change what a counter does not see. Every op of torch's that writes
+    a tensor's data bumps its counter, on FakeTensors too (``F.relu(x, True)``)."""
+    if torch.is_inference_mode_enabled():
+        return None
+    if kind == "call_function" and not _is_torch_callable(target):
+        return None
+    found = {key: _version(var._fake) for key, var in arguments.items()}
+    return None if None in found.values() else found
+
+
+def _is_torch_callable(target) -> bool:
+    """Is ``target`` torch's own (an operator, ``torch.*``, ``F.*``) or a builtin (``operator.add``)?"""
+    if isinstance(target, (torch._ops.OpOverload, torch._ops.OpOverloadPacket)):
+        return True
+    module = getattr(target, "__module__", None) or ""
+    return module in ("_operator", "operator", "builtins") or module.split(".")[0] == "torch"
 
 
 def _tensor_arguments(value, found: dict):
