@@ -36,17 +36,15 @@ import copy
 import difflib
 import json
 import operator
-import logging
 import os
 import subprocess
 import sys
 import time
-import warnings
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, os.path.dirname(__file__))
 
-from zoo_parity import compare, guarded, variants, warm_up  # noqa: E402
+from zoo_parity import compare, guarded, quiet_worker, variants  # noqa: E402
 
 CALLS = ("call_function", "call_method", "call_module")
 
@@ -162,15 +160,10 @@ def run_dynamo(model, inputs, expected):
 def worker(name, all_variants):
     """Both compilers' graphs of one model, one JSON row per variant (the default one only unless asked)."""
     import torch
-    import transformers
 
     import zoo
 
-    transformers.logging.set_verbosity_error()
-    logging.disable(logging.WARNING)
-    warnings.filterwarnings("ignore")
-    torch.set_num_threads(1)
-    warm_up()
+    quiet_worker()
     for cache, attn in (variants(name) if all_variants else [(None, None)]):
         model, inputs, _ = zoo.build_arch(name, attn=attn)
         if cache is not None:

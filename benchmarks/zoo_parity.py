@@ -211,18 +211,25 @@ def warm_up():
     torch._dynamo.reset()
 
 
-def worker(name, calls):
-    """Every variant of one model, as a list of rows."""
+def quiet_worker():
+    """A worker process's setting: no library chatter, one thread, both compilers warmed up."""
     import torch
     import transformers
-
-    import zoo
 
     transformers.logging.set_verbosity_error()
     logging.disable(logging.WARNING)
     warnings.filterwarnings("ignore")
     torch.set_num_threads(1)
     warm_up()
+
+
+def worker(name, calls):
+    """Every variant of one model, as a list of rows."""
+    import torch
+
+    import zoo
+
+    quiet_worker()
     rows = []
     for cache, attn in variants(name):
         model, inputs, _ = zoo.build_arch(name, attn=attn)
