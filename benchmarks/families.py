@@ -1,4 +1,4 @@
-"""Issue 28's per-family corpora: framegraph and torch._dynamo side by side, one table per family.
+"""Per-family corpora of Python constructs: framegraph and torch._dynamo side by side, one table per family.
 
     .venv/bin/python benchmarks/families.py --jobs 1 --json /tmp/families.json
     .venv/bin/python benchmarks/families.py --only send_into_started,list_iadd_unbound
@@ -37,7 +37,7 @@ constructs.CONSTRUCTS.update(PROGRAMS)
 
 
 def family_table(rows):
-    """The per-family markdown table of issue 28's "Done when"."""
+    """The per-family markdown table: programs, one-graph counts and equality with eager, per compiler."""
     lines = ["| family | programs | dynamo one graph | framegraph one graph there | dynamo graphs | "
              "framegraph graphs | equal to eager dynamo | equal to eager framegraph | framegraph hang/crash |",
              "|---|---|---|---|---|---|---|---|---|"]

@@ -1,4 +1,4 @@
-"""Per-family corpora of issue 28: small programs that do tensor work around one Python construct.
+"""Per-family corpora of Python constructs: small programs that do tensor work around one Python construct.
 
 One module per family; each program is a build function, registered with
 ``@program(FAMILY)``, that returns a ``constructs.Case`` (the function to
