@@ -101,6 +101,16 @@ def max_of_two_tensors():
 
 
 @program(F)
+def max_of_two_tensors_with_nan():
+    # CPython's max keeps the first item unless a later one compares greater: NaN
+    # compares greater than nothing, so the first sum (NaN or not) decides as eager does
+    def f(x, y):
+        m = max(x.sum(), y.sum())
+        return x * m, max(y.sum(), x.sum())
+    return case(f, torch.tensor([1.0, 2.0]), torch.tensor([float("nan"), 1.0]))
+
+
+@program(F)
 def min_with_default():
     def f(x, sizes):
         return x * min(sizes, default=1), min([], default=0)
@@ -118,6 +128,23 @@ def lru_cache_called_with_constants():
         idx = _window(3)
         return x[list(idx)] * len(_window(2))
     return case(f, torch.randn(5))
+
+
+@program(F)
+def lru_cache_holding_a_stale_entry():
+    # the cache answers with what it stored before the global changed, and counts the hit
+    state = {"scale": 2}
+
+    @functools.lru_cache(maxsize=None)
+    def factor(n):
+        return n * state["scale"]
+
+    factor(3)
+    state["scale"] = 10
+
+    def f(x):
+        return x * factor(3)
+    return case(f, torch.ones(2), observe=lambda: factor.cache_info())
 
 
 @program(F)

@@ -47,8 +47,7 @@ from .containers.dicts import ConstDictVariable, plain_key
 from .containers.lazy_dict import wrap_lazy_dict
 from .containers.lists import ListVariable, NamedTupleVariable, SizeVariable, TupleVariable
 from .containers.object_dicts import is_object_keyed, wrap_object_keyed_dict
-from .containers.sets import SetVariable
-from .containers.sets import SCALARS, same_table
+from .containers.sets import SCALARS, SetVariable, same_table
 from .core import space
 from .core.aliases import remember_object, same_object
 from .core.base import STABLE_MODULES, VariableTracker, guard_identity, type_lookup
@@ -61,6 +60,7 @@ from .objects.classes import CLASS_DECORATORS, ClassDecoratorVariable
 from .objects.copying import COPY_MODELS
 from .objects.supers import OBJECT_SLOTS, ObjectSlotVariable
 from .objects.user_defined import UserDefinedClassVariable, UserDefinedObjectVariable, bind_class_attribute
+from .subclasses.user_containers import is_user_frozenset_class, user_frozenset_of
 from .subclasses.user_dict import is_user_dict_class, wrap_user_dict
 from .subclasses.value_subclass import value_base, wrap_value_instance
 from .tensors.checkpoint import CheckpointVariable, is_checkpoint
@@ -238,10 +238,15 @@ def _refuse_own_methods(cls, base):
 
 
 def _wrap_set_subclass(tx, value, source):
-    """``class Tags(set): pass`` from outside: a set (or frozenset) whose type is the subclass."""
-    _refuse_own_methods(type(value), frozenset if isinstance(value, frozenset) else set)
+    """``class Tags(set): pass`` from outside: a set (or frozenset) whose type is the subclass;
+    a frozenset subclass with methods is the user frozenset tracker, its methods traced."""
     if getattr(value, "__dict__", None):
         unsupported("unsupported_value", f"a {type(value).__name__} with attributes of its own")
+    if isinstance(value, frozenset) and own_methods(type(value), frozenset) and is_user_frozenset_class(type(value)):
+        if source is not None:  # no attribute of its own to shadow a method
+            _guard(tx, "DICT_KEYS", AttrSource(source, "__dict__"), (dict, ()))
+        return user_frozenset_of(_wrap_set(tx, value, source))
+    _refuse_own_methods(type(value), frozenset if isinstance(value, frozenset) else set)
     return _wrap_set(tx, value, source)
 
 

@@ -35,6 +35,9 @@ def test_real_sigint_during_the_callback():
                 sum(range(1000))  # the signal is handled at the next Python instruction
             return None
 
+        # a shell that starts the suite in the background hands its children SIGINT
+        # ignored, and then Python installs no handler of its own: install it here
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         with hooked(cb):
             try:
                 f(1)

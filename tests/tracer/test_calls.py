@@ -5,7 +5,7 @@ import pytest
 import torch
 
 import framegraph
-from helpers import CountingBackend, check
+from helpers import CountingBackend, check, run_counted
 
 SCALE = 3
 
@@ -348,3 +348,74 @@ def test_lru_cache_with_arguments_the_cache_may_hold_is_a_graph_break(framegraph
     # the call runs in CPython, whose miss runs `t * factor` as a frame of its own: one
     # graph, then `+ 1` in the resume function; later calls hit the cache
     assert framegraph_trace.graphs == 2
+
+
+def test_an_lru_cache_made_in_the_frame_counts_hits_as_eager():
+    # a wrapper made in the trace starts empty, so every hit and miss is known
+    def f(x):
+        @functools.lru_cache(maxsize=4)
+        def scale(k):
+            return k * 1.5
+
+        first, again = scale(2), scale(2)
+        return x * first + again, scale.cache_info(), scale.__name__, scale.__wrapped__(4)
+
+    check(f, torch.ones(2), ops=2)
+
+
+def test_a_bounded_lru_cache_evicts_and_keeps_identity_of_hits():
+    def f(x):
+        @functools.lru_cache(maxsize=1)
+        def pick(k, *, s=1):
+            return (k, s)
+
+        a, b = pick(1), pick(1)
+        pick(2)  # evicts pick(1)
+        c = pick(1)
+        d = pick(1, s=1)  # another key: a keyword is part of it
+        return x + 1, a is b, a is c, c is d, pick.cache_info()
+
+    check(f, torch.ones(2))
+
+
+def test_cache_clear_empties_an_lru_cache_made_in_the_frame():
+    def f(x):
+        @functools.lru_cache
+        def square(n):
+            return n * n
+
+        square(3), square(3)
+        before = square.cache_info()
+        square.cache_clear()
+        return x * square(4), before, square.cache_info()
+
+    check(f, torch.ones(2))
+
+
+def test_an_empty_lru_cache_made_in_the_frame_is_returned_as_a_working_wrapper():
+    def f(x):
+        return x + 1, functools.lru_cache(maxsize=None)(lambda n: n + 1)
+
+    cnt = CountingBackend()
+    y, wrapper = framegraph.compile(f, backend=cnt, fullgraph=True)(torch.ones(2))
+    assert cnt.frame_count == 1 and torch.equal(y, torch.full((2,), 2.0))
+    assert wrapper(3) == 4 and wrapper(3) == 4
+    assert wrapper.cache_info() == functools._CacheInfo(1, 1, None, 1)
+
+
+@pytest.mark.expect_fallback("graph_output")
+def test_an_lru_cache_that_escapes_holding_entries_runs_in_cpython():
+    # its entries are objects made in the trace, which nothing outside it can put back
+    # in a new wrapper's cache: the frame runs unmodified, and says why
+    def f(x):
+        @functools.lru_cache
+        def halve(n):
+            return n / 2
+
+        halve(3)
+        return x + 1, halve
+
+    result, cnt, breaks, errors = run_counted(f, torch.ones(2))
+    assert torch.equal(result[0], torch.full((2,), 2.0)) and cnt.frame_count == 0
+    assert [e.entry.id for e in errors] == ["graph_output"] and "lru_cache" in str(errors[0])
+    assert result[1].cache_info() == functools._CacheInfo(0, 1, 128, 1) and result[1](3) == 1.5

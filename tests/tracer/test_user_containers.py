@@ -2,7 +2,7 @@
 import torch
 
 import framegraph
-from helpers import CountingBackend, assert_same, assert_same_as_eager, check
+from helpers import CountingBackend, assert_same, assert_same_as_eager, check, run_counted
 
 
 class Layers(list):
@@ -198,3 +198,94 @@ def test_a_tuple_subclass_with_methods():
 
     cnt = check(f, torch.ones(2))
     assert cnt.frame_count == 1
+
+
+class Flags(frozenset):
+    """A frozenset with a query method (a set of feature flags)."""
+
+    def has(self, tag):
+        return tag in self
+
+
+class Present(frozenset):
+    """Its own __new__ filters the items; its own __init__ records an attribute."""
+
+    def __new__(cls, items, extra=()):
+        return super().__new__(cls, [i for i in items if i] + list(extra))
+
+    def __init__(self, items, extra=()):
+        self.n = len(self)
+
+
+class Named(frozenset):
+    def __init__(self, items, name="x"):
+        self.name = name
+
+
+def assert_same_frozensets(actual, expected):
+    assert type(actual) is type(expected) and actual == expected
+    assert vars(actual) == vars(expected) if hasattr(expected, "__dict__") else True
+
+
+def test_a_frozenset_subclass_made_in_the_frame_is_one_graph():
+    def f(x):
+        tags = Flags(["train", "fp32"])
+        return x * (2 if tags.has("train") else 1), sorted(tags), "fp16" in tags
+
+    check(f, torch.ones(2))
+
+
+def test_a_frozenset_subclass_with_its_own_new_and_init():
+    def f(x):
+        present = Present(["a", "", "b"], extra=("c",))
+        named = Named("ab", name="q")
+        return x * present.n, sorted(present), named.name, type(present | {"z"}).__name__, \
+            type(present.copy()).__name__, len(present & named)
+
+    check(f, torch.ones(2))
+
+
+def test_frozenset_subclasses_returned_are_rebuilt_with_their_attributes():
+    def f(x):
+        return x + 1, Present(["a", "b"]), Named("xy", name="n"), Flags()
+
+    cnt = CountingBackend()
+    compiled = framegraph.compile(f, backend=cnt, fullgraph=True)
+    x = torch.randn(2)
+    expected, actual = f(x), compiled(x)
+    assert torch.equal(actual[0], expected[0]) and cnt.frame_count == 1
+    for got, want in zip(actual[1:], expected[1:]):
+        assert_same_frozensets(got, want)
+
+
+def test_a_frozenset_subclass_from_outside_is_read_through_its_methods():
+    def f(x, tags):
+        return x * 3 if tags.has("scale") else x, len(tags), sorted(tags)
+
+    cnt = check(f, torch.ones(2), Flags({"scale", "bias"}))
+    compiled = framegraph.compile(f, backend=cnt, fullgraph=True)
+    assert torch.equal(compiled(torch.ones(2), Flags({"bias"}))[0], torch.ones(2))  # guarded: a new graph
+
+
+def test_writing_an_attribute_of_an_outside_frozenset_subclass_breaks_the_graph():
+    # the write happens in CPython, where its effect on the instance is the real one
+    def f(x, flags):
+        y = x * 2 if flags.has("a") else x
+        flags.seen = True
+        return y + 1
+
+    flags, mirror = Flags("a"), Flags("a")
+    expected = f(torch.ones(2), mirror)
+    result, cnt, breaks, errors = run_counted(f, torch.ones(2), flags)
+    assert torch.equal(result, expected) and vars(flags) == vars(mirror) == {"seen": True}
+    assert not errors and cnt.frame_count == 2 and len(breaks) == 1
+
+
+def test_frozenset_subclass_constructor_errors_are_cpythons():
+    def f(x):
+        try:
+            Flags(["a"], ["b"])
+        except TypeError as e:
+            return x + 1, str(e)
+
+    check(f, torch.ones(2))

@@ -233,6 +233,20 @@ def _empty(kind):
     return model
 
 
+def _frozenset_new(tx, cls, *args, **kwargs):
+    """``frozenset.__new__(cls, iterable)``: what ``super().__new__(cls, members)`` in a
+    frozenset subclass's own ``__new__`` returns (frozenset_new)."""
+    target = cls.as_python_constant() if cls.is_python_constant() else None
+    if target is frozenset:
+        if kwargs or len(args) > 1:
+            raise_in_trace(TypeError, "frozenset() takes no keyword arguments" if kwargs
+                           else f"frozenset expected at most 1 argument, got {len(args)}")
+        return SetVariable(items_of(tx, args[0]) if args else [], py_type=frozenset, tx=tx)
+    if space.is_user_frozenset_class(target) and not space.is_prototype(target):
+        return space.new_user_frozenset(tx, target, args, kwargs)
+    unsupported("unsupported_call", "frozenset.__new__ of this class")
+
+
 MODELS = {
     dict.fromkeys: _fromkeys(dict),
     collections.OrderedDict.fromkeys: _fromkeys(collections.OrderedDict),
@@ -240,4 +254,5 @@ MODELS = {
     list.__new__: _empty(list),
     dict.__new__: _empty(dict),
     set.__new__: _empty(set),
+    frozenset.__new__: _frozenset_new,
 }

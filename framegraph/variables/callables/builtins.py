@@ -44,6 +44,7 @@ from ..iteration.iteration_protocol import (CallableIteratorVariable, SequenceRe
 from ..iteration.iterators import (EnumerateVariable, FilterVariable, GiveBackUnread, ListIteratorVariable, MapVariable,
                                    ZipVariable)
 from ..iteration.itertools_iters import MODELS as ITERTOOLS_MODELS
+from .lru_caches import MODELS as LRU_MODELS
 from ..tensors.tensor import TensorVariable
 from .builtin_methods import (MODELS as BUILTIN_METHOD_MODELS, DescriptorGetVariable, call_unbound,
                               is_unbound_builtin_method, joined_items)
@@ -569,6 +570,7 @@ def _object(tx, *args, **kwargs):
 BUILTINS[object] = _object
 BUILTINS.update(BUILTIN_METHOD_MODELS)
 BUILTINS.update(ITERTOOLS_MODELS)
+BUILTINS.update(LRU_MODELS)  # _lru_cache_wrapper(...) made in the trace (lru_caches.py)
 BUILTINS.update(OPERATOR_GETTER_MODELS)
 BUILTINS.update(IDENTITY_MODELS)  # id(), _thread.get_ident() (identity.py)
 BUILTINS.update(INTERPRETER_STATE_MODELS)  # sys.get_int_max_str_digits() ... (guarded)

@@ -1,4 +1,4 @@
-"""Instances of user subclasses of list and set, made in the trace (``class Layers(list)``).
+"""Instances of user subclasses of list, set and frozenset, made in the trace (``class Layers(list)``).
 
 Like ``UserDictVariable`` for dicts, each is two things at once: the builtin
 container (its items, in the ``ListVariable`` or ``SetVariable`` it extends)
@@ -8,22 +8,25 @@ bound to the tracker; one it inherits runs the builtin model. Operators of the
 builtin base return the base type (``MyList([1]) + MyList([2])`` is a plain
 ``list``, as CPython's ``list_concat`` makes it). After the graph the object
 is rebuilt from its final state without running user code:
-``cls.__new__(cls)``, the base's ``extend``/``update``, ``object.__setattr__``.
+``cls.__new__(cls)``, the base's ``extend``/``update``, ``object.__setattr__``
+(a frozenset's members go to ``cls.__new__(cls, members)``, as frozenset_new
+takes them).
 Instances from outside the frame are not modelled here.
 """
 import types
 
 from ...errors import unsupported
-from ..containers.lists import ListVariable
+from ..containers.lists import ListVariable, TupleVariable
 from ..containers.sets import SetVariable
 from ..core import space
 from ..core.base import type_lookup
 from ..core.call_shapes import check_method_shape, fits
-from ..core.constant import ConstantVariable
+from ..core.constant import ConstantVariable, items_of
+from ..core.exceptions import raise_in_trace
 from ..core.ops import dunder_name
 from .builtin_subclass import BuiltinSubclassMixin
 
-_BASES = {list: ListVariable, set: SetVariable}
+_BASES = {list: ListVariable, set: SetVariable, frozenset: SetVariable}
 _BUILTIN_BASES = frozenset(_BASES) | {object}
 
 
@@ -33,10 +36,17 @@ def _base_of(cls):
 
 @space.register
 def is_user_container_class(cls) -> bool:
-    """A Python subclass of list or set whose instances ``cls.__new__`` makes plainly."""
+    """A Python subclass of list, set or frozenset whose instances ``cls.__new__`` makes plainly."""
     base = isinstance(cls, type) and _base_of(cls)
     return bool(base) and cls is not base and cls.__new__ is base.__new__ and "__slots__" not in cls.__dict__ \
         and type(cls) is type
+
+
+@space.register
+def is_user_frozenset_class(cls) -> bool:
+    """A Python subclass of frozenset whose instances carry a ``__dict__``, whatever its ``__new__``."""
+    return isinstance(cls, type) and _base_of(cls) is frozenset and cls is not frozenset \
+        and "__slots__" not in cls.__dict__ and type(cls) is type
 
 
 def _python_override(cls, name):
@@ -75,9 +85,17 @@ class _UserContainer(BuiltinSubclassMixin):
         """The base's own method (``super().append(x)``, or one not overridden)."""
         base = self._base_tracker()
         if name == "__setattr__":
+            if self.source is not None:  # only a frozenset from outside is modelled, and only to read
+                unsupported("side_effect", f"setting an attribute of a {self.cls.__name__} from outside the frame")
             self.attrs[args[0].as_python_constant()] = args[1]
             return ConstantVariable(None)
         check_method_shape(self.cls, name, args, kwargs)  # `super().__init__(1, 2)`: CPython's TypeError
+        if name == "__init__" and _base_of(self.cls) is frozenset:  # object_init: the members came from __new__
+            if (args or kwargs) and self._override("__init__") is not None:  # excess_args, tp_init overridden
+                raise_in_trace(TypeError, "object.__init__() takes exactly one argument (the instance to initialize)")
+            return ConstantVariable(None)
+        if name == "copy" and _base_of(self.cls) is frozenset and not args:
+            return self._plain(self)  # frozenset_copy: a subclass's copy is a plain frozenset
         if name == "__init__":  # list.__init__ clears, then extends; set.__init__ the same
             if len(args) > 1 or kwargs:
                 unsupported("operator_error", f"{self.cls.__name__}() takes at most 1 argument")
@@ -174,6 +192,36 @@ class UserSetVariable(_UserContainer, SetVariable):
         return f"UserSetVariable({self.cls.__name__}, {list(self.items)!r})"
 
 
+class UserFrozenSetVariable(_UserContainer, SetVariable):
+    """An instance of a user frozenset class: its members fixed when frozenset_new made it."""
+
+    def __init__(self, cls, items=(), tx=None, **kwargs):
+        SetVariable.__init__(self, items, py_type=frozenset, tx=tx, **kwargs)
+        self._setup(cls)
+
+    def is_python_constant(self):
+        return False  # an object of a user class, with its own attributes, not a frozenset value
+
+    @staticmethod
+    def _plain(result):
+        return SetVariable(members=set(result.members), py_type=frozenset)
+
+    def reconstruct(self, cg):
+        """``frozenset.__new__(cls, members)``, then its attributes: the members a tuple,
+        added one by one, or where that would iterate otherwise a frozenset constant whose
+        table set_merge copies (as ``SetVariable.reconstruct`` chooses)."""
+        if self.source is not None:
+            return cg.load_source(self.source)
+        self.check_rebuild()
+        table = self._table_to_copy()
+        members = TupleVariable([self.var_of(m) for m in self.members]) if table is None else ConstantVariable(table)
+        cg.call_const(rebuild_user_frozenset, [ConstantVariable(self.cls), members, ConstantVariable(tuple(self.attrs))]
+                      + list(self.attrs.values()))
+
+    def __repr__(self):
+        return f"UserFrozenSetVariable({self.cls.__name__}, {list(self.items)!r})"
+
+
 _SLOTS = {
     "__getitem__": lambda base, obj, tx, key: base.getitem(obj, tx, key),
     "__setitem__": lambda base, obj, tx, key, value: base.setitem(obj, tx, key, value),
@@ -193,13 +241,43 @@ def rebuild_user_container(cls, n, names, *values):
     return obj
 
 
+def rebuild_user_frozenset(cls, members, names, *values):
+    """The real object of a user frozenset made in the trace: frozenset_new of its members
+    (not the class's own ``__new__``: that is user code), then its attributes."""
+    obj = frozenset.__new__(cls, members)
+    for name, value in zip(names, values):
+        object.__setattr__(obj, name, value)
+    return obj
+
+
 @space.register
 def new_user_container_instance(cls):
     """``list.__new__(cls)`` / ``set.__new__(cls)``: an empty instance of a user list or set class."""
     return (UserListVariable if _base_of(cls) is list else UserSetVariable)(cls)
 
 
+def user_frozenset_of(tracker):
+    """The frozenset ``tracker`` of a user frozenset class's instance from outside, as that class's tracker."""
+    made = UserFrozenSetVariable(tracker.py_type, members=tracker.members, source=tracker.source)
+    made.table_known, made.outside_order = tracker.table_known, tracker.outside_order
+    return made
+
+
+@space.register
+def new_user_frozenset(tx, cls, args, kwargs):
+    """``frozenset.__new__(cls, iterable=())`` (frozenset_new) for a user frozenset class:
+    keywords only where the class has its own ``__init__`` to take them, one iterable at most."""
+    if kwargs and _python_override(cls, "__init__") is None:
+        raise_in_trace(TypeError, "frozenset() takes no keyword arguments")
+    if len(args) > 1:
+        raise_in_trace(TypeError, f"{cls.__name__} expected at most 1 argument, got {len(args)}")
+    return UserFrozenSetVariable(cls, items_of(tx, args[0]) if args else [], tx=tx)
+
+
 @space.register
 def new_user_container(tx, cls, args, kwargs):
-    """``cls(*args, **kwargs)`` for a user list or set class: allocate, then inline ``__init__``."""
+    """``cls(*args, **kwargs)`` for a user list, set or frozenset class: allocate (a
+    frozenset takes its members there), then inline ``__init__``."""
+    if _base_of(cls) is frozenset:
+        return new_user_frozenset(tx, cls, args, kwargs).initialise(tx, args, kwargs)
     return new_user_container_instance(cls).initialise(tx, args, kwargs)
