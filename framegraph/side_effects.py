@@ -30,6 +30,7 @@ Every value a replay writes, and every mutated object itself, is stored in a
 temporary *before* any replay runs (``prepare``): values read through sources
 such as ``L['lst'][0]`` mean the state before the frame's mutations.
 """
+import collections
 import dataclasses
 from typing import Any, Dict, List, Optional
 
@@ -154,9 +155,14 @@ def _prepare_list(se, cg, m):
 
 
 def _prepare_dict(se, cg, m):
-    m.target.check_rebuild()  # the update() below hashes and compares the keys again
-    pairs = [x for pair in m.target.items.values() for x in pair]
-    return cg.materialize(m.target), cg.materialize_items(pairs, dict)
+    d = m.target
+    d.check_rebuild()  # the update() below hashes and compares the keys again
+    if not d.table_order_moved:
+        pairs = [x for pair in d.items.values() for x in pair]
+        return cg.materialize(d), cg.materialize_items(pairs, dict), None
+    # an OrderedDict that move_to_end reordered: update() in its table's order, then relinked
+    pairs = [x for h in d.table for x in d.items[h]]
+    return cg.materialize(d), cg.materialize_items(pairs, dict), cg.materialize_items(d.keys_vars(), tuple)
 
 
 def _prepare_set(se, cg, m):
@@ -197,9 +203,29 @@ def _replay_list(se, cg, m):
 
 
 def _replay_clear_update(se, cg, m):
-    obj, contents = m.temps
+    obj, contents = m.temps[:2]
     cg.call_method_of(obj, "clear", [])
     cg.call_method_of(obj, "update", [contents])
+
+
+def relink_odict(od, keys):
+    """Relink ``od``'s order list to ``keys`` (all of its keys) and leave its table as it is
+    (what move_to_end does); ``od`` back."""
+    for key in keys:
+        collections.OrderedDict.move_to_end(od, key)
+    return od
+
+
+def _replay_dict(se, cg, m):
+    _replay_clear_update(se, cg, m)
+    obj, _, order = m.temps
+    if order is not None:
+        cg.emit_op("PUSH_NULL")
+        cg.load_const(relink_odict)
+        cg.load_fast(obj)
+        cg.load_fast(order)
+        cg.call(2)
+        cg.emit_op("POP_TOP")
 
 
 def _replay_object(se, cg, m):
@@ -258,7 +284,7 @@ def _replay_cell(se, cg, m):
 _PREPARE = {"list": _prepare_list, "dict": _prepare_dict, "set": _prepare_set,
             "object": _prepare_object, "global": _prepare_global, "cell": _prepare_cell,
             "class": _prepare_class, "dict_items": _prepare_dict_items}
-_REPLAY = {"list": _replay_list, "dict": _replay_clear_update, "set": _replay_clear_update,
+_REPLAY = {"list": _replay_list, "dict": _replay_dict, "set": _replay_clear_update,
            "object": _replay_object, "global": _replay_global, "cell": _replay_cell,
            "class": _replay_class, "dict_items": _replay_dict_items}
 

@@ -42,7 +42,8 @@ class CountingBackend:
 
 
 def assert_same(actual, expected, **tol):
-    """Equal values, recursively through tuples, lists, dicts and namedtuples."""
+    """Equal values, recursively through tuples, lists, dicts (in both of an OrderedDict's
+    orders) and namedtuples."""
     if isinstance(expected, torch.Tensor):
         assert isinstance(actual, torch.Tensor), f"expected a tensor, got {type(actual).__name__}"
         torch.testing.assert_close(actual, expected, **tol)
@@ -61,6 +62,8 @@ def assert_same(actual, expected, **tol):
             assert_same(a, e, **tol)
     elif isinstance(expected, dict):
         assert type(actual) is type(expected) and list(actual) == list(expected)
+        # an OrderedDict's table too (dict's own keys()), which move_to_end leaves as it is
+        assert list(dict.keys(actual)) == list(dict.keys(expected))
         for k in expected:
             assert_same(actual[k], expected[k], **tol)
     else:

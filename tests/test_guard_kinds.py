@@ -74,6 +74,8 @@ def examples():
         # an OrderedDict listed a, b whose table holds b, a (move_to_end("b") after b, a)
         "ODICT_TABLE_ORDER": (Guard("ODICT_TABLE_ORDER", X), (collections.OrderedDict(a=1, b=2), 0),
                               (_moved_ordered_dict(), 0)),
+        "ODICT_TABLE_KEYS": (Guard("ODICT_TABLE_KEYS", X, ("b", "a")), (_moved_ordered_dict(), 0),
+                             (collections.OrderedDict(a=1, b=2), 0)),
         "IS_SAME": (Guard("IS_SAME", X, Y), (OBJ, OBJ), (OBJ, OTHER)),
         "TENSOR_MATCH": (Guard("TENSOR_MATCH", X, TensorSpec.of(torch.zeros(2))), (torch.ones(2), 0),
                          (torch.ones(3), 0)),

@@ -462,6 +462,11 @@ _KINDS = [
         "ODICT_TABLE_ORDER", 4,
         check=lambda g, v: Py("list(", Const(dict.keys), "(", v, ")) == list(", v, ")"),
         line=lambda g: f"list(dict.keys({g.source.name()})) == list({g.source.name()})"),
+    GuardKind(  # value: the keys in the table's order, for an OrderedDict whose table differs from
+        # its order list (move_to_end before the frame) and whose final state the trace replays
+        "ODICT_TABLE_KEYS", 4,
+        check=lambda g, v: Py("list(", Const(dict.keys), "(", v, ")) == ", Const(list(g.value))),
+        line=lambda g: f"list(dict.keys({g.source.name()})) == {list(g.value)!r}"),
     GuardKind(  # value: the other Source, holding the same object
         "IS_SAME", 4,
         check=lambda g, v: Py(v, " is ", Read(g.value)),

@@ -43,7 +43,7 @@ from .callables.weak_refs import wrap_weakref
 from .callables.twins import TwinFunctionVariable, has_twin
 from .callables.wrappers import (BreakingCallVariable, LruCacheVariable, grad_mode_exit, is_grad_mode_exit,
                                  wrap_framegraph_wrapper)
-from .containers.dicts import ConstDictVariable, plain_key
+from .containers.dicts import ConstDictVariable, hash_key, plain_key
 from .containers.lazy_dict import wrap_lazy_dict
 from .containers.lists import ListVariable, NamedTupleVariable, SizeVariable, TupleVariable
 from .containers.object_dicts import is_object_keyed, wrap_object_keyed_dict
@@ -253,7 +253,9 @@ def _wrap_set_subclass(tx, value, source):
 def _wrap_dict(tx, value, source):
     var = _dict_tracker(tx, value, source)
     if isinstance(value, collections.OrderedDict) and list(dict.keys(value)) != list(value):
-        var.table_order_moved = True  # move_to_end before the frame: dict's own views differ (dicts.py)
+        # move_to_end before the frame: dict's own views differ (dicts.py)
+        var.table_from_outside = tuple(dict.keys(value))
+        var.table = {hash_key(ConstantVariable(k)): None for k in var.table_from_outside}
     return var
 
 

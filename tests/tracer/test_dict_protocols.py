@@ -408,6 +408,66 @@ def test_the_table_order_of_an_ordered_dict_from_outside_is_guarded():
 
 
 
+def both_orders(od):
+    """An OrderedDict's order list and its table (what dict's own keys() iterates)."""
+    return list(od.items()), list(dict.items(od))
+
+
+def test_an_ordered_dict_reordered_in_the_frame_is_rebuilt_with_both_orders():
+    # move_to_end relinks the order list only: the table keeps insertion order, where a
+    # key popped and stored again goes to the end
+    def fn(x):
+        od = collections.OrderedDict(a=1, b=2, c=3, d=4)
+        od.move_to_end("a")
+        od.move_to_end("d", last=False)
+        od.pop("b")
+        od["b"] = 5
+        od.setdefault("e", 6)
+        od.popitem(last=False)
+        od.move_to_end("c")
+        return x + 1, od
+
+    cnt = CountingBackend()
+    y, od = framegraph.compile(fn, backend=cnt, fullgraph=True)(torch.ones(2))
+    assert cnt.frame_count == 1 and type(od) is collections.OrderedDict
+    assert both_orders(od) == both_orders(fn(torch.ones(2))[1])
+
+
+def test_an_ordered_dict_from_outside_reordered_in_the_frame_keeps_its_table():
+    def fn(x, od):
+        od.move_to_end("a")
+        od["z"] = 0
+        return x * len(od)
+
+    cnt = CountingBackend()
+    compiled = framegraph.compile(fn, backend=cnt, fullgraph=True)
+    for _ in range(2):
+        od, mirror = collections.OrderedDict(a=1, b=2), collections.OrderedDict(a=1, b=2)
+        assert_same(compiled(torch.ones(2), od), fn(torch.ones(2), mirror))
+        assert both_orders(od) == both_orders(mirror)
+    assert cnt.frame_count == 1
+
+
+def test_an_ordered_dict_reordered_before_the_frame_is_written_from_its_guarded_table():
+    # the replay writes the table in the order the trace saw it: a guard keeps that order
+    def fn(x, od):
+        od["z"] = 0
+        return x * len(od)
+
+    def moved():
+        od = collections.OrderedDict(a=1, b=2)
+        od.move_to_end("a")  # listed b, a; its table holds a, b
+        return od
+
+    cnt = CountingBackend()
+    compiled = framegraph.compile(fn, backend=cnt, fullgraph=True)
+    for make in (moved, moved, lambda: collections.OrderedDict(b=2, a=1)):
+        od, mirror = make(), make()
+        assert_same(compiled(torch.ones(2), od), fn(torch.ones(2), mirror))
+        assert both_orders(od) == both_orders(mirror)
+    assert cnt.frame_count == 2  # the last one lists b, a too, from a table in that order
+
+
 class Node:
     """Hashed and compared by identity (object's __hash__ and __eq__), like a module."""
 

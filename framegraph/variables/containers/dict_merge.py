@@ -14,7 +14,7 @@ from ..core import space
 from ..core.call_shapes import builtin_base
 from ..core.constant import ConstantVariable, items_of, wrap_constant
 from ..core.exceptions import python_operation, raise_in_trace
-from .dicts import ConstDictVariable, MERGEABLE, _DICT_METHODS, hash_key
+from .dicts import ConstDictVariable, MERGEABLE, _DICT_METHODS, hash_key, table_added
 
 
 @space.register
@@ -125,6 +125,8 @@ def store(d, h, key, value):
     pair = d.items.get(h)
     d.items[h] = (pair[0] if pair is not None else key, value)
     d.od_state += pair is None
+    if pair is None:
+        table_added(d, h)
 
 
 _DICT_METHODS["update"] = update  # dict.update, looked up by ConstDictVariable.call_method

@@ -17,6 +17,7 @@ import torch
 from ... import pyver
 from ...bytecode import create_instruction
 from ...errors import unsupported
+from ...side_effects import relink_odict
 from ..core import space
 from ..core.base import VariableTracker
 from ..core.call_shapes import STAND_INS, builtin_base, check_method_shape, fits
@@ -129,9 +130,9 @@ class ConstDictVariable(VariableTracker):
             self.items[h] = (first[0] if first is not None else k, v)
         # an OrderedDict's od_state: counts each key added or removed (its iterators check it)
         self.od_state = 0
-        # an OrderedDict whose table (what dict's own keys() iterates) may hold its keys in
-        # another order than its order list: move_to_end reorders only the list
-        self.table_order_moved = False
+        # an OrderedDict's table (what dict's own keys() iterates) in its order, once move_to_end
+        # (which relinks only the order list) may have made it differ: {hashed key: None}
+        self.table = None
         self.py_type = py_type
         self.default_factory = default_factory  # a defaultdict made in the trace
 
@@ -172,6 +173,23 @@ class ConstDictVariable(VariableTracker):
 
     def iter(self, tx):
         return self.odict_iterator() or super().iter(tx)
+
+    table_from_outside = None  # the keys of a moved table the builder read from the real OrderedDict
+
+    def check_mutable(self, what, tx=None):
+        """An OrderedDict from outside is replayed as its table and its order list after the
+        graph, both as the trace left them: from a table in the order the trace saw, guarded."""
+        if not self.mutable and tx is not None and issubclass(self.py_type, collections.OrderedDict):
+            if self.table_from_outside is not None:
+                tx.output.add_guard("ODICT_TABLE_KEYS", self.source, self.table_from_outside)
+            else:
+                tx.output.add_guard("ODICT_TABLE_ORDER", self.source)
+        super().check_mutable(what, tx)
+
+    @property
+    def table_order_moved(self):
+        """An OrderedDict whose table holds its keys in another order than its order list."""
+        return self.table is not None and list(self.table) != list(self.items)
 
     def table_view(self, tx, kind):
         """``dict.keys(d)`` (``values``, ``items``) on a dict subclass that overrides them (an
@@ -226,6 +244,8 @@ class ConstDictVariable(VariableTracker):
         # an existing key keeps its first object, as in CPython (`d[1.0] = x` with 1 in d)
         self.items[h] = (pair[0] if pair is not None else key, value)
         self.od_state += pair is None
+        if pair is None:
+            table_added(self, h)
 
     def delitem(self, tx, key):
         h = hash_key(key, tx)
@@ -236,6 +256,7 @@ class ConstDictVariable(VariableTracker):
         self.check_dropped(list(pair), "del dict item")
         self.items.pop(h)
         self.od_state += 1
+        table_removed(self, h)
 
     def getattr(self, tx, name):
         """A defaultdict's ``default_factory``; the rest of dict's attributes are its methods."""
@@ -329,6 +350,10 @@ class ConstDictVariable(VariableTracker):
         if self.py_type not in (dict, collections.OrderedDict, collections.defaultdict) or (
                 self.py_type is collections.defaultdict and self.default_factory is None):
             unsupported("graph_output", f"rebuilding a {self.py_type.__name__}")
+        if self.table_order_moved:  # both orders, as move_to_end left them
+            cg.call_const(rebuild_relinked_odict, [ConstDictVariable([self.items[h] for h in self.table]),
+                                                   TupleVariable(self.keys_vars())])
+            return
         if self.py_type is not dict:  # OrderedDict({...}), defaultdict(factory, {...})
             cg.emit(create_instruction("PUSH_NULL"))
             cg.load_const(self.py_type)
@@ -345,6 +370,23 @@ class ConstDictVariable(VariableTracker):
         return f"ConstDictVariable({list(self.items)!r})"
 
 
+def table_added(d, h):
+    """A new key ``h`` went into ``d``: dict's insertion appends it to the table."""
+    if d.table is not None:
+        d.table[h] = None
+
+
+def table_removed(d, h):
+    if d.table is not None:
+        d.table.pop(h, None)
+
+
+def rebuild_relinked_odict(table, keys):
+    """An OrderedDict whose table holds ``table``'s items in their order and whose order
+    list is ``keys``: what move_to_end in the trace left."""
+    return relink_odict(collections.OrderedDict(table), keys)
+
+
 def _is_none(value) -> bool:
     return value.is_python_constant() and value.as_python_constant() is None
 
@@ -355,17 +397,21 @@ def _get(d, tx, key, default=None):
 
 
 def _pop(d, tx, key, default=None):
-    pair = d.items.pop(hash_key(key, tx), None)
+    h = hash_key(key, tx)
+    pair = d.items.pop(h, None)
     if pair is None and default is None:
         _key_error(key)
     d.od_state += pair is not None
+    table_removed(d, h)
     return pair[1] if pair else default
 
 
 def _setdefault(d, tx, key, default=None):
     default = default or ConstantVariable(None)
     h = hash_key(key, tx)
-    d.od_state += h not in d.items
+    if h not in d.items:
+        d.od_state += 1
+        table_added(d, h)
     return d.items.setdefault(h, (key, default))[1]
 
 
@@ -381,10 +427,9 @@ def _popitem(d, tx, last=None):
     if last is not None and not issubclass(d.py_type, collections.OrderedDict):
         unsupported("operator_error", "dict.popitem() takes no arguments")
     d.od_state += 1
-    if last is None or last.as_python_constant():
-        return TupleVariable(list(d.items.popitem()[1]))
-    first = next(iter(d.items))
-    return TupleVariable(list(d.items.pop(first)))
+    h = next(reversed(d.items)) if last is None or last.as_python_constant() else next(iter(d.items))
+    table_removed(d, h)
+    return TupleVariable(list(d.items.pop(h)))
 
 
 def _move_to_end(d, tx, key, last=None):
@@ -398,9 +443,10 @@ def _move_to_end(d, tx, key, last=None):
     to_end = last is None or last.as_python_constant()
     if next(reversed(d.items) if to_end else iter(d.items)) == k:
         return  # already there: CPython leaves the order, and od_state, as they are
+    if d.table is None:  # odict_move_to_end relinks the node; the table keeps its slot
+        d.table = dict.fromkeys(d.items)
     pair = d.items.pop(k)
     d.od_state += 1
-    d.table_order_moved = True  # odict_move_to_end relinks the node; the table keeps its slot
     if to_end:
         d.items[k] = pair
     else:
@@ -410,6 +456,7 @@ def _move_to_end(d, tx, key, last=None):
 def _clear(d):
     d.od_state += bool(d.items) and pyver.ODICT_CLEAR_BUMPS_STATE  # odict_clear resets the state
     d.items.clear()
+    d.table = None
 
 
 _MUTATING = {"update", "pop", "setdefault", "clear", "popitem", "__setitem__", "__delitem__", "move_to_end",
