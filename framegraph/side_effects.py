@@ -161,7 +161,7 @@ def _prepare_dict(se, cg, m):
         pairs = [x for pair in d.items.values() for x in pair]
         return cg.materialize(d), cg.materialize_items(pairs, dict), None
     # an OrderedDict that move_to_end reordered: update() in its table's order, then relinked
-    pairs = [x for h in d.table for x in d.items[h]]
+    pairs = [x for pair in d.table_pairs() for x in pair]
     return cg.materialize(d), cg.materialize_items(pairs, dict), cg.materialize_items(d.keys_vars(), tuple)
 
 

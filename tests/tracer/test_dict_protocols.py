@@ -433,6 +433,25 @@ def test_an_ordered_dict_reordered_in_the_frame_is_rebuilt_with_both_orders():
     assert both_orders(od) == both_orders(fn(torch.ones(2))[1])
 
 
+def test_dicts_own_views_of_a_reordered_ordered_dict_iterate_its_table():
+    def fn(x, outside):
+        od = collections.OrderedDict(a=1, b=2, c=3)
+        od.move_to_end("a")
+        return (x + 1, list(dict.keys(od)), list(od), list(dict.items(outside)), list(outside),
+                repr(dict.values(od)), [k for k in dict.keys(od)])
+
+    def moved():
+        od = collections.OrderedDict(p=1, q=2)
+        od.move_to_end("p")  # listed q, p; its table holds p, q
+        return od
+
+    cnt = CountingBackend()
+    compiled = framegraph.compile(fn, backend=cnt, fullgraph=True)
+    assert_same(compiled(torch.ones(2), moved()), fn(torch.ones(2), moved()))
+    listed_the_same = collections.OrderedDict(q=2, p=1)  # and its table holds q, p: the guard fails
+    assert_same(compiled(torch.ones(2), listed_the_same), fn(torch.ones(2), listed_the_same))
+    assert cnt.frame_count == 2
+
 def test_an_ordered_dict_from_outside_reordered_in_the_frame_keeps_its_table():
     def fn(x, od):
         od.move_to_end("a")

@@ -180,10 +180,7 @@ class ConstDictVariable(VariableTracker):
         """An OrderedDict from outside is replayed as its table and its order list after the
         graph, both as the trace left them: from a table in the order the trace saw, guarded."""
         if not self.mutable and tx is not None and issubclass(self.py_type, collections.OrderedDict):
-            if self.table_from_outside is not None:
-                tx.output.add_guard("ODICT_TABLE_KEYS", self.source, self.table_from_outside)
-            else:
-                tx.output.add_guard("ODICT_TABLE_ORDER", self.source)
+            self.guard_table(tx)
         super().check_mutable(what, tx)
 
     @property
@@ -193,15 +190,25 @@ class ConstDictVariable(VariableTracker):
 
     def table_view(self, tx, kind):
         """``dict.keys(d)`` (``values``, ``items``) on a dict subclass that overrides them (an
-        OrderedDict): dict's own view, which iterates the table. The tracker holds one order,
-        the order list's; the two agree unless move_to_end moved a key (in the trace, or before
-        it for a dict from outside: then guarded to agree on later calls too)."""
-        if self.table_order_moved:
-            unsupported("unsupported_call", f"dict.{kind} on a {self.py_type.__name__} that move_to_end "
-                                            "reordered (its table keeps the insertion order)")
+        OrderedDict): dict's own view, which iterates the table. That is the order list's order
+        unless move_to_end moved a key, in the trace (``self.table``) or before it (then the
+        table the builder read, guarded for later calls)."""
         if self.source is not None:
-            tx.output.add_guard("ODICT_TABLE_ORDER", self.source)
+            self.guard_table(tx)
         return DictViewVariable(self, kind, table=True)
+
+    def guard_table(self, tx):
+        """The table of an OrderedDict from outside holds its keys as when the trace read it."""
+        if self.table_from_outside is not None:
+            tx.output.add_guard("ODICT_TABLE_KEYS", self.source, self.table_from_outside)
+        else:
+            tx.output.add_guard("ODICT_TABLE_ORDER", self.source)
+
+    def table_pairs(self):
+        """The (key, value) pairs in the table's order (dict's own iteration)."""
+        if self.table is None:
+            return list(self.items.values())
+        return [self.items[h] for h in self.table]
 
     def odict_iterator(self, reverse=False):
         """An OrderedDict's own iterator (it checks od_state), or None for other dicts."""
@@ -351,7 +358,7 @@ class ConstDictVariable(VariableTracker):
                 self.py_type is collections.defaultdict and self.default_factory is None):
             unsupported("graph_output", f"rebuilding a {self.py_type.__name__}")
         if self.table_order_moved:  # both orders, as move_to_end left them
-            cg.call_const(rebuild_relinked_odict, [ConstDictVariable([self.items[h] for h in self.table]),
+            cg.call_const(rebuild_relinked_odict, [ConstDictVariable(self.table_pairs()),
                                                    TupleVariable(self.keys_vars())])
             return
         if self.py_type is not dict:  # OrderedDict({...}), defaultdict(factory, {...})
@@ -507,7 +514,7 @@ class DictViewVariable(VariableTracker):
         super().__init__(**kwargs)
         self.dict_var, self.kind = dict_var, kind
         # `dict.keys(od)`: dict's own view of an OrderedDict, iterating its table, not its order
-        # list (the caller checked that the two agree: ``ConstDictVariable.table_view``)
+        # list (``ConstDictVariable.table_view``)
         self.table = table
 
     def python_type(self):
@@ -520,7 +527,7 @@ class DictViewVariable(VariableTracker):
         return False
 
     def unpack(self, tx=None):
-        pairs = list(self.dict_var.items.values())
+        pairs = self.dict_var.table_pairs() if self.table else list(self.dict_var.items.values())
         if self.kind == "keys":
             return [k for k, _ in pairs]
         if self.kind == "values":
