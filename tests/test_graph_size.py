@@ -49,6 +49,26 @@ def positional_in_place(x):
     return x + 1
 
 
+def test_unread_bitwise_operators_leave_no_node():
+    # operator.and_/or_ end in "_" only to dodge the keywords: they write nothing
+    def f(x, y):
+        unused = (x & y) | (x ^ y)
+        return (x | y) + 1
+
+    cnt = check(f, torch.tensor([1, 2, 3]), torch.tensor([3, 1, 2]), ops=2)
+    assert ops_of(cnt) == ["or_", "add"]
+
+
+def test_in_place_bitwise_operators_are_kept():
+    def f(x, y):
+        z = x + 0
+        z &= y
+        z |= 4
+        return x * 2
+
+    check(f, torch.tensor([1, 2, 3]), torch.tensor([3, 1, 2]), ops=4)
+
+
 def test_positional_in_place_write_is_kept():
     x = torch.randn(6)
     written = x.relu().clamp(-0.5, 0.5)

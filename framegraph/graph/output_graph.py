@@ -92,8 +92,9 @@ def _writes_in_place(node: torch.fx.Node) -> bool:
         return True
     target = node.target
     name = target if node.op == "call_method" else getattr(target, "__name__", "")
-    if node.op == "call_function" and (target is operator.setitem or target in _INPLACE_OPERATORS):
-        return True
+    if node.op == "call_function" and target in _OPERATOR_FUNCTIONS:
+        # operator's names end in "_" where they would clash with keywords: and_ or_ not_ is_
+        return target is operator.setitem or target in _INPLACE_OPERATORS
     if name in _INPLACE_DUNDERS:
         return True
     return name.endswith("_") and not name.endswith("__")
@@ -109,6 +110,8 @@ _RANDOM = {"rand", "randn", "randint", "randperm", "rand_like", "randn_like", "r
 _INPLACE_OPERATORS = {getattr(operator, n) for n in dir(operator) if n.startswith("i") and
                       n not in ("index", "indexOf", "is_", "is_not", "itemgetter", "invert", "is_none",
                                 "is_not_none")}
+_OPERATOR_FUNCTIONS = {f for n, f in vars(operator).items() if not n.startswith("_") and callable(f)
+                       and not isinstance(f, type)}
 
 
 class _QuietMetaFailures(logging.Filter):
