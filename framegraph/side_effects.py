@@ -165,9 +165,21 @@ def _prepare_dict(se, cg, m):
     return cg.materialize(d), cg.materialize_items(pairs, dict), cg.materialize_items(d.keys_vars(), tuple)
 
 
+_LONG_HISTORY = 64  # more operations than this are replayed as one refill, where that is exact
+
+
 def _prepare_set(se, cg, m):
-    m.target.check_rebuild()
-    return cg.materialize(m.target), cg.materialize_items(list(m.target.items.values()), set)
+    """The set, and either the element operations the trace did to it, each with its
+    argument (replayed in order they leave the real table as eager's), or its contents."""
+    s = m.target
+    s.check_rebuild()
+    kind = s.refill_kind() if s.history is None or len(s.history) > _LONG_HISTORY else None
+    if s.history is not None and kind is None:
+        return cg.materialize(s), [(name, None if arg is None else cg.materialize(arg))
+                                   for name, arg in s.replayed_ops()]
+    if kind is None:
+        unsupported("graph_output", "a changed set whose table clear() and update() would not rebuild")
+    return cg.materialize(s), cg.materialize_items(list(s.items.values()), kind)
 
 
 def _prepare_object(se, cg, m):
@@ -206,6 +218,14 @@ def _replay_clear_update(se, cg, m):
     obj, contents = m.temps[:2]
     cg.call_method_of(obj, "clear", [])
     cg.call_method_of(obj, "update", [contents])
+
+
+def _replay_set(se, cg, m):
+    obj, ops = m.temps
+    if isinstance(ops, str):
+        return _replay_clear_update(se, cg, m)
+    for name, arg in ops:
+        cg.call_method_of(obj, name, [] if arg is None else [arg])
 
 
 def relink_odict(od, keys):
@@ -284,7 +304,7 @@ def _replay_cell(se, cg, m):
 _PREPARE = {"list": _prepare_list, "dict": _prepare_dict, "set": _prepare_set,
             "object": _prepare_object, "global": _prepare_global, "cell": _prepare_cell,
             "class": _prepare_class, "dict_items": _prepare_dict_items}
-_REPLAY = {"list": _replay_list, "dict": _replay_dict, "set": _replay_clear_update,
+_REPLAY = {"list": _replay_list, "dict": _replay_dict, "set": _replay_set,
            "object": _replay_object, "global": _replay_global, "cell": _replay_cell,
            "class": _replay_class, "dict_items": _replay_dict_items}
 

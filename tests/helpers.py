@@ -43,7 +43,7 @@ class CountingBackend:
 
 def assert_same(actual, expected, **tol):
     """Equal values, recursively through tuples, lists, dicts (in both of an OrderedDict's
-    orders) and namedtuples."""
+    orders) and namedtuples; sets of values that hash alike in both runs in their order too."""
     if isinstance(expected, torch.Tensor):
         assert isinstance(actual, torch.Tensor), f"expected a tensor, got {type(actual).__name__}"
         torch.testing.assert_close(actual, expected, **tol)
@@ -66,8 +66,16 @@ def assert_same(actual, expected, **tol):
         assert list(dict.keys(actual)) == list(dict.keys(expected))
         for k in expected:
             assert_same(actual[k], expected[k], **tol)
+    elif isinstance(expected, (set, frozenset)) and all(_hashed_by_value(e) for e in expected):
+        assert type(actual) is type(expected) and list(actual) == list(expected), f"{actual!r} != {expected!r}"
     else:
         assert actual == expected, f"{actual!r} != {expected!r}"
+
+
+def _hashed_by_value(value) -> bool:
+    if type(value) in (tuple, frozenset):
+        return all(_hashed_by_value(v) for v in value)
+    return type(value) in (int, float, complex, str, bytes, bool, type(None))
 
 
 def check(fn, *args, fullgraph=True, frames=1, ops=None, **kwargs):

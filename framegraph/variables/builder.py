@@ -311,6 +311,7 @@ def _wrap_set(tx, value, source):
         tracker.members = set(value)
         if not same_table(tracker.members, value):  # the order as read is right until a change
             tracker.table_known, tracker.outside_order = False, tuple(value)
+    tracker.history = []  # what the trace does to the real set from here on
     return tracker
 
 

@@ -4,6 +4,8 @@ table in set(s), and grows a table one insert at a time otherwise; the trace
 does the same real operations on a real set, so loops, list() and the sets it
 returns iterate as in eager. String hashes change per process, so these run
 for whatever seed the test run has."""
+import collections
+
 import torch
 
 from helpers import assert_same, check, check_breaks
@@ -106,3 +108,60 @@ def test_a_constant_display_with_a_tuple_iterates_as_cpythons():
         return x + 1, list({0, 1, 5, (9,)}), list({"a", None, 0, (1, 2)} | {(3,)})
 
     check(display, torch.ones(2))
+
+
+def test_a_set_that_lives_across_a_break_is_rebuilt_in_the_order_it_grew():
+    # added in this order, these ints iterate 34, 37, 38, 6, 39: adding them in that order
+    # makes another table (39 before 6), and so does copying a frozenset of them
+    def grow_across_a_break(x):
+        s = set([6, 34, 39])
+        s.add(37)
+        s.add(38)
+        if x.sum() > 0:  # a break: the code after it gets s rebuilt
+            order = list(s)
+            s.add(14)
+        return x + 1, order, s
+
+    check_breaks(grow_across_a_break, lambda: (torch.ones(2),), graphs=2, breaks=1)
+
+
+def grown():
+    s = set([6, 34, 39])
+    s.add(37)
+    s.add(38)
+    return s
+
+
+def test_a_set_from_outside_gets_the_trace_s_changes_one_by_one():
+    # clear() and update() would give s a table of another size, which iterates 39 before 6
+    def change(x, s):
+        s.add(14)
+        s.discard(34)
+        s.add(2)
+        return x + 1
+
+    check_breaks(change, lambda: (torch.ones(2), grown()), graphs=1, breaks=0)
+
+
+def test_a_set_from_outside_updated_from_other_sets_gets_each_update_again():
+    def change(x, s, names):
+        s |= {1, 2}
+        s.pop()
+        s.difference_update([4, 9])
+        s.symmetric_difference_update({40, 8})
+        names &= {"weight", "bias", "eps"}
+        names.update(("scale", "shift"))
+        s.update({7: 0, 23: 1, 15: 2})  # a dict: one resize first, then its keys
+        names.update(collections.OrderedDict(mu=0, sigma=1))  # a dict subclass: iterated
+        return x + 1
+
+    check_breaks(change, lambda: (torch.ones(2), {5, 17, 4}, {"weight", "eps", "gamma", "beta"}), graphs=1, breaks=0)
+
+
+def test_a_set_from_outside_grown_in_a_loop_iterates_as_eager_s():
+    def grow(x, s):
+        for i in range(100):  # more changes than are replayed one by one: refilled instead
+            s.add(i * 7)
+        return x + 1
+
+    check_breaks(grow, lambda: (torch.ones(2), {3, 5}), graphs=1, breaks=0)

@@ -75,6 +75,23 @@ def _scalar(value) -> bool:
     return type(value) in SCALARS
 
 
+def _as_constant(operand):
+    """A constant that a set's update methods walk as they walk the real ``operand`` (a set
+    of members, a dict or keys view of them, or a list): a frozenset with its table, a dict
+    with its keys in order (update() sizes the table for a dict at once), a tuple in the
+    iteration order; None when its members are not all scalars or no frozenset made here
+    has its table."""
+    if not isinstance(operand, (set, frozenset, dict, list, type({}.keys()))):
+        return None
+    if not all(_scalar(m) for m in operand):
+        return None
+    if type(operand) is dict:
+        return dict.fromkeys(operand)
+    if not isinstance(operand, (set, frozenset)):
+        return tuple(operand)
+    return next((f for f in (frozenset(list(operand)), frozenset(operand)) if same_table(f, operand)), None)
+
+
 def _var(member, trackers):
     """The tracker of a real set's element; a constant's is made once per set
     (``trackers``: id -> (element, tracker)), so iterators see the same trackers each time."""
@@ -105,6 +122,9 @@ _METHODS = {
     "pop": True, "clear": True,
 }
 _ELEMENT_ARG = ("add", "discard", "remove")
+_UPDATES = ("update", "intersection_update", "difference_update", "symmetric_difference_update")
+# `s |= t` is set_update_internal as `s.update(t)` is, and so on for t a set
+_UPDATES_IN_PLACE = dict(zip((operator.ior, operator.iand, operator.isub, operator.ixor), _UPDATES))
 _PLAIN = {operator.ior: operator.or_, operator.iand: operator.and_, operator.isub: operator.sub,
           operator.ixor: operator.xor}
 
@@ -119,8 +139,10 @@ def _operand(tx, var):
         # of constants (a display's frozenset, tuples in it too): walked as CPython walks it;
         # set_merge copies its table, which inserting its items in iteration order may not rebuild
         return var.value
-    if isinstance(var, ConstDictVariable):
+    if isinstance(var, ConstDictVariable) and var.python_type() is dict:  # walked by its entries' hashes
         return dict.fromkeys(_member(k, tx) for k in var.keys_vars())
+    if isinstance(var, ConstDictVariable):  # a dict subclass is iterated, as any iterable
+        return [_member(k, tx) for k in var.keys_vars()]
     if isinstance(var, DictViewVariable) and var.kind == "keys":
         return dict.fromkeys(_member(k, tx) for k in var.unpack(tx)).keys()
     return [_member(v, tx) for v in items_of(tx, var)]
@@ -135,10 +157,16 @@ class SetVariable(VariableTracker):
     def __init__(self, items=(), *, py_type=set, members=None, tx=None, **kwargs):
         super().__init__(**kwargs)
         self.py_type = py_type
+        # the element operations the table saw, as (method, member or None), since it was
+        # empty (a set made in the trace) or since the trace read it (a set from outside,
+        # `history` emptied by the builder); None once another kind of change came
+        self.history = None
         if members is None:  # BUILD_SET, set(iterable): added one by one, in order
-            members = set()
+            members, self.history = set(), []
             for item in items:
-                members.add(_member(item, tx))
+                member = _member(item, tx)
+                members.add(member)
+                self.history.append(("add", member))
         self.members = members
         self._trackers = {}  # id of a constant element -> its tracker (var_of)
         # False when `members`' table need not be the real set's (a set from outside no
@@ -146,6 +174,22 @@ class SetVariable(VariableTracker):
         # the real one's as read, until a change makes it unknown
         self.table_known = True
         self.outside_order = None
+
+    @property
+    def inserted(self):
+        """The members in the order they were added, where adds (since a clear) are all the
+        table saw: BUILD_SET in that order makes the same table; else None."""
+        if self.history is None:
+            return None
+        start = max((i + 1 for i, (name, _) in enumerate(self.history) if name == "clear"), default=0)
+        order, seen = [], set()
+        for name, member in self.history[start:]:
+            if name != "add":
+                return None
+            if member not in seen:  # a second add of an equal value leaves the first one
+                seen.add(member)
+                order.append(member)
+        return order
 
     def var_of(self, member):
         """The tracker of one of ``members``."""
@@ -191,6 +235,39 @@ class SetVariable(VariableTracker):
         if not all(o.table_known for o in (self,) + operands if isinstance(o, SetVariable)):
             self.table_known, self.outside_order = False, None
 
+    def _log(self, name, real, operand=None):
+        """After ``name`` ran on the members: an element operation, or an update of one
+        operand of constants (``operand``: a constant that acts as it did, or None), goes
+        into ``history``, which replaying on the real set repeats exactly; any other
+        change ends it."""
+        if self.history is None:
+            return
+        if name in _ELEMENT_ARG:
+            self.history.append((name, real[0]))
+        elif name in ("pop", "clear"):  # pop takes what the real table holds first, as here
+            self.history.append((name, None))
+        elif name in _UPDATES and operand is not None:
+            self.history.append((name, operand))
+        else:
+            self.history = None
+
+    def replayed_ops(self):
+        """``history`` as (method, tracker of its argument or None), for the replay."""
+        return [(name, None if arg is None else ConstantVariable(arg) if name in _UPDATES else self.var_of(arg))
+                for name, arg in self.history]
+
+    def refill_kind(self):
+        """How ``s.clear(); s.update(t)`` makes this set's table again: ``t`` a set (set_merge
+        sizes the table for it at once) or a tuple (added one by one, growing as it goes), each
+        in iteration order; None when neither does."""
+        if self.table_known:
+            for kind in (set, tuple):
+                rebuilt = set()
+                rebuilt.update(kind(list(self.members)))
+                if same_table(rebuilt, self.members):
+                    return kind
+        return None
+
     def contains(self, tx, item):
         return _member(_frozen_retry(item), tx) in self.members
 
@@ -216,13 +293,16 @@ class SetVariable(VariableTracker):
         if fn in _IN_PLACE and (reflected or not issubclass(self.py_type, set)):
             fn = _PLAIN[fn]  # a frozenset's `|=` makes a new one
         a, b = (other, self) if reflected else (self, other)
+        operand = None
         if fn in _IN_PLACE:  # `s |= t`: aliases see it
             self.check_mutable(f"set {fn.__name__}", tx)
+            operand = _as_constant(b.members)  # before the change: `s -= s`
         result = fn(a.members, b.members)
         if isinstance(result, bool):  # ==, !=, <, <=, >, >=: subset and equality tests
             return ConstantVariable(result)
         if result is self.members:
             self.changed(other)
+            self._log(_UPDATES_IN_PLACE.get(fn, fn.__name__), [], operand)
             return self
         return a.copy_of(result, b)
 
@@ -247,6 +327,7 @@ class SetVariable(VariableTracker):
             real = [_member(_frozen_retry(a), tx) for a in args]
         else:
             real = [_member(a, tx) for a in args] if name in _ELEMENT_ARG else [_operand(tx, a) for a in args]
+        operand = _as_constant(real[0]) if name in _UPDATES and len(real) == 1 else None
         try:
             result = getattr(self.members, name)(*real)
         except KeyError:
@@ -257,6 +338,7 @@ class SetVariable(VariableTracker):
             raise_in_trace(TypeError, str(e))
         if mutates:
             self.changed(*args)
+            self._log(name, real, operand)
         if isinstance(result, set):
             return self.copy_of(result, *args)
         if name == "pop":
@@ -268,21 +350,22 @@ class SetVariable(VariableTracker):
         check_rebuild(_key(m) for m in self.members)
 
     def reconstruct(self, cg):
-        """BUILD_SET of the items (wrapped in frozenset() for a frozenset); for constants,
-        if that table would iterate in another order than this one, ``set(F)`` of a
-        frozenset constant, whose table set_merge copies; else a break."""
+        """BUILD_SET of the items (wrapped in frozenset() for a frozenset), in an order that
+        makes this set's table again: its iteration order, or the order they were added in;
+        for constants, else ``set(F)`` of a frozenset constant, whose table set_merge
+        copies; else a break."""
         if self.source is not None:
             return super().reconstruct(cg)
         self.check_rebuild()
         frozen = self.py_type is not set  # frozenset(...), or a subclass's: (NULL, type, set) CALL 1
-        table = self._table_to_copy()
+        order, table = self._rebuild_plan()
         if frozen:
             cg.emit(create_instruction("PUSH_NULL"))
             cg.load_const(self.py_type)
         if table is None:
-            for m in self.members:
+            for m in order:
                 cg(self.var_of(m))
-            cg.build(set, len(self.members))
+            cg.build(set, len(order))
         else:
             cg.emit(create_instruction("PUSH_NULL"))
             cg.load_const(set)
@@ -291,21 +374,22 @@ class SetVariable(VariableTracker):
         if frozen:
             cg.call(1)
 
-    def _table_to_copy(self):
-        """None when BUILD_SET rebuilds this set's order; else the frozenset whose copy does."""
+    def _rebuild_plan(self, copied=True):
+        """(the order BUILD_SET adds the members in, None), or (None, the frozenset whose
+        copy makes this set's table). ``copied``: a frozenset is made as a copy of the set
+        built (``frozenset({...})``), not by adding the members to it one by one."""
         if not self.table_known:
             unsupported("graph_output", "a set made from one whose real table the trace does not know")
+        iteration = list(self.members)
         if any(type(m) is SetMember for m in self.members):
-            return None  # objects made anew after the graph hash by new identities anyway
-        wrap = self.py_type if self.py_type is not set else (lambda t: t)
-        added = set()
-        for m in self.members:  # what BUILD_SET does: one add per item
-            added.add(m)
-        if same_table(wrap(added), self.members):
-            return None
+            return iteration, None  # objects made anew after the graph hash by new identities anyway
+        wrap = self.py_type if self.py_type is not set and copied else (lambda t: t)
+        for order in (iteration, self.inserted):
+            if order is not None and same_table(wrap(set(order)), self.members):
+                return order, None
         table = frozenset(self.members)
         if same_table(wrap(set(table)), self.members):
-            return table
+            return None, table
         unsupported("graph_output", "a set of constants whose rebuild would iterate in another order")
 
     def __repr__(self):

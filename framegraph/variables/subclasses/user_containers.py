@@ -208,13 +208,13 @@ class UserFrozenSetVariable(_UserContainer, SetVariable):
 
     def reconstruct(self, cg):
         """``frozenset.__new__(cls, members)``, then its attributes: the members a tuple,
-        added one by one, or where that would iterate otherwise a frozenset constant whose
-        table set_merge copies (as ``SetVariable.reconstruct`` chooses)."""
+        added one by one in an order that makes its table, or else a frozenset constant
+        whose table set_merge copies (as ``SetVariable.reconstruct`` chooses)."""
         if self.source is not None:
             return cg.load_source(self.source)
         self.check_rebuild()
-        table = self._table_to_copy()
-        members = TupleVariable([self.var_of(m) for m in self.members]) if table is None else ConstantVariable(table)
+        order, table = self._rebuild_plan(copied=False)
+        members = TupleVariable([self.var_of(m) for m in order]) if table is None else ConstantVariable(table)
         cg.call_const(rebuild_user_frozenset, [ConstantVariable(self.cls), members, ConstantVariable(tuple(self.attrs))]
                       + list(self.attrs.values()))
 
