@@ -138,3 +138,52 @@ def test_a_weak_reference_called_after_the_trace_dropped_its_object(framegraph_t
     expected, result, graphs = both(framegraph_trace, f, lambda: (torch.ones(2),))
     assert result[1] is expected[1] is True
     assert graphs == 1
+
+
+def test_a_local_the_rest_never_reads_holds_its_object_to_the_end(framegraph_trace):
+    # eager's frame keeps a bound local until it returns, read again or not
+    class Thing:
+        pass
+
+    def keep(x, box, probe):
+        thing = box.pop()  # from outside: handed to the resume function as it is
+        probe.watch(thing)
+        y = x * 2
+        framegraph.graph_break()
+        gc.collect()
+        return y + 1, probe.alive()
+
+    expected, result, graphs = both(framegraph_trace, keep, lambda: (torch.ones(2), [Thing()], Probe()))
+    assert result[1] == expected[1] == [True]
+    assert graphs == 2
+
+
+class Failure(Exception):
+    pass
+
+
+@framegraph.disable  # a break: the exception comes out of CPython, into the resume function's handler
+def fail_with(obj):
+    raise Failure(obj)
+
+
+def test_an_exception_caught_after_a_break_dies_when_its_handler_ends(framegraph_trace):
+    class Thing:
+        pass
+
+    def handle(x, box, probe):
+        thing = box.pop()
+        probe.watch(thing)
+        y = x * 2
+        try:
+            fail_with(thing)
+        except Failure:
+            y = y + 1
+        thing = None
+        gc.collect()  # the Failure, which held the thing, went with its handler
+        return y, probe.alive()
+
+    expected, result, graphs = both(framegraph_trace, handle, lambda: (torch.ones(2), [Thing()], Probe()))
+    assert result[1] == expected[1] == [False]
+    torch.testing.assert_close(result[0], expected[0])
+    assert graphs == 1  # x * 2: the rest, from the handler on, runs in CPython

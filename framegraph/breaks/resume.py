@@ -7,7 +7,7 @@ prefix that
 
   1. runs the prologue (COPY_FREE_VARS, MAKE_CELL, RESUME) the original had,
   2. pushes the live stack values, received as leading arguments
-     (``___stack0``, ...), and a NULL where the stack held one; an iterator
+     (``___stack0``, ...) and unbound once pushed, and a NULL where the stack held one; an iterator
      (a ``for`` loop's) arrives as a tuple of the items it had left and is
      pushed as ``iter(tuple)`` (``ITER``), so tracing the resume function
      unrolls the rest of the loop,
@@ -124,16 +124,20 @@ def _prologue(code, cell_args):
 
 
 def _push_stack(layout):
+    """Push the stack, then unbind the arguments it came in: on the stack a value lives as
+    long as the original frame kept it there (an exception being handled, a call's
+    operand), not for the rest of the resume function."""
     out = []
-    names = iter(stack_arg_names(layout))
+    names = stack_arg_names(layout)
+    pending = iter(names)
     for kind in layout:
         if kind == NULL:
             out.append(bytecode.create_instruction("PUSH_NULL"))
         else:
-            out.append(bytecode.create_load_fast(next(names)))
+            out.append(bytecode.create_load_fast(next(pending)))
             if kind == ITER:
                 out.append(bytecode.create_instruction("GET_ITER"))
-    return out
+    return out + [bytecode.create_instruction("DELETE_FAST", argval=name) for name in names]
 
 
 def _neutralise(inst):

@@ -41,7 +41,8 @@ from ..codegen.pycodegen import GRAPH_OUT
 from ..codegen.rebuild import FrameCodegen
 from ..diagnostics import logs
 from ..errors import CATALOGUE, NO_BREAK, RETRY, Entry, InternalError, Unsupported, unsupported
-from ..variables.core.base import NULL
+from ..tracer.frame import LazyVariable
+from ..variables.core.base import NULL, finalizable
 from ..variables.callables.functions import CellVariable
 from ..variables.iteration.iterators import checked_rest, remaining_items
 from ..variables.core.iterator import IteratorVariable
@@ -334,6 +335,12 @@ def _live_locals(tx, inst) -> dict:
         if name in tx.code.co_freevars or var is None:
             continue  # free variables travel in the closure; unbound ones stay unbound
         live[name] = var
+    for name in tx.code.co_varnames:
+        # a local the rest never reads is still bound in eager, holding its object until
+        # the frame returns or rebinds it: one the trace got from outside goes along
+        var = tx.symbolic_locals.get(name)
+        if name not in live and not name.startswith("___") and _kept_while_bound(var):
+            live[name] = var
     code = tx.code
     if "__class__" in code.co_freevars and code.co_argcount:  # zero-argument super() reads it
         first = code.co_varnames[0]
@@ -342,6 +349,24 @@ def _live_locals(tx, inst) -> dict:
         if var is not None and first not in live:
             live[first] = var
     return live
+
+
+def _kept_while_bound(var) -> bool:
+    """Does a local the rest never reads go to the resume function anyway? An object from
+    outside does (it costs a load; one made in the trace would cost a rebuild, and is left
+    to die at the break), unless it is a number or string, whose lifetime nothing sees and
+    whose value would only feed guards, or has a Python ``__del__``, whose run the trace of
+    the rest could not place where CPython runs it (a rebinding drops it)."""
+    if var is None or isinstance(var, CellVariable) or var.source is None:
+        return False
+    try:
+        kind = type(var.value) if isinstance(var, LazyVariable) else var.python_type()
+    except Exception:  # noqa: BLE001 - a tracker that cannot say its type stays behind
+        return False
+    return kind not in _VALUE_TYPES and not finalizable(kind)
+
+
+_VALUE_TYPES = (int, float, complex, bool, str, bytes, type(None), torch.SymInt, torch.SymFloat, torch.SymBool)
 
 
 def _contents(var):

@@ -70,7 +70,7 @@ def tp_name(cls) -> str:
     return f"{cls.__module__}.{cls.__name__}"
 
 
-def _finalizable(cls) -> bool:
+def finalizable(cls) -> bool:
     """Does ``cls`` (a user class) define ``__del__`` in Python?"""
     try:
         mro = cls.__mro__
@@ -128,7 +128,7 @@ class VariableTracker:
         drops it after the graph, not here, as CPython would (its ``__del__`` may
         change what the rest of the frame sees): stop the trace instead."""
         for var in dropped:
-            if var.source is not None and _finalizable(var.python_type()):
+            if var.source is not None and finalizable(var.python_type()):
                 FINALIZERS_DROPPED.append(what)  # the frame is run by CPython now: see collect_trace_cycles
                 unsupported("side_effect", f"{what} drops a {var.python_type().__name__}, whose __del__ "
                                            "would run at the replay instead")
