@@ -1236,6 +1236,9 @@ def compare(got, expected):
                 return f"mismatch: {where} ndarray values"
             if x != y:
                 return f"mismatch: {where} {x!r} vs {y!r}"
+            if isinstance(y, (set, frozenset)) and all(type(i) in (int, str, bytes, bool, float) for i in y) \
+                    and list(x) != list(y):  # hashed alike in both runs: the iteration order counts
+                return f"mismatch: {where} iterates {list(x)!r} vs {list(y)!r}"
     return "close" if close else "exact"
 
 

@@ -77,8 +77,13 @@ def _body(v, ids):
     if isinstance(v, torch.Tensor):
         return (ids.storage(v), v.detach())
     if isinstance(v, dict):
-        return (tuple((canon(k, ids), canon(item, ids)) for k, item in list(v.items())),)
+        body = (tuple((canon(k, ids), canon(item, ids)) for k, item in list(v.items())),)
+        if isinstance(v, collections.OrderedDict):  # its table too, which move_to_end leaves alone
+            body += (tuple(canon(k, ids) for k in dict.keys(v)),)
+        return body
     if isinstance(v, (set, frozenset)):
+        if all(_hashed_by_value(item) for item in v):  # the same hashes in both runs: the order counts
+            return (tuple(canon(item, ids) for item in v),)
         return (tuple(canon(item, ids) for item in sorted(v, key=lambda item: _sort_key(item, ids))),)
     if isinstance(v, types.ModuleType):
         return (v.__name__,)
@@ -94,6 +99,13 @@ def _body(v, ids):
     if hasattr(v, "__dict__"):  # user objects, dataclasses: their attributes
         return (canon(vars(v), ids),)
     return ()
+
+
+def _hashed_by_value(item) -> bool:
+    """Does ``item`` hash the same in the eager and the compiled run (not by identity)?"""
+    if type(item) in (tuple, frozenset):
+        return all(_hashed_by_value(i) for i in item)
+    return type(item) in _SCALARS
 
 
 def _sort_key(item, ids):
