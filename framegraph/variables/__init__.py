@@ -10,7 +10,7 @@ draws it):
     callables/    user functions, builtins and their models, partials, library calls
     tensors/      tensors, symbolic sizes, torch callables, nn.Modules, grad modes
     iteration/    the builtin iterators, itertools, generators
-    containers/   tuples, lists, dicts, sets, deques
+    containers/   tuples, lists, dicts, sets, deques, module namespaces
     core/         the tracker protocol, constants, exceptions, argument binding, the
                   generic protocols (operators, iteration, numbers, repr) and the space
 

@@ -50,14 +50,15 @@ from .containers.object_dicts import is_object_keyed, wrap_object_keyed_dict
 from .containers.sets import SCALARS, SetVariable, same_table
 from .core import space
 from .core.aliases import remember_object, same_object
-from .core.base import STABLE_MODULES, VariableTracker, guard_identity, type_lookup
+from .core.base import VariableTracker, guard_identity
 from .core.call_shapes import own_methods
 from .core.constant import (CONSTANT_TYPES, ConstantVariable, is_constant_value, is_struct_sequence,
                             wrap_constant)
-from .core.exceptions import EXC_INFO_MODELS, raise_python_error
+from .core.exceptions import EXC_INFO_MODELS
 from .iteration.iterators import ChangedSize, wrap_changed_size
 from .objects.classes import CLASS_DECORATORS, ClassDecoratorVariable
 from .objects.copying import COPY_MODELS
+from .containers.modules import PythonModuleVariable
 from .objects.supers import OBJECT_SLOTS, ObjectSlotVariable
 from .objects.user_defined import UserDefinedClassVariable, UserDefinedObjectVariable, bind_class_attribute
 from .subclasses.user_containers import is_user_frozenset_class, user_frozenset_of
@@ -76,67 +77,6 @@ from .tensors.transforms import TRANSFORMS, JvpVariable, TransformVariable, VjpV
 from .tensors.torch_fn import TRACE_TIME, TorchFunctionVariable, is_disallowed, is_graph_callable, is_shape_hint
 # Every floor, so that what each registers in the space is there before any trace runs.
 from . import callables, containers, core, iteration, objects, subclasses, tensors  # noqa: F401
-
-# Modules whose attributes are assumed stable (not guarded).
-
-
-class PythonModuleVariable(VariableTracker):
-    """A Python module object (``torch``, ``torch.nn.functional``, ``math``)."""
-
-    def __init__(self, module, **kwargs):
-        super().__init__(**kwargs)
-        self.module = module
-        self.identity = module
-
-    def python_type(self):
-        return types.ModuleType
-
-    def as_python_constant(self):
-        return self.module
-
-    def _tracked_dict(self, tx):
-        """The tracker of this module's ``__dict__`` if the trace reached it (and may
-        have changed it: ``mod.__dict__.update(k=v)``); the module's attributes are
-        that dict's items, so reads must see its writes before they are replayed."""
-        return tx.output.aliases.tracker_of(self.module.__dict__)
-
-    def getattr(self, tx, name):
-        tracked = self._tracked_dict(tx)
-        if tracked is not None and name != "__dict__":
-            key = ConstantVariable(name)
-            if tracked.contains(tx, key):
-                return tracked.getitem(tx, key)
-            unsupported("unsupported_attribute", f"module {self.module.__name__} has no {name!r}")
-        try:
-            value = getattr(self.module, name)
-        except AttributeError as e:
-            self._missing(tx, name, e)
-        source = AttrSource(self.source, name) if self.source is not None else None
-        stable = self.module.__name__.split(".")[0] in STABLE_MODULES
-        return wrap_value(tx, value, source, guard=not stable)
-
-    def _missing(self, tx, name, error):
-        """No ``name``: CPython's AttributeError (the real one's message) in the trace, as
-        ``hasattr`` answers False; guarded on the name staying out of the module's
-        ``__dict__``, unless the module is one whose contents are taken as they are."""
-        stable = self.module.__name__.split(".")[0] in STABLE_MODULES
-        if not stable:
-            if self.source is None or "__getattr__" in self.module.__dict__:
-                unsupported("unsupported_attribute", f"module {self.module.__name__} has no {name!r}")
-            tx.output.add_guard("DICT_CONTAINS", AttrSource(self.source, "__dict__"), (name, False))
-        raise_python_error(error, f"module {self.module.__name__}")
-
-    def hasattr(self, tx, name):
-        if type_lookup(type(self.module), name)[0]:
-            return True  # the module type's own (__class__, __dict__): not in the module's dict
-        tracked = self._tracked_dict(tx)
-        if tracked is not None:
-            return tracked.contains(tx, ConstantVariable(name))
-        return hasattr(self.module, name)
-
-    def __repr__(self):
-        return f"PythonModuleVariable({self.module.__name__})"
-
 
 @space.register
 class EnumVariable(ConstantVariable):

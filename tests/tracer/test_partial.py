@@ -176,6 +176,26 @@ def test_partial_read_only_members_and_missing_attributes(framegraph_trace):
     assert framegraph_trace.graphs == 1
 
 
+def test_missing_attribute_of_a_partial_subclass_raises_in_the_trace(framegraph_trace):
+    outside = Bound(capture, 1)
+
+    def f(x):
+        out = []
+        for p in (Bound(capture, 2), outside):
+            try:
+                p.__name__
+            except AttributeError as e:
+                out.append(str(e))
+        return x + 1, out
+
+    compiled = framegraph.compile(f, backend="eager", fullgraph=True)
+    assert_same(compiled(torch.ones(2)), f(torch.ones(2)))
+    outside.__name__ = "named"  # its __dict__ now has it: the guard makes a new trace
+    assert_same(compiled(torch.ones(2)), f(torch.ones(2)))
+    assert len(compiled(torch.ones(2))[1]) == 1
+    assert framegraph_trace.graphs == 2
+
+
 def test_non_string_keywords_of_a_partial_raise_at_the_call(framegraph_trace):
     def f(x):
         p = functools.partial(capture)

@@ -9,7 +9,6 @@ functions on constants) and every argument is a constant.
 import abc
 import builtins
 import collections
-import itertools
 import math
 import operator
 import struct
@@ -22,12 +21,12 @@ import torch
 
 from ...errors import unsupported
 from ..containers.deques import make_deque
-from ..containers.lists import ListVariable, NamedTupleVariable, SizeVariable, SliceVariable, TupleVariable
+from ..containers.lists import ListVariable, SizeVariable, SliceVariable
 from ..containers.mapping_proxy import make_mapping_proxy
 from ..containers.sorting import minmax as _minmax, sorted_items
 from ..core import space
 from ..core.base import CallableVariable, VariableTracker, known_type, tp_name, type_lookup
-from ..core.call_shapes import (STAND_INS, builtin_base, check_function_shape, fits, own_methods,
+from ..core.call_shapes import (STAND_INS, builtin_base, check_function_shape, fits,
                                 real_signature_rejects, real_stand_in)
 from ..core.constant import ConstantVariable, is_constant_value, items_of, wrap_constant
 from ..core.exceptions import (TracedException, is_exception_class, make_exception, python_operation,
@@ -49,7 +48,7 @@ from ..tensors.tensor import TensorVariable
 from .builtin_methods import (MODELS as BUILTIN_METHOD_MODELS, DescriptorGetVariable, call_unbound,
                               is_unbound_builtin_method, joined_items)
 from .constructors import collection as _collection, defaultdict_model as _defaultdict, dict_model as _dict
-from .constructors import ordered_dict_model as _ordered_dict, scalar as _scalar
+from .constructors import ordered_dict_model as _ordered_dict, scalar as _scalar, tuple_new
 from .evaluation import compile_model, eval_model
 from .identity import MODELS as IDENTITY_MODELS
 from .operator_getters import MODELS as OPERATOR_GETTER_MODELS
@@ -516,14 +515,6 @@ BUILTINS[eval] = eval_model  # of a constant expression, in the frame's namespac
 BUILTINS[compile] = compile_model
 
 
-def _product(tx, *iterables, repeat=ConstantVariable(1)):
-    """``itertools.product``: every combination of the (finite, known) iterables, in order."""
-    pools = [it.unpack(tx) for it in iterables] * repeat.as_python_constant()
-    return ListIteratorVariable([TupleVariable(list(combo)) for combo in itertools.product(*pools)],
-                                kind=itertools.product)
-
-
-BUILTINS[itertools.product] = _product
 BUILTINS[delattr] = lambda tx, obj, name: delete_attribute(tx, obj, name.as_python_constant())
 
 
@@ -538,25 +529,7 @@ def _vars(tx, *args):
 BUILTINS[vars] = _vars
 
 
-def _tuple_new(tx, cls, iterable=None):
-    """``tuple.__new__(cls, iterable)``: what a namedtuple's generated ``__new__`` (and
-    ``super().__new__(cls, ...)`` in a subclass's own) returns."""
-    klass = cls.as_python_constant()
-    items = iterable.unpack(tx) if iterable is not None else []
-    if klass is tuple:
-        return TupleVariable(items)
-    if isinstance(klass, type) and issubclass(klass, tuple) and hasattr(klass, "_fields"):
-        return NamedTupleVariable(items, klass)
-    if isinstance(klass, type) and issubclass(klass, tuple) and type(klass) is type and not space.is_prototype(klass):
-        if own_methods(klass, tuple):
-            return NamedTupleVariable(items, klass)  # a tuple subclass with methods (its __new__ calling tuple's)
-        made = TupleVariable(items)  # `class Key(tuple): pass`: a tuple of that type
-        made.py_type = klass
-        return made
-    unsupported("unsupported_call", f"tuple.__new__({klass!r})")
-
-
-BUILTINS[tuple.__new__] = _tuple_new
+BUILTINS[tuple.__new__] = tuple_new
 BUILTINS[weakref.ref] = make_weakref
 
 

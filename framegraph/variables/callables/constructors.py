@@ -10,9 +10,10 @@ import collections
 
 from ...errors import unsupported
 from ..containers.dicts import ConstDictVariable
-from ..containers.lists import ListVariable, TupleVariable
+from ..containers.lists import ListVariable, NamedTupleVariable, TupleVariable
 from ..containers.sets import SetVariable
 from ..core import space
+from ..core.call_shapes import own_methods
 from ..core.constant import ConstantVariable, items_of, wrap_constant
 from ..core.exceptions import python_operation, raise_in_trace
 from ..core.interpreter_state import guard_digit_limit
@@ -112,3 +113,21 @@ def scalar(kind):
             result = kind(*real)
         return wrap_constant(result)
     return model
+
+
+def tuple_new(tx, cls, iterable=None):
+    """``tuple.__new__(cls, iterable)``: what a namedtuple's generated ``__new__`` (and
+    ``super().__new__(cls, ...)`` in a subclass's own) returns."""
+    klass = cls.as_python_constant()
+    items = iterable.unpack(tx) if iterable is not None else []
+    if klass is tuple:
+        return TupleVariable(items)
+    if isinstance(klass, type) and issubclass(klass, tuple) and hasattr(klass, "_fields"):
+        return NamedTupleVariable(items, klass)
+    if isinstance(klass, type) and issubclass(klass, tuple) and type(klass) is type and not space.is_prototype(klass):
+        if own_methods(klass, tuple):
+            return NamedTupleVariable(items, klass)  # a tuple subclass with methods (its __new__ calling tuple's)
+        made = TupleVariable(items)  # `class Key(tuple): pass`: a tuple of that type
+        made.py_type = klass
+        return made
+    unsupported("unsupported_call", f"tuple.__new__({klass!r})")

@@ -59,6 +59,7 @@ from .functions import UserFunctionVariable, UserMethodVariable
 
 
 _UNREAD = object()
+_GENERIC = object.__getattribute__  # a slot wrapper: the C lookup, no user code
 
 
 class PartialVariable(VariableTracker):
@@ -113,6 +114,8 @@ class PartialVariable(VariableTracker):
             tx.output.add_guard("DICT_CONTAINS", source, (name, True))
             return tx.wrap(self.outside_dict[name], GetItemSource(source, name))
         if self.source is not None:  # reading its __dict__ would create it
+            if not self._hooks_lookup() and self.hasattr(tx, name) is False:
+                self.missing_attribute(tx, name)  # raises, guarded, where it can
             unsupported("unsupported_attribute", f"{self.cls.__name__}.{name}")
         if name == "__dict__":
             return self._instance_dict()
@@ -210,6 +213,11 @@ class PartialVariable(VariableTracker):
         present = name in self.outside_dict
         tx.output.add_guard("DICT_CONTAINS", source, (name, present))
         return present
+
+    def _hooks_lookup(self) -> bool:
+        """A class of the MRO defines ``__getattr__`` or ``__getattribute__``: the lookup is user code."""
+        return any(not isinstance(klass.__dict__.get(hook, _GENERIC), types.WrapperDescriptorType)
+                   for klass in self.cls.__mro__ for hook in ("__getattr__", "__getattribute__"))
 
     def _dict_source(self):
         """Where a guard reads the ``__dict__`` of this partial from outside (None if it has none)."""

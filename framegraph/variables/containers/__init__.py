@@ -1,6 +1,7 @@
-"""Containers: tuples, lists, slices, ranges, dicts, sets, deques and their views and merges.
+"""Containers: tuples, lists, slices, ranges, dicts, sets, deques and their views and merges;
+Python modules, as the namespaces of their attributes.
 """
 # Every module is loaded with its family, so that what it registers in the space is there
 # before any trace runs.
-from . import (deques, dict_merge, dicts, lazy_dict, lists, mapping_proxy, object_dicts, sets, sorting,
-               traced_keys)  # noqa: F401
+from . import (deques, dict_merge, dicts, lazy_dict, lists, mapping_proxy, modules, object_dicts, sets,
+               sorting, traced_keys)  # noqa: F401

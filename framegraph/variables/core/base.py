@@ -62,6 +62,12 @@ def known_type(var):
 _HEAPTYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class statement's class
 
 
+def is_heap_type(cls) -> bool:
+    """``Py_TPFLAGS_HEAPTYPE``: a class made by a class statement or ``type()`` (its
+    attributes can be set; its slots call Python code), not a static C type."""
+    return bool(cls.__flags__ & _HEAPTYPE)
+
+
 def tp_name(cls) -> str:
     """``Py_TYPE(o)->tp_name``, as CPython's TypeErrors name a type: a class statement's
     ``__name__``; a C type's full name (``collections.OrderedDict``) unless a builtin."""

@@ -15,7 +15,7 @@ import operator
 
 from ...errors import unsupported
 from . import space
-from .base import VariableTracker, guard_identity, known_type, tp_name, type_lookup
+from .base import VariableTracker, guard_identity, is_heap_type, known_type, tp_name, type_lookup
 from .call_shapes import real_stand_in
 from .constant import ConstantVariable, wrap_constant
 from .exceptions import ExceptionVariable, TracedException, python_operation, raise_in_trace
@@ -81,7 +81,8 @@ def binary_op(tx, fn, a: VariableTracker, b: VariableTracker, written=None) -> V
                 return var
         return wrap_constant(result)
     tried = False
-    for x, y, reflected in ((a, b, False), (b, a, True)):
+    order = ((a, b, False), (b, a, True))
+    for x, y, reflected in (order[::-1] if _reflected_first(fn, a, b) else order):
         slot = getattr(x, "binop", None)
         if slot is None and _immutable_const(x) and isinstance(y, space.ValueSubclassVariable):
             slot = _constant_slot(x.as_python_constant())
@@ -96,6 +97,23 @@ def binary_op(tx, fn, a: VariableTracker, b: VariableTracker, written=None) -> V
         return _FALLBACK_COMPARE[fn](tx, a, b)
     _raise_if_refused(written or fn, a, b)
     unsupported("unsupported_value", f"{getattr(fn, '__name__', fn)}({a}, {b})")
+
+
+def _reflected_first(fn, a, b) -> bool:
+    """CPython asks the right operand first when its type is a proper subclass of the
+    left's that can answer differently: ``binary_op1`` when its reflected slot is
+    another (``1 + MyInt(2)`` calls ``MyInt.__radd__`` first), ``do_richcompare``
+    whenever the subclass has a comparison (``0 == MyInt(2)`` calls ``MyInt.__eq__``).
+    A comparison both types inherit from one C type answers alike either way round,
+    so it keeps the plain order; a Python one is called with the subclass as self."""
+    if fn in _NOT_INPLACE:
+        return False  # `a += b` asks a.__iadd__ first; its fallback `a + b` applies the rule
+    ta, tb = known_type(a), known_type(b)
+    if not (isinstance(ta, type) and isinstance(tb, type)) or ta is tb or not issubclass(tb, ta):
+        return False
+    name = dunder_name(fn, reflected=True)
+    overrides = type_lookup(tb, name)[1] is not type_lookup(ta, name)[1]
+    return overrides or (fn in _SWAPPED and is_heap_type(ta))
 
 
 _UNKNOWN = object()

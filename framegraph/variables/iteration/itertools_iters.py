@@ -560,7 +560,15 @@ def _pooled(fn):
     return model
 
 
+def _product(tx, *iterables, repeat=ConstantVariable(1)):
+    """``itertools.product``: every combination of the (finite, known) iterables, in order."""
+    pools = [it.unpack(tx) for it in iterables] * repeat.as_python_constant()
+    return ListIteratorVariable([TupleVariable(list(combo)) for combo in itertools.product(*pools)],
+                                kind=itertools.product)
+
+
 MODELS = {
+    itertools.product: _product,
     itertools.chain: lambda tx, *iterables: ChainVariable(ListIteratorVariable(iterables)),
     itertools.chain.from_iterable: lambda tx, iterables: ChainVariable(iterables.iter(tx)),
     itertools.islice: _islice,

@@ -39,7 +39,7 @@ from ...side_effects import DELETED
 from ...side_effects import ledger
 from ..callables.functions import BaseUserFunctionVariable
 from ..core import space
-from ..core.base import BoundMethodVariable, STABLE_MODULES, VariableTracker
+from ..core.base import BoundMethodVariable, STABLE_MODULES, VariableTracker, is_heap_type
 from ..core.constant import ConstantVariable, is_constant_value
 from ..core.exceptions import raise_in_trace
 from .metaclasses import call_meta, meta_attribute
@@ -117,7 +117,7 @@ def type_setattr(tx, class_var, name, value):
     if writes is None:  # a class from outside: replayed after the graph
         if class_var.source is None:
             unsupported("side_effect", f"setting {cls.__name__}.{name}: the class cannot be re-read")
-        if not cls.__flags__ & (1 << 9):  # Py_TPFLAGS_HEAPTYPE: CPython's TypeError, not modelled
+        if not is_heap_type(cls):  # CPython's TypeError, not modelled
             unsupported("unsupported_attribute", f"setting {cls.__name__}.{name} of an immutable type")
         se = ledger(tx)
         if se is None:

@@ -68,7 +68,7 @@ from ..callables.functions import NestedUserFunctionVariable, UserFunctionVariab
 from ..callables.trace_time import OpaqueConstantVariable, is_pure_class_getitem
 from ..core import space
 from ..core.aliases import remember_cell
-from ..core.base import CallableVariable, guard_identity
+from ..core.base import CallableVariable, guard_identity, is_heap_type
 from ..core.constant import is_constant_value
 from ..core.exceptions import python_operation
 from .class_attrs import rebuild_writes, share_overlay
@@ -124,9 +124,6 @@ def _fixed_object(var):
     return None
 
 
-_HEAPTYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class whose attributes can be set
-
-
 def _held_as_is(value) -> bool:
     """May the class hold ``value`` (a class attribute, a field's default) for every call?
     Its reads through the class are not guarded, so it must not change: a constant, a
@@ -135,7 +132,7 @@ def _held_as_is(value) -> bool:
             types.FunctionType, types.BuiltinFunctionType, types.GenericAlias, types.UnionType,
             getattr(typing, "_Final", ()))):
         return True
-    return isinstance(value, type) and not value.__flags__ & _HEAPTYPE
+    return isinstance(value, type) and not is_heap_type(value)
 
 
 def _pure_operand(value) -> bool:

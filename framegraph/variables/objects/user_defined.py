@@ -438,20 +438,9 @@ class UserDefinedObjectVariable(ObjectIteration, VariableTracker):
                 return True
         if isinstance(type_lookup(self.cls, "__getattr__")[1], types.FunctionType):
             return None  # the answer is whatever user code decides
-        if not self._guard_class_lacks(tx, name) or not self._guard_class_lacks(tx, "__getattr__"):
+        if not guard_class_lacks(self, tx, name) or not guard_class_lacks(self, tx, "__getattr__"):
             return None  # a class that cannot be re-read: the lookup is traced
         return False
-
-    def _guard_class_lacks(self, tx, name) -> bool:
-        """Guard ``name`` staying out of each user class of the MRO (``Class.name = 1``
-        later makes a new trace); False where a class cannot be re-read."""
-        class_var = getattr(self, "class_var", None)
-        cls_source = TypeSource(self.source) if self.source is not None else getattr(class_var, "source", None)
-        if cls_source is None and not getattr(class_var, "rebuilt", False):
-            if space.is_prototype(self.cls):
-                return True  # made in this trace: nothing outside it changes the class
-            cls_source = ConstSource.of(self.cls)  # an object read without a source: its class, held
-        return space.guard_absent(tx, self.cls, cls_source, class_var, name)
 
     def missing_attribute(self, tx, name):
         """No ``name`` on the class, in the instance dict, nor from ``__getattr__``: raise
@@ -464,7 +453,7 @@ class UserDefinedObjectVariable(ObjectIteration, VariableTracker):
                 return  # __slots__, or nothing to guard: not modelled
             tx.output.add_guard("DICT_CONTAINS", instance_attr_source(self.source, self.cls, "__dict__"),
                                 (name, False))
-        if not self._guard_class_lacks(tx, name):
+        if not guard_class_lacks(self, tx, name):
             return  # a class that cannot be re-read: not modelled
         raise_in_trace(AttributeError, f"'{self.cls.__name__:.100}' object has no attribute '{name}'")
 
@@ -591,3 +580,16 @@ class UserDefinedObjectVariable(ObjectIteration, VariableTracker):
 
     def __repr__(self):
         return f"UserDefinedObjectVariable({self.cls.__name__})"
+
+
+def guard_class_lacks(var, tx, name) -> bool:
+    """Guard ``name`` staying out of each user class of the MRO of ``var``'s class
+    (``Class.name = 1`` later makes a new trace); False where a class cannot be re-read.
+    ``var`` is an instance tracker: a user object's, or a partial's (partials.py)."""
+    class_var = getattr(var, "class_var", None)
+    cls_source = TypeSource(var.source) if var.source is not None else getattr(class_var, "source", None)
+    if cls_source is None and not getattr(class_var, "rebuilt", False):
+        if space.is_prototype(var.cls):
+            return True  # made in this trace: nothing outside it changes the class
+        cls_source = ConstSource.of(var.cls)  # an object read without a source: its class, held
+    return space.guard_absent(tx, var.cls, cls_source, class_var, name)

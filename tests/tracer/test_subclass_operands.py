@@ -1,0 +1,89 @@
+"""The right operand goes first when its type is a subclass of the left's.
+
+CPython's binary operators and comparisons give a subclass the first word:
+``1 + MyInt(2)`` asks ``MyInt.__radd__`` before ``int.__add__``, and
+``base == derived`` asks the derived class's ``__eq__`` first. Containment
+(``x in range(3)``, ``x in [0, 1]``) compares each item with ``item == x``, so
+an int subclass that says it equals everything is found everywhere.
+"""
+import torch
+
+from helpers import check
+
+
+class Base:
+    def __eq__(self, other):
+        return ("Base.__eq__", self is other_base)
+
+    def __lt__(self, other):
+        return "Base.__lt__"
+
+    def __gt__(self, other):
+        return "Base.__gt__"
+
+    def __add__(self, other):
+        return "Base.__add__"
+
+    def __radd__(self, other):
+        return "Base.__radd__"
+
+
+class Derived(Base):
+    def __eq__(self, other):
+        return "Derived.__eq__"
+
+    def __gt__(self, other):
+        return "Derived.__gt__"
+
+    def __radd__(self, other):
+        return "Derived.__radd__"
+
+
+class Inherits(Base):
+    """Overrides nothing: its comparison still runs first, with it as ``self``."""
+
+
+class EqualsAll(int):
+    def __eq__(self, other):
+        return True
+
+    __hash__ = int.__hash__
+
+
+class Reflects(int):
+    def __radd__(self, other):
+        return "Reflects.__radd__"
+
+
+other_base = Base()
+
+
+def test_a_subclass_of_the_left_operands_class_answers_first():
+    base, derived, inherits = Base(), Derived(), Inherits()
+
+    def f(x):
+        return (x + 1, base == derived, derived == base, base < derived, base + derived,
+                other_base == inherits, base + inherits, Base() == Derived(), Base() + Derived())
+
+    check(f, torch.ones(2))
+
+
+def test_an_int_subclass_is_asked_before_int():
+    outside = Reflects(2)
+
+    def f(x):
+        return x + 1, 1 + Reflects(2), 1 + outside, 0 == EqualsAll(5), 1.0 == EqualsAll(5), 2 + EqualsAll(5)
+
+    check(f, torch.ones(2))
+
+
+def test_containment_compares_each_item_with_the_subclass_first():
+    outside = EqualsAll(11)
+
+    def f(x):
+        made = EqualsAll(11)
+        return (x + 1, made in range(10), made in list(range(10)), made in (0, 1), outside in range(10),
+                outside in [0, 1], 1.0 in range(3), True in range(3))
+
+    assert f(torch.ones(2))[1:] == (True,) * 7
+    check(f, torch.ones(2))
