@@ -4,7 +4,9 @@ CPython's binary operators and comparisons give a subclass the first word:
 ``1 + MyInt(2)`` asks ``MyInt.__radd__`` before ``int.__add__``, and
 ``base == derived`` asks the derived class's ``__eq__`` first. Containment
 (``x in range(3)``, ``x in [0, 1]``) compares each item with ``item == x``, so
-an int subclass that says it equals everything is found everywhere.
+an int subclass that says it equals everything is found everywhere. A list
+has no number slot, so ``x += obj`` asks ``obj.__radd__`` before the list
+extends itself.
 """
 import torch
 
@@ -86,4 +88,30 @@ def test_containment_compares_each_item_with_the_subclass_first():
                 outside in [0, 1], 1.0 in range(3), True in range(3))
 
     assert f(torch.ones(2))[1:] == (True,) * 7
+    check(f, torch.ones(2))
+
+
+class Joins:
+    """Iterable, and answers ``list + self`` itself."""
+
+    def __iter__(self):
+        return iter((7, 8))
+
+    def __radd__(self, other):
+        return ("Joins.__radd__", len(other))
+
+    def __rmul__(self, other):
+        return "Joins.__rmul__"
+
+
+def test_a_reflected_operator_answers_before_a_list_extends_itself():
+    def f(x):
+        joined, repeated, extended, doubled = [1], [2], [3], [4]
+        joined += Joins()     # the list has no number slot: Joins.__radd__ first
+        repeated *= Joins()
+        extended += (7, 8)    # a tuple has none either: the list extends itself
+        doubled *= 2
+        return x + 1, joined, repeated, extended, doubled, [0] + Joins(), [1] + list(Joins())
+
+    assert f(torch.ones(2))[1] == ("Joins.__radd__", 1)
     check(f, torch.ones(2))

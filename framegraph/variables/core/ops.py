@@ -12,6 +12,7 @@ for ``-x``, ``~x``, ``+x``.
 """
 import collections
 import operator
+import types
 
 from ...errors import unsupported
 from . import space
@@ -80,6 +81,10 @@ def binary_op(tx, fn, a: VariableTracker, b: VariableTracker, written=None) -> V
             if type(value) is tuple and result is value:
                 return var
         return wrap_constant(result)
+    if fn in _SEQUENCE_INPLACE:
+        result = _number_slot_before_sequence(tx, fn, a, b)
+        if result is not None:
+            return result
     tried = False
     order = ((a, b, False), (b, a, True))
     for x, y, reflected in (order[::-1] if _reflected_first(fn, a, b) else order):
@@ -97,6 +102,29 @@ def binary_op(tx, fn, a: VariableTracker, b: VariableTracker, written=None) -> V
         return _FALLBACK_COMPARE[fn](tx, a, b)
     _raise_if_refused(written or fn, a, b)
     unsupported("unsupported_value", f"{getattr(fn, '__name__', fn)}({a}, {b})")
+
+
+# In-place operators that list, bytearray and deque answer with a sequence slot
+# (sq_inplace_concat, sq_inplace_repeat), which PyNumber_InPlaceAdd tries only
+# after both operands' number slots.
+_SEQUENCE_INPLACE = {operator.iadd: "__radd__", operator.imul: "__rmul__"}
+
+
+def _number_slot_before_sequence(tx, fn, a, b):
+    """``x += obj`` for a list ``x``: a Python ``__radd__`` of ``obj``'s class answers
+    before the list extends itself (``binary_iop1``: the list has no number slot);
+    None where the sequence slot decides."""
+    ta, tb = known_type(a), known_type(b)
+    if not (isinstance(ta, type) and isinstance(tb, type) and issubclass(ta, (list, bytearray, collections.deque))):
+        return None
+    plain = _NOT_INPLACE[fn]
+    if any(isinstance(type_lookup(ta, name)[1], types.FunctionType)
+           for name in (dunder_name(fn), dunder_name(plain))):
+        return None  # the class's own Python slot goes first: the usual order
+    if not isinstance(type_lookup(tb, _SEQUENCE_INPLACE[fn])[1], types.FunctionType) or getattr(b, "binop", None) is None:
+        return None
+    result = b.binop(tx, plain, a, True)
+    return None if _is_not_implemented(result) else result
 
 
 def _reflected_first(fn, a, b) -> bool:
