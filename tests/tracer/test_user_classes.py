@@ -482,6 +482,28 @@ def test_numeric_conversions_go_through_the_classes_dunders():
     check(f, torch.ones(2))
 
 
+class Position:
+    def __index__(self):
+        return 1
+
+
+outside_position = Position()
+
+
+def test_an_object_with_index_subscripts_every_sequence():
+    """list, tuple, str, bytes and range subscripts, slice bounds, ``insert``, ``pop``
+    and ``index`` read a position through the class's ``__index__``."""
+    def f(x):
+        items = [1, 2, 3]
+        read = (items[Position()], items[outside_position], (1, 2)[Position()], "abc"[Position()],
+                b"xy"[outside_position], range(5)[Position()], items[Position():], "abc"[:Position()])
+        items.insert(Position(), 9)
+        popped = items.pop(outside_position)
+        return x + popped, read, items, [5, 6, 7].index(6, Position())
+
+    check(f, torch.ones(2))
+
+
 def test_a_class_with_only_getitem_is_iterated_by_index():
     """The old sequence protocol: ``obj[0]``, ``obj[1]``, ... until IndexError (or
     StopIteration), one call per item, lazily: ``in`` stops at the first match."""

@@ -14,10 +14,11 @@ from ...errors import unsupported
 from ..core.base import BoundMethodVariable
 from ..core.call_shapes import check_method_shape, fits
 from ..core.constant import ConstantVariable, items_of
+from ..core.number_protocol import sequence_index
 from ..core.exceptions import raise_in_trace
 from ..core.iterator import IteratorVariable, resume_iterator
 from ..core.ops import compare
-from .lists import BaseListVariable, ListVariable, _index
+from .lists import BaseListVariable, ListVariable
 
 _ITERATOR_TYPE = type(iter(collections.deque()))
 
@@ -52,22 +53,26 @@ class DequeVariable(BaseListVariable):
             self.items.pop()
 
     def getitem(self, tx, key):
-        index = _index(key)
+        return self.items[self._position(tx, key)]
+
+    def setitem(self, tx, key, value):
+        index = self._position(tx, key)
+        self._changed(tx, "__setitem__")
+        self.items[index] = value
+
+    def delitem(self, tx, key):
+        index = self._position(tx, key)
+        self._changed(tx, "__delitem__")
+        del self.items[index]
+
+    def _position(self, tx, key) -> int:
+        """deque_item's index: an int (``__index__`` read once) within the deque."""
+        index = sequence_index(tx, key)
         if not isinstance(index, int):
             raise_in_trace(TypeError, f"sequence index must be integer, not '{type(index).__name__}'")
         if not -len(self.items) <= index < len(self.items):
             raise_in_trace(IndexError, "deque index out of range")
-        return self.items[index]
-
-    def setitem(self, tx, key, value):
-        self.getitem(tx, key)  # the same checks
-        self._changed(tx, "__setitem__")
-        self.items[_index(key)] = value
-
-    def delitem(self, tx, key):
-        self.getitem(tx, key)
-        self._changed(tx, "__delitem__")
-        del self.items[_index(key)]
+        return index
 
     def getattr(self, tx, name):
         if name == "maxlen":
@@ -120,7 +125,7 @@ def _pop(end):
 
 
 def _rotate(d, tx, n=ConstantVariable(1)):
-    k = _index(n)
+    k = sequence_index(tx, n)
     if d.items:
         k %= len(d.items)
         d.items[:] = d.items[-k:] + d.items[:-k] if k else d.items
@@ -129,7 +134,7 @@ def _rotate(d, tx, n=ConstantVariable(1)):
 def _insert(d, tx, i, value):
     if d.maxlen is not None and len(d.items) >= d.maxlen:
         raise_in_trace(IndexError, "deque already at its maximum size")
-    d.items.insert(_index(i), value)
+    d.items.insert(sequence_index(tx, i), value)
 
 
 def _remove(d, tx, value):

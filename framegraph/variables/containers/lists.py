@@ -18,6 +18,7 @@ from ..core.base import BoundMethodVariable, VariableTracker, known_type, type_l
 from ..core.call_shapes import STAND_INS, builtin_base, check_method_shape, fits
 from ..core.constant import ConstantVariable, items_of, wrap_constant
 from ..core.exceptions import python_operation, raise_in_trace
+from ..core.number_protocol import sequence_index
 from ..core.ops import _NOT_INPLACE, binary_op, compare, dunder_name, is_identical
 from ..core.reprs import sequence_repr
 from .sorting import list_sort
@@ -80,12 +81,6 @@ def _sequence_order(tx, fn, a, b):
     return ConstantVariable(fn(len(a.items), len(b.items)))
 
 
-def _index(key: VariableTracker):
-    if not key.is_python_constant():
-        unsupported("unsupported_value", f"sequence index {key}")
-    return key.as_python_constant()
-
-
 @space.register
 class BaseListVariable(VariableTracker):
     """Shared behaviour of every sequence of item trackers."""
@@ -125,7 +120,7 @@ class BaseListVariable(VariableTracker):
         return type(self)(items)
 
     def getitem(self, tx, key):
-        index = _index(key)
+        index = sequence_index(tx, key)
         if isinstance(index, slice):
             with python_operation(f"{self}[{index!r}]"):  # a zero step raises ValueError
                 items = self.items[index]
@@ -206,7 +201,7 @@ class BaseListVariable(VariableTracker):
     def call_method(self, tx, name, args, kwargs):
         check_method_shape(self.python_type(), name, args, kwargs)
         if name == "index" and not kwargs and 1 <= len(args) <= 3:
-            return self._index_of(tx, args[0], [_index(a) for a in args[1:]])
+            return self._index_of(tx, args[0], [sequence_index(tx, a) for a in args[1:]])
         if name == "count" and not kwargs and len(args) == 1:
             return ConstantVariable(sum(is_identical(x, args[0]) or compare(tx, "==", x, args[0]).truth(tx)
                                         for x in list(self.items)))
@@ -422,7 +417,7 @@ class ListVariable(BaseListVariable):
     # what CPython's raises on the list: a bad index, a slice of another size, a str index.
     def setitem(self, tx, key, value):
         self.check_mutable("list item assignment", tx)
-        index = _index(key)
+        index = sequence_index(tx, key)
         if isinstance(index, slice) and value.is_python_constant() and isinstance(value.as_python_constant(), (
                 int, float, complex, bool, type(None))):  # not iterable: the real list's TypeError, worded
             with python_operation("list item assignment"):  # by this CPython ("can only assign an iterable")
@@ -436,7 +431,7 @@ class ListVariable(BaseListVariable):
 
     def delitem(self, tx, key):
         self.check_mutable("del list item", tx)
-        index = _index(key)
+        index = sequence_index(tx, key)
         with python_operation("list item deletion"):
             del list(self.items)[index]
         old = self.items[index]
@@ -458,13 +453,13 @@ class ListVariable(BaseListVariable):
 
 
 def _insert(lst, tx, i, v):
-    index = _index(i)
+    index = sequence_index(tx, i)
     with python_operation("list.insert"):  # a str index: CPython's TypeError
         lst.items.insert(index, v)
 
 
 def _pop(lst, tx, i=None):
-    index = -1 if i is None else _index(i)
+    index = -1 if i is None else sequence_index(tx, i)
     with python_operation("list.pop"):  # an empty list, an index out of range: the same IndexError
         return lst.items.pop(index)
 
@@ -601,7 +596,7 @@ class RangeVariable(BaseListVariable):
         return bool(self.value)
 
     def getitem(self, tx, key):
-        index = _index(key)
+        index = sequence_index(tx, key)
         with python_operation(f"range index {index!r}"):
             item = self.value[index]
         return wrap_constant(item)

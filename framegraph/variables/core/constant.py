@@ -92,7 +92,8 @@ class ConstantVariable(VariableTracker):
         return super().unpack(tx)
 
     def getitem(self, tx, key):
-        index = key.as_python_constant()
+        index = space.sequence_index(tx, key) if isinstance(self.value, (str, bytes, tuple, range)) \
+            else key.as_python_constant()
         with space.python_operation(f"{self.value!r}[{index!r}]"):
             item = self.value[index]
         return wrap_constant(item)

@@ -53,6 +53,21 @@ def converts_here(obj, kind) -> bool:
     return all(_python_dunder(obj, name) for name in present)  # a C slot (numpy's) is not modelled
 
 
+@space.register
+def sequence_index(tx, key):
+    """The int or slice a sequence subscript ``key`` stands for: a constant, or a user
+    object whose class defines ``__index__`` (``PyNumber_AsSsize_t``, what list, tuple,
+    str and range subscripts call), also as a slice's bound (``_PyEval_SliceIndex``)."""
+    if key.is_python_constant():
+        return key.as_python_constant()
+    if _python_dunder(key, "__index__") is not None:
+        return as_index(tx, key)
+    if isinstance(key, space.SliceVariable):
+        return slice(*(sequence_index(tx, part) if _python_dunder(part, "__index__") is None
+                       else as_index(tx, part) for part in key.items))
+    unsupported("unsupported_value", f"sequence index {key}")
+
+
 def as_index(tx, obj) -> int:
     """``PyNumber_Index(obj)``: ``__index__``, which must return an int."""
     if _python_dunder(obj, "__index__") is None:
