@@ -4,7 +4,7 @@ Each feature writes a few statements of a program into a `fuzz._Gen` (it is
 bound as a method of it): module and object `__dict__`, OrderedDict
 reordering, keyword merging, the identity of tensors through in-place ops,
 tensors as set members and dict keys, namedtuple and dataclass subclasses,
-builtin and itertools iterators. A feature that makes a value whose type or
+builtin and itertools iterators, operators between builtins and user classes. A feature that makes a value whose type or
 identity matters puts it in `gen.extras`, which the program returns, so the
 comparison (`fuzz_compare.py`) checks its type, its identity relations and,
 for an iterator, its position. `FEATURES` gives each feature's probability
@@ -260,5 +260,74 @@ def _iterators(self, indent, depth):
         self.emit(indent, f"lst.append(list(itertools.islice({it}, 5)))")
 
 
+_OPERANDS = """class Base:
+    def __eq__(self, other): return ('Base.eq', type(other).__name__)
+    def __lt__(self, other): return 'Base.lt'
+    def __gt__(self, other): return 'Base.gt'
+    def __add__(self, other): return 'Base.add'
+    def __radd__(self, other): return 'Base.radd'
+    def __repr__(self): return type(self).__name__
+    __hash__ = object.__hash__
+
+class Derived(Base):
+    def __eq__(self, other): return NotImplemented if isinstance(other, int) else 'Derived.eq'
+    def __gt__(self, other): return 'Derived.gt'
+    def __radd__(self, other): return 'Derived.radd'
+
+class Inherits(Base):
+    pass
+
+class EqualsAll(int):
+    def __eq__(self, other): return True
+    __hash__ = int.__hash__
+
+class Reflects(int):
+    def __radd__(self, other): return 'Reflects.radd'
+    def __rmul__(self, other): return 'Reflects.rmul'
+    def __lt__(self, other): return 'Reflects.lt'
+
+class Words(str):
+    def __radd__(self, other): return 'Words.radd'
+    def __eq__(self, other): return 'Words.eq'
+    __hash__ = str.__hash__
+
+class Joins:
+    def __iter__(self): return iter((7, 8))
+    def __radd__(self, other): return ('Joins.radd', len(other))
+    def __repr__(self): return 'Joins'
+
+class Position:
+    def __index__(self): return 1
+    def __repr__(self): return 'Position'
+"""
+
+_OPERAND_EXPRS = ["1", "2.5", "'ab'", "[1, 2]", "(1, 2)", "Base()", "Derived()", "Inherits()", "EqualsAll(3)",
+                  "Reflects(2)", "Words('ab')", "Joins()", "Position()", "True", "None"]
+_OPERATIONS = ["{a} + {b}", "{a} * {b}", "{a} == {b}", "{a} != {b}", "{a} < {b}", "{a} > {b}", "{a} in [0, 1, 2]",
+               "{a} in range(4)", "{a} in ('ab', 1)", "[5, 6, 7][{a}]", "'xyz'[{a}:]", "divmod({a}, {b})"]
+
+
+def _operators(self, indent, depth):
+    """Binary operators, comparisons, ``in`` and subscripts between builtins and user
+    classes: which operand answers first (a subclass's reflected method), NotImplemented,
+    ``__index__``, in-place operators on lists, CPython's TypeErrors."""
+    self.define("Base", _OPERANDS)
+    a, b = (self.rng.choice(_OPERAND_EXPRS) for _ in range(2))
+    if self.rng.random() < 0.2:
+        a = self.rng.choice(self.tensors)
+    inplace = self.rng.random() < 0.25
+    r = self.fresh("r")
+    self.emit(indent, "try:")
+    if inplace:
+        self.emit(indent + 1, f"{r} = {a}")
+        self.emit(indent + 1, f"{r} {self.rng.choice(['+=', '*='])} {b}")
+    else:
+        self.emit(indent + 1, f"{r} = {self.rng.choice(_OPERATIONS).format(a=a, b=b)}")
+    self.emit(indent, "except (TypeError, IndexError, ZeroDivisionError) as e:")
+    self.emit(indent + 1, f"{r} = str(e)")
+    _maybe_break(self, indent, 0.15)
+    self.emit(indent, f"lst.append({r})")
+
+
 FEATURES = {_dunder_dict: 0.06, _odict: 0.05, _kwmerge: 0.05, _inplace_identity: 0.06, _tensor_keys: 0.05,
-            _records: 0.06, _iterators: 0.07}
+            _records: 0.06, _iterators: 0.07, _operators: 0.06}

@@ -115,3 +115,45 @@ def test_a_reflected_operator_answers_before_a_list_extends_itself():
 
     assert f(torch.ones(2))[1] == ("Joins.__radd__", 1)
     check(f, torch.ones(2))
+
+
+class Words(str):
+    def __eq__(self, other):
+        return "Words.__eq__"
+
+    def __radd__(self, other):
+        return "Words.__radd__"
+
+    __hash__ = str.__hash__
+
+
+def test_a_str_or_bytes_concatenates_only_after_the_other_operands_number_slot():
+    def f(x):
+        return x + 1, "ab" + Reflects(2), b"a" + Reflects(3), "ab" * Reflects(2), "ab" + Words("c")
+
+    assert f(torch.ones(2))[1:3] == ("Reflects.__radd__", "Reflects.__radd__")
+    check(f, torch.ones(2))
+
+
+def test_a_tensor_declines_a_str_subclass_and_its_dunder_answers():
+    def f(x):
+        return (x + 1, x == Words("ab"), x != Words("ab"), Words("ab") == x, x + Words("ab"),
+                EqualsAll(1) == x, x == EqualsAll(1), Base() == x)
+
+    out = f(torch.ones(2))
+    assert out[1] == out[3] == "Words.__eq__" and out[5] is True
+    check(f, torch.ones(2))
+
+
+def test_an_in_place_operator_refused_names_itself():
+    def f(x):
+        out = []
+        for left, right in ((2.5, None), (1, "a"), ((1,), [2])):
+            try:
+                left += right
+            except TypeError as e:
+                out.append(str(e))
+        return x + 1, out
+
+    assert "for +=: 'float' and 'NoneType'" in f(torch.ones(2))[1][0]
+    check(f, torch.ones(2))

@@ -69,19 +69,22 @@ def binary_op(tx, fn, a: VariableTracker, b: VariableTracker, written=None) -> V
     """``fn(a, b)`` for an operator ``fn`` (``written``: the in-place one the code used,
     when ``a += b`` is being answered as ``a + b``)."""
     if _is_tensor(a) or _is_tensor(b) or space.sym_operands(a, b):  # sizes stay symbolic (symint.py)
+        result = _user_dunder_beside_tensor(tx, fn, a, b)
+        if result is not None:
+            return result
         if not _is_tensor(a):  # `n += t` with n not a tensor: int.__iadd__ does not exist, add
             fn = _NOT_INPLACE.get(fn, fn)
         return tx.output.call_function(tx, fn, [a, b], {})
     if _immutable_const(a) and _immutable_const(b):
         x, y = a.as_python_constant(), b.as_python_constant()
-        result = _fold_value(_NOT_INPLACE.get(fn, fn), x, y)
+        result = _fold_value(fn, x, y)  # an in-place operator on immutables: the plain one, its own message
         # CPython hands back an operand itself where it can (``t * 1``, ``t + ()`` for
         # an exact tuple): so do we, keeping the operand's identity and its source
         for value, var in ((x, a), (y, b)):
             if type(value) is tuple and result is value:
                 return var
         return wrap_constant(result)
-    if fn in _SEQUENCE_INPLACE:
+    if fn in _SEQUENCE_SLOTS:
         result = _number_slot_before_sequence(tx, fn, a, b)
         if result is not None:
             return result
@@ -104,27 +107,58 @@ def binary_op(tx, fn, a: VariableTracker, b: VariableTracker, written=None) -> V
     unsupported("unsupported_value", f"{getattr(fn, '__name__', fn)}({a}, {b})")
 
 
-# In-place operators that list, bytearray and deque answer with a sequence slot
-# (sq_inplace_concat, sq_inplace_repeat), which PyNumber_InPlaceAdd tries only
-# after both operands' number slots.
-_SEQUENCE_INPLACE = {operator.iadd: "__radd__", operator.imul: "__rmul__"}
+# + and * of the builtin sequences are sequence slots (sq_concat, sq_repeat and their
+# in-place forms), which PyNumber_Add and friends try only after both operands'
+# number slots: here the dunders a class statement gives number slots with.
+_SEQUENCE_SLOTS = {
+    operator.add: ("__add__", "__radd__"), operator.iadd: ("__add__", "__radd__", "__iadd__"),
+    operator.mul: ("__mul__", "__rmul__"), operator.imul: ("__mul__", "__rmul__", "__imul__"),
+}
+_SEQUENCES = (str, bytes, list, tuple, bytearray, collections.deque)
 
 
 def _number_slot_before_sequence(tx, fn, a, b):
-    """``x += obj`` for a list ``x``: a Python ``__radd__`` of ``obj``'s class answers
-    before the list extends itself (``binary_iop1``: the list has no number slot);
+    """``seq + obj``, ``seq * obj`` and their in-place forms for a builtin sequence ``seq``
+    without a number slot: a Python ``__radd__``/``__rmul__`` of ``obj``'s class answers
+    before the sequence concatenates or repeats (``'ab' * MyInt(2)``, ``lst += obj``);
     None where the sequence slot decides."""
     ta, tb = known_type(a), known_type(b)
-    if not (isinstance(ta, type) and isinstance(tb, type) and issubclass(ta, (list, bytearray, collections.deque))):
+    if not (isinstance(ta, type) and isinstance(tb, type) and issubclass(ta, _SEQUENCES)):
         return None
-    plain = _NOT_INPLACE[fn]
-    if any(isinstance(type_lookup(ta, name)[1], types.FunctionType)
-           for name in (dunder_name(fn), dunder_name(plain))):
-        return None  # the class's own Python slot goes first: the usual order
-    if not isinstance(type_lookup(tb, _SEQUENCE_INPLACE[fn])[1], types.FunctionType) or getattr(b, "binop", None) is None:
+    names = _SEQUENCE_SLOTS[fn]
+    if any(name in klass.__dict__ for klass in ta.__mro__ if is_heap_type(klass) for name in names):
+        return None  # the class has a number slot of its own: the usual order
+    plain = _NOT_INPLACE.get(fn, fn)
+    if not _python_dunder(b, names[1]) or getattr(b, "binop", None) is None:
         return None
     result = b.binop(tx, plain, a, True)
     return None if _is_not_implemented(result) else result
+
+
+def _python_dunder(var, name) -> bool:
+    kind = known_type(var)
+    return isinstance(kind, type) and name is not None and isinstance(type_lookup(kind, name)[1], types.FunctionType)
+
+
+def _user_dunder_beside_tensor(tx, fn, a, b):
+    """A Python dunder that answers before the tensor's: the left operand's own
+    (``MyStr('a') == t`` asks ``MyStr.__eq__`` first), or the right operand's reflected
+    one where the tensor declines, as it does any str or bytes (``t == MyStr('a')``).
+    None where the tensor's operator decides."""
+    if not _is_tensor(a) and getattr(a, "binop", None) is not None:
+        for op in dict.fromkeys((fn, _NOT_INPLACE.get(fn, fn))):  # `a += t`: __iadd__, then __add__
+            if _python_dunder(a, dunder_name(op)):
+                result = a.binop(tx, op, b, False)
+                if not _is_not_implemented(result):
+                    return result
+    plain = getattr(b, "plain", None)
+    if _is_tensor(a) and isinstance(plain, (str, bytes)) and getattr(b, "binop", None) is not None:
+        op = _NOT_INPLACE.get(fn, fn)
+        if _python_dunder(b, dunder_name(op, reflected=True)):
+            result = b.binop(tx, op, a, True)
+            if not _is_not_implemented(result):
+                return result
+    return None
 
 
 def _reflected_first(fn, a, b) -> bool:
