@@ -1,15 +1,18 @@
 """Guard kinds as records: every kind checks, reads aloud and explains itself, and
 guard functions are written from structured checks (golden text)."""
 import collections
+import math
 import sys
 import types
 
 import pytest
 import torch
 
+import framegraph
 from framegraph.guards.compile import CompiledGuard
 from framegraph.guards.kinds import KINDS, Guard, GuardKind, HookDicts, TensorSpec, global_state
 from framegraph.guards.sources import AttrSource, GetItemSource, GlobalSource, LocalSource
+from helpers import CountingBackend
 
 X, Y = LocalSource("x"), LocalSource("y")
 OBJ, OTHER = object(), object()
@@ -153,3 +156,31 @@ def test_module_globals_sit_behind_a_version_tag_and_reader_values_are_star_argu
 
 def _module_fn(m):  # its globals are this module's: torch, no len
     pass
+
+
+@pytest.mark.parametrize("value, alike, unlike", [
+    (0.0, 0.0, -0.0),
+    (-0.0, -0.0, 0.0),
+    (float("nan"), float("nan"), 0.0),
+    (complex(0.0, -0.0), complex(0.0, -0.0), 0j),
+    ((1, 2.5), (1, 2.5), (True, 2.5)),
+    ((0.0, "a"), (0.0, "a"), (-0.0, "a")),
+    (frozenset({1, "a"}), frozenset({"a", 1}), frozenset({True, "a"})),
+])
+def test_a_constant_matches_only_a_value_no_program_can_tell_apart(value, alike, unlike):
+    """``==`` is looser than sameness for a zero's sign, a NaN, and the types inside a tuple."""
+    compiled = CompiledGuard([Guard("CONSTANT_MATCH", X, value)], ("x", "y"))
+    assert compiled(FN, alike, 0) is True
+    assert compiled(FN, unlike, 0) is False
+
+
+def test_a_float_argument_of_another_zero_sign_recompiles():
+    def f(x, s):
+        return x * math.copysign(1.0, s)
+
+    cnt = CountingBackend()
+    compiled = framegraph.compile(f, backend=cnt, dynamic=False, fullgraph=True)
+    x = torch.ones(2)
+    assert compiled(x, 0.0).tolist() == [1.0, 1.0]
+    assert compiled(x, -0.0).tolist() == [-1.0, -1.0]
+    assert cnt.frame_count == 2

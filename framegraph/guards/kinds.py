@@ -172,7 +172,37 @@ def _constant_check(g, v):
     value = g.value
     if value is None or isinstance(value, (bool, torch.dtype, type(Ellipsis))):
         return Py(v, " is ", Const(value))
+    if not _equal_is_exact(value):
+        return Py(Const(same_constant), "(", v, ", ", Const(value), ")")
     return Py("(type(", v, ") is ", Const(type(value)), " and ", v, " == ", Const(value), ")")
+
+
+def _equal_is_exact(value) -> bool:
+    """Does ``type(x) is type(value) and x == value`` mean that ``x`` is ``value`` to every
+    program? Not for a zero float (``-0.0 == 0.0``), a NaN (never equal), a complex,
+    nor a container whose items need more than == (``(1,) == (True,)``)."""
+    kind = type(value)
+    if kind is float:
+        return value != 0 and value == value
+    return kind not in (complex, tuple, frozenset)
+
+
+def same_constant(x, value) -> bool:
+    """``x`` stands for ``value`` exactly: the same type, and the same value where ``==``
+    is looser (a float's sign of zero and its NaN, the items' types of a tuple or frozenset)."""
+    if type(x) is not type(value):
+        return False
+    if type(value) in (float, complex):
+        return repr(x) == repr(value)  # repr tells -0.0 from 0.0, and a NaN from any number
+    if type(value) is tuple:
+        return len(x) == len(value) and all(map(same_constant, x, value))
+    if type(value) is frozenset:
+        return x == value and sorted(map(_typed_repr, x)) == sorted(map(_typed_repr, value))
+    return x == value
+
+
+def _typed_repr(item):
+    return type(item).__qualname__, repr(item)
 
 
 def _constant_line(g):
