@@ -157,3 +157,24 @@ def test_an_in_place_operator_refused_names_itself():
 
     assert "for +=: 'float' and 'NoneType'" in f(torch.ones(2))[1][0]
     check(f, torch.ones(2))
+
+
+def test_errors_of_a_value_subclass_are_the_operators():
+    def f(x):
+        out = []
+        for thunk in (lambda: Words("ab") * [1, 2], lambda: [1] * Words("a"), lambda: Words("a") * 2.5):
+            try:
+                thunk()
+            except TypeError as e:
+                out.append(str(e))
+        r = Reflects(2)
+        try:
+            r *= "ab"  # a class statement's class has (empty) sequence slots: no repeat
+        except TypeError as e:
+            out.append(str(e))
+        n = 2
+        n *= "ab"
+        return x + 1, out, n
+
+    assert f(torch.ones(2))[1][0] == "can't multiply sequence by non-int of type 'list'"
+    check(f, torch.ones(2))

@@ -45,6 +45,11 @@ _DUNDER = {
 }
 
 
+def plain_operator(fn):
+    """``operator.iadd`` -> ``operator.add``; any other operator is itself."""
+    return _NOT_INPLACE.get(fn, fn)
+
+
 def _fold_value(fn, *values):
     """``fn(*values)`` on constants, now; what it raises (``1 / 0``) is raised in the trace."""
     with python_operation(f"{fn.__name__}{values!r}"):
@@ -91,6 +96,8 @@ def binary_op(tx, fn, a: VariableTracker, b: VariableTracker, written=None) -> V
     tried = False
     order = ((a, b, False), (b, a, True))
     for x, y, reflected in (order[::-1] if _reflected_first(fn, a, b) else order):
+        if reflected and written is operator.imul and _repeat_blocked(y, x):
+            continue
         slot = getattr(x, "binop", None)
         if slot is None and _immutable_const(x) and isinstance(y, space.ValueSubclassVariable):
             slot = _constant_slot(x.as_python_constant())
@@ -133,6 +140,15 @@ def _number_slot_before_sequence(tx, fn, a, b):
         return None
     result = b.binop(tx, plain, a, True)
     return None if _is_not_implemented(result) else result
+
+
+def _repeat_blocked(a, b) -> bool:
+    """``a *= seq``: PyNumber_InPlaceMultiply repeats ``seq`` only where ``a``'s type has no
+    sequence methods at all; a class statement's class always has them (empty), so
+    ``r = MyInt(2); r *= 'ab'`` is a TypeError where ``r = 2`` gives ``'abab'``."""
+    ta, tb = known_type(a), known_type(b)
+    return isinstance(ta, type) and isinstance(tb, type) and is_heap_type(ta) and not issubclass(ta, _SEQUENCES) \
+        and issubclass(tb, _SEQUENCES) and not _python_dunder(b, "__rmul__")
 
 
 def _python_dunder(var, name) -> bool:

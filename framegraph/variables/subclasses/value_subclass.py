@@ -18,12 +18,13 @@ from ...errors import unsupported
 from ...guards.sources import PlainValueSource, plain_value
 from ..callables.builtins import BUILTINS
 from ..core import space
-from ..core.base import BoundMethodVariable, type_lookup
+from ..core.base import BoundMethodVariable, is_heap_type, type_lookup
 from ..core.call_shapes import builtin_base
 from ..core.constant import ConstantVariable, wrap_constant
 from ..core.exceptions import python_operation
 from ..core.interpreter_state import guard_digit_limit
 from ..core.number_protocol import as_float, as_int
+from ..core.ops import dunder_name, plain_operator
 from ..core.reprs import user_repr, user_str
 from ..objects.user_defined import UserDefinedObjectVariable, _owner, bind_class_attribute
 
@@ -111,6 +112,28 @@ class ValueSubclassVariable(UserDefinedObjectVariable):
         if self._inherited(name):
             return self._on_value(tx, name, args)
         return super()._dunder(tx, name, args)
+
+    def binop(self, tx, fn, other, reflected):
+        """Facing a plain constant, where no class of the MRO has a Python slot for the
+        operator, only C code answers: the operator runs now on a real instance holding
+        the value, with CPython's answer and message (``MyStr('ab') * [1]``: "can't
+        multiply sequence by non-int of type 'list'"; ``r = MyInt(2); r *= 'ab'``: a
+        TypeError, as the instance's empty sequence slots block the str's repeat)."""
+        names = {dunder_name(fn, reflected), dunder_name(fn), dunder_name(fn, True), dunder_name(plain_operator(fn)),
+                 dunder_name(plain_operator(fn), True)} - {None}
+        constant = other.is_python_constant() and not space.has_symbols(other)
+        probed = type(other) is space.ListVariable and self.base is not int  # MyInt(n) * [...] would repeat it
+        if isinstance(other, ValueSubclassVariable) or not (constant or probed) \
+                or any(name in klass.__dict__ for klass in self.cls.__mro__ if is_heap_type(klass) for name in names):
+            return super().binop(tx, fn, other, reflected)
+        # a list's items are not constants: a list as long, of None, learns whether it raises
+        operand = other.as_python_constant() if constant else [None] * len(other.items)
+        real = self.base.__new__(self.cls, self.plain)
+        with python_operation(f"{fn.__name__}({self.plain!r}, {operand!r})"):
+            result = fn(operand, real) if reflected else fn(real, operand)
+        if not constant or type(result) not in (int, float, complex, str, bytes, bool, tuple, type(NotImplemented)):
+            return super().binop(tx, fn, other, reflected)  # the instance itself, or what C made of it
+        return NotImplemented if result is NotImplemented else wrap_constant(result)
 
     def generic_getattr(self, tx, name):
         if name == "__format__" and name not in self.attrs and self._inherited(name):
