@@ -76,8 +76,14 @@ def const_key(value):
     if kind is complex:
         return (kind, struct.pack("<dd", value.real, value.imag))
     if kind in (tuple, frozenset):
+        types_ = tuple(map(type, value))
+        if all(t in _EXACT_EQUAL for t in types_):  # a long tuple of ints: no key per item
+            return (kind, types_, value) if kind is tuple else (kind, frozenset(zip(types_, value)))
         return (kind, kind(const_key(item) for item in value))
     return (kind, id(value))
+
+
+_EXACT_EQUAL = (bool, int, str, bytes, type(None))  # == tells them apart within one type
 
 
 class _Tables:

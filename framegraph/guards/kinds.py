@@ -172,6 +172,10 @@ def _constant_check(g, v):
     value = g.value
     if value is None or isinstance(value, (bool, torch.dtype, type(Ellipsis))):
         return Py(v, " is ", Const(value))
+    if type(value) is tuple and all(_equal_is_exact(item) and type(item) is not tuple for item in value):
+        # flat: == on the items, and their types, in C (a long tuple handed to a resume function)
+        return Py("(type(", v, ") is tuple and ", v, " == ", Const(value), " and tuple(map(type, ", v, ")) == ",
+                  Const(tuple(map(type, value))), ")")
     if not _equal_is_exact(value):
         return Py(Const(same_constant), "(", v, ", ", Const(value), ")")
     return Py("(type(", v, ") is ", Const(type(value)), " and ", v, " == ", Const(value), ")")

@@ -45,7 +45,8 @@ from .callables.wrappers import (BreakingCallVariable, LruCacheVariable, grad_mo
                                  wrap_framegraph_wrapper)
 from .containers.dicts import ConstDictVariable, hash_key, plain_key
 from .containers.lazy_dict import wrap_lazy_dict
-from .containers.lists import ListVariable, NamedTupleVariable, SizeVariable, TupleVariable
+from .containers.lists import (LONG_CONSTANT_TUPLE, PLAIN_ITEMS, ListVariable, NamedTupleVariable, SizeVariable,
+                               TupleVariable)
 from .containers.object_dicts import is_object_keyed, wrap_object_keyed_dict
 from .containers.sets import SCALARS, SetVariable, same_table
 from .core import space
@@ -139,6 +140,9 @@ _WRAPPING = set()  # ids of the sequences being wrapped
 def _wrap_sequence(tx, value, source):
     if is_struct_sequence(value):  # immutable: a constant, guarded by value
         return _wrap_constant(tx, value, source)
+    if type(value) is tuple and len(value) > LONG_CONSTANT_TUPLE and all(type(v) in PLAIN_ITEMS for v in value):
+        _guard(tx, "CONSTANT_MATCH", source, value)
+        return TupleVariable([ConstantVariable(v) for v in value], source=source)
     _guard(tx, "LENGTH", source, (type(value), len(value)))
     base = tuple if isinstance(value, tuple) else list
     item_source = _item_source

@@ -291,6 +291,29 @@ def test_a_chain_of_resume_functions_is_bounded(framegraph_trace, capsys):
     assert framegraph_trace.graphs <= 1
 
 
+# ---- test_float.test_floatasratio: 10,000 iterations, a break in each
+def breaks_every_iteration_of_a_long_loop(x, n):
+    out = 0
+    for i in range(n):
+        print("a graph break", end="")
+        out += i
+    return x + 1, out
+
+
+@pytest.mark.expect_fallback("cannot_resume")
+def test_the_rest_of_a_long_loop_is_handed_over_as_one_constant(framegraph_trace, capsys):
+    # each resume function gets the rest of the range as a tuple: one guard and one
+    # constant for it, not one per item (that made each of the chain's traces
+    # cost as much as the whole loop)
+    from framegraph.diagnostics.records import observing
+
+    guards = []
+    with observing(lambda record: guards.append(len(record.compiled.guard_lines)) if record.compiled else None):
+        same_as_eager(breaks_every_iteration_of_a_long_loop, torch.ones(2), 5000)
+    assert len(guards) > 2 and max(guards) < 20, guards
+    assert framegraph_trace.graphs <= 1
+
+
 # ---- test_tuple.test_repeat, test_constructors: an exact tuple times 1, and tuple(t), are t
 def tuple_identity(x):
     u = (1, x)

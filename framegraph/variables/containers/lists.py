@@ -215,6 +215,10 @@ class BaseListVariable(VariableTracker):
         if self.py_type not in (tuple, list):  # a plain subclass made in the trace: T((items...))
             cg.call_const(self.py_type, [TupleVariable(self.items)])
             return
+        if type(self) is TupleVariable and len(self.items) > LONG_CONSTANT_TUPLE \
+                and all(type(i) is ConstantVariable and type(i.value) in PLAIN_ITEMS for i in self.items):
+            cg.load_const(tuple(i.value for i in self.items))  # as CPython folds a literal tuple
+            return
         for item in self.items:
             cg(item)
         cg.build(self.py_type, len(self.items))
@@ -548,6 +552,12 @@ class SliceVariable(BaseListVariable):
 # break hands it to CPython. Shorter ones are listed (slow, but as before): a break there
 # would give the resume function a long list from outside, guarded item by item.
 MAX_RANGE_ITEMS = 1 << 26
+# A tuple of more plain constants than this is one constant: guarded as one value
+# (builder.py), its items wrapped without sources, rebuilt by one LOAD_CONST. It is
+# the rest of a loop handed to a resume function, not sizes that a later call might
+# make symbolic one by one.
+LONG_CONSTANT_TUPLE = 64
+PLAIN_ITEMS = (int, str, bytes, float, bool, type(None))
 
 
 def range_size(r: range) -> int:

@@ -86,7 +86,7 @@ def is_prototype(value) -> bool:
     """Is ``value`` (or an item of a constant tuple, an alias of it) a trace-time class or one
     of its functions?"""
     if type(value) in (tuple, frozenset):
-        return any(is_prototype(v) for v in value)
+        return any(is_prototype(v) for v in value if type(v) not in (int, float, str, bytes, bool, type(None)))
     if isinstance(value, (types.GenericAlias, getattr(typing, "_GenericAlias", ()))):  # Parent[int]
         return is_prototype(value.__origin__) or is_prototype(tuple(getattr(value, "__args__", ())))
     try:
