@@ -79,14 +79,17 @@ from .user_defined import UserDefinedClassVariable
 # Classes built at trace time, and the functions in them: one object for every
 # call that the trace stands for, so never a constant of the replacement code.
 PROTOTYPES = weakref.WeakSet()
+_NEVER_PROTOTYPES = (int, float, str, bytes, bool, type(None), complex)
 
 
 @space.register
 def is_prototype(value) -> bool:
     """Is ``value`` (or an item of a constant tuple, an alias of it) a trace-time class or one
     of its functions?"""
+    if type(value) in _NEVER_PROTOTYPES:
+        return False
     if type(value) in (tuple, frozenset):
-        return any(is_prototype(v) for v in value if type(v) not in (int, float, str, bytes, bool, type(None)))
+        return any(is_prototype(v) for v in value if type(v) not in _NEVER_PROTOTYPES)
     if isinstance(value, (types.GenericAlias, getattr(typing, "_GenericAlias", ()))):  # Parent[int]
         return is_prototype(value.__origin__) or is_prototype(tuple(getattr(value, "__args__", ())))
     try:
