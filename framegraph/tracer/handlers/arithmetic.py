@@ -6,7 +6,7 @@ the handlers only move operands.
 """
 from ... import pyver
 from ...variables.core.constant import ConstantVariable
-from ...variables.containers.lists import SliceVariable
+from ...variables.containers.ranges import SliceVariable
 from ...variables.tensors.tensor import TensorVariable
 from ...variables.core.ops import NB_OPS, UNARY_OPS, binary_op, compare, contains_op, is_op, unary_op
 from ..registry import family_member, handler

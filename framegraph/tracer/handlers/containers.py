@@ -12,7 +12,8 @@ from ...variables.core.constant import ConstantVariable
 from ...variables.containers.dicts import ConstDictVariable
 from ...variables.containers.sets import SetVariable
 from ...variables.core.exceptions import raise_in_trace
-from ...variables.containers.lists import ListVariable, SliceVariable, TupleVariable
+from ...variables.containers.lists import ListVariable, TupleVariable
+from ...variables.containers.ranges import SliceVariable
 from ...variables.core.reprs import formatted_value
 from ..registry import family_member, handler, unsupported_opcode
 

@@ -21,7 +21,8 @@ import torch
 
 from ...errors import unsupported
 from ..containers.deques import make_deque
-from ..containers.lists import ListVariable, SizeVariable, SliceVariable
+from ..containers.lists import ListVariable, SizeVariable
+from ..containers.ranges import SliceVariable
 from ..containers.mapping_proxy import make_mapping_proxy
 from ..containers.sorting import minmax as _minmax, sorted_items
 from ..core import space

@@ -3,5 +3,5 @@ Python modules, as the namespaces of their attributes.
 """
 # Every module is loaded with its family, so that what it registers in the space is there
 # before any trace runs.
-from . import (deques, dict_merge, dicts, lazy_dict, lists, mapping_proxy, modules, object_dicts, sets,
+from . import (deques, dict_merge, dicts, lazy_dict, lists, mapping_proxy, modules, object_dicts, ranges, sets,
                sorting, traced_keys)  # noqa: F401

@@ -25,7 +25,8 @@ from typing import List, Optional
 from ... import bytecode
 from ...errors import unsupported
 from ..containers.dicts import ConstDictVariable, DictViewVariable
-from ..containers.lists import MAX_RANGE_ITEMS, TupleVariable, range_size
+from ..containers.lists import TupleVariable
+from ..containers.ranges import MAX_RANGE_ITEMS, range_size
 from ..containers.sets import SetVariable
 from ..core import space
 from ..core.base import BoundMethodVariable, VariableTracker
