@@ -43,6 +43,11 @@ _last_reasons = weakref.WeakKeyDictionary()
 retries = weakref.WeakKeyDictionary()
 # Codes whose first call ran unmodified under set_stance("eager_then_compile").
 _ran_once = weakref.WeakSet()
+# code -> guards a callback handed to the hook that the hook may not have installed
+# yet: it installs an entry after the callback returns, when the code's lock is free
+# again, so a thread that waited on the lock could not see it and traced the same
+# inputs a second time.
+_handed_over = weakref.WeakKeyDictionary()
 
 @on_reset
 def _forget():
@@ -50,6 +55,7 @@ def _forget():
     retries.clear()
     _last_reasons.clear()
     _ran_once.clear()
+    _handed_over.clear()
 
 
 def as_positional(code):
@@ -167,10 +173,14 @@ class ConvertFrame:
         """True if another thread cached an entry for these inputs meanwhile. Only
         this callback's entries count: the hook never runs another backend's."""
         entries = [guard for guard, _, _ in _C.cache_entries(code) if guard in self.guards]
-        if not entries:
+        handed = _handed_over.get(code, [])
+        handed[:] = [guard for guard in handed if guard not in entries]  # installed by now
+        if not entries and not handed:
             return False
         slots = [f_locals.get(name) for name in arg_names(code)]
-        return any(_safe_guard(guard, func, slots) for guard in entries)
+        # a guard handed over stays here until the hook installed it (it always does, unless
+        # installing raised); reset() forgets them all
+        return any(_safe_guard(guard, func, slots) for guard in entries + handed if guard in self.guards)
 
     def _convert(self, func, code, f_locals, now):
         entries_before = len(_C.cache_entries(code))
@@ -226,6 +236,7 @@ class ConvertFrame:
         _log_compiled(code, compiled)
         guard = remember_guard(compiled.guard)
         self.guards.add(guard)
+        _handed_over.setdefault(code, []).append(guard)
         return guard, as_positional(compiled.code)
 
     @staticmethod
