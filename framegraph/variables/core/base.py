@@ -68,6 +68,13 @@ def is_heap_type(cls) -> bool:
     return bool(cls.__flags__ & _HEAPTYPE)
 
 
+def defines_in_python(cls, names) -> bool:
+    """Does a class of ``cls``'s MRO made by a class statement define one of ``names``?
+    Such a class has the number slot those dunders fill (``slot_nb_add`` for
+    ``__add__`` or ``__radd__``), whatever its builtin base has."""
+    return any(name in klass.__dict__ for klass in cls.__mro__ if is_heap_type(klass) for name in names)
+
+
 def tp_name(cls) -> str:
     """``Py_TYPE(o)->tp_name``, as CPython's TypeErrors name a type: a class statement's
     ``__name__``; a C type's full name (``collections.OrderedDict``) unless a builtin."""

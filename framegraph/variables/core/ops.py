@@ -16,7 +16,8 @@ import types
 
 from ...errors import unsupported
 from . import space
-from .base import VariableTracker, guard_identity, is_heap_type, known_type, tp_name, type_lookup
+from .base import (VariableTracker, defines_in_python, guard_identity, is_heap_type, known_type, tp_name,
+                   type_lookup)
 from .call_shapes import real_stand_in
 from .constant import ConstantVariable, wrap_constant
 from .exceptions import ExceptionVariable, TracedException, python_operation, raise_in_trace
@@ -133,7 +134,7 @@ def _number_slot_before_sequence(tx, fn, a, b):
     if not (isinstance(ta, type) and isinstance(tb, type) and issubclass(ta, _SEQUENCES)):
         return None
     names = _SEQUENCE_SLOTS[fn]
-    if any(name in klass.__dict__ for klass in ta.__mro__ if is_heap_type(klass) for name in names):
+    if defines_in_python(ta, names):
         return None  # the class has a number slot of its own: the usual order
     plain = _NOT_INPLACE.get(fn, fn)
     if not _python_dunder(b, names[1]) or getattr(b, "binop", None) is None:

@@ -16,6 +16,7 @@ from ..core.constant import ConstantVariable
 from ..core.exceptions import raise_in_trace
 from ...side_effects import DELETED
 from .class_attrs import class_attr
+from .instance_dict import instance_attr_source
 from .slots import no_slot_message, property_refusal
 
 
@@ -57,8 +58,6 @@ def _delete_real_attribute(tx, obj, name):
     real = getattr(obj.value, "__dict__", None)
     if not isinstance(real, dict) or obj.source is None:
         unsupported("side_effect", f"del {obj}.{name} (no __dict__ to re-read)")
-    from .user_defined import instance_attr_source  # (user_defined imports this module)
-
     present = name in real
     tx.output.add_guard("DICT_CONTAINS", instance_attr_source(obj.source, obj.cls, "__dict__"), (name, present))
     if written is None and not present:

@@ -18,13 +18,26 @@ by ``obj.k`` later in the trace; for an object from outside it is replayed as
 ``obj.k = v``, so it is a graph break where that would differ (a class with its
 own ``__setattr__`` or a descriptor at ``k``).
 """
+import types
+
 from ...errors import unsupported
-from ...guards.sources import GetItemSource
+from ...guards.sources import AttrSource, GenericAttrSource, GetItemSource
 from ...side_effects import DELETED
 from ..containers.dicts import ConstDictVariable
 from ..core.base import BoundMethodVariable, VariableTracker, type_lookup
 from ..core.constant import ConstantVariable
 from ..iteration.iterators import ListIteratorVariable
+
+
+def instance_attr_source(source, cls, name):
+    """Where an instance attribute is re-read from: ``obj.name``, or, when the class
+    overrides ``__getattribute__``, ``object.__getattribute__(obj, name)``."""
+    if source is None:
+        return None
+    if isinstance(type_lookup(cls, "__getattribute__")[1], types.FunctionType):
+        return GenericAttrSource(source, name)
+    return AttrSource(source, name)
+
 
 # dict methods answered from a snapshot of the current contents
 _SNAPSHOT_METHODS = frozenset({"get", "keys", "values", "items", "copy", "__getitem__", "__contains__",

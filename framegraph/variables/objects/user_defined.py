@@ -24,7 +24,7 @@ import types
 from torch import nn
 
 from ...errors import unsupported
-from ...guards.sources import AttrSource, ConstSource, GenericAttrSource, TypeSource
+from ...guards.sources import AttrSource, ConstSource, TypeSource
 from ...side_effects import ledger
 from ..callables.functions import BaseUserFunctionVariable, UserFunctionVariable, UserMethodVariable
 from ..callables.trace_time import class_getitem, is_pure_class_getitem
@@ -44,7 +44,7 @@ from .class_attrs import (ClassDictVariable, DELETED, class_attr, class_setattr,
                           type_setattr, written)
 from .deleting import delete_object_attribute
 from .descriptors import descriptor_get, python_get_through_class
-from .instance_dict import instance_dict
+from .instance_dict import instance_attr_source, instance_dict
 from .metaclasses import MetaclassSlots, call_meta, meta_attribute, meta_data_descriptor, meta_fallback
 from .slots import property_refusal as _property_refusal
 from .slots import is_slot as _is_slot, no_slot_message as _no_slot_message
@@ -96,16 +96,6 @@ def class_attribute(tx, obj, name):
 
 def _user_class(cls) -> bool:
     return (cls.__module__ or "").split(".")[0] not in STABLE_MODULES
-
-
-def instance_attr_source(source, cls, name):
-    """Where an instance attribute is re-read from: ``obj.name``, or, when the class
-    overrides ``__getattribute__``, ``object.__getattribute__(obj, name)``."""
-    if source is None:
-        return None
-    if isinstance(type_lookup(cls, "__getattribute__")[1], types.FunctionType):
-        return GenericAttrSource(source, name)
-    return AttrSource(source, name)
 
 
 _C_DESCRIPTORS = (types.GetSetDescriptorType, types.MemberDescriptorType)

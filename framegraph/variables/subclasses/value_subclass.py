@@ -18,7 +18,7 @@ from ...errors import unsupported
 from ...guards.sources import PlainValueSource, plain_value
 from ..callables.builtins import BUILTINS
 from ..core import space
-from ..core.base import BoundMethodVariable, is_heap_type, type_lookup
+from ..core.base import BoundMethodVariable, defines_in_python, type_lookup
 from ..core.call_shapes import builtin_base
 from ..core.constant import ConstantVariable, wrap_constant
 from ..core.exceptions import python_operation
@@ -119,12 +119,11 @@ class ValueSubclassVariable(UserDefinedObjectVariable):
         the value, with CPython's answer and message (``MyStr('ab') * [1]``: "can't
         multiply sequence by non-int of type 'list'"; ``r = MyInt(2); r *= 'ab'``: a
         TypeError, as the instance's empty sequence slots block the str's repeat)."""
-        names = {dunder_name(fn, reflected), dunder_name(fn), dunder_name(fn, True), dunder_name(plain_operator(fn)),
-                 dunder_name(plain_operator(fn), True)} - {None}
+        names = {dunder_name(op, side) for op in (fn, plain_operator(fn)) for side in (False, True)} - {None}
         constant = other.is_python_constant() and not space.has_symbols(other)
         probed = type(other) is space.ListVariable and self.base is not int  # MyInt(n) * [...] would repeat it
         if isinstance(other, ValueSubclassVariable) or not (constant or probed) \
-                or any(name in klass.__dict__ for klass in self.cls.__mro__ if is_heap_type(klass) for name in names):
+                or defines_in_python(self.cls, names):
             return super().binop(tx, fn, other, reflected)
         # a list's items are not constants: a list as long, of None, learns whether it raises
         operand = other.as_python_constant() if constant else [None] * len(other.items)
