@@ -31,6 +31,7 @@ a module that was never imported has nothing to clear:
     trace time), and the counters that keep generated global names unique
 """
 import dataclasses
+import os
 from typing import Any, Callable, List, Optional
 
 _RESETTERS: List[Callable[[], None]] = []
@@ -76,6 +77,10 @@ class _Config:
         # Ops whose result's size depends on the data (`nonzero`, `masked_select`, boolean
         # indexing, `unique`) are traced with unbacked sizes. Off: such an op is a break.
         "capture_dynamic_output_shape_ops": (bool, False),
+        # A directory for the persistent trace cache (runtime/trace_cache.py): traced frames
+        # are stored there and a later process checks their guards instead of tracing.
+        # Empty: off. The default is the environment variable FRAMEGRAPH_CACHE_DIR.
+        "cache_dir": (str, os.environ.get("FRAMEGRAPH_CACHE_DIR", "")),
     }
 
     def __init__(self):

@@ -31,6 +31,11 @@ from .rebuild import FrameCodegen
 _compiled_names = itertools.count(1)  # process-wide, so global names never collide
 
 
+def fresh_compiled_name() -> str:
+    """A global name for a compiled graph that no other graph of this process has."""
+    return f"__compiled_fn_{next(_compiled_names)}"
+
+
 @dataclasses.dataclass
 class CompiledFrame:
     """What the cache stores for one trace (``guard``, ``code``) plus diagnostics.
@@ -49,6 +54,8 @@ class CompiledFrame:
     guard_lines: List[str]
     compiled_fn: Any = None
     breaks: List[Any] = dataclasses.field(default_factory=list)  # breaks.split.GraphBreak
+    input_readers: List[Any] = dataclasses.field(default_factory=list)  # guards.reader.Reader the code calls
+    traced_files: Any = frozenset()  # the files of the code the trace stepped through
     times: dict = dataclasses.field(default_factory=dict)  # seconds per phase, for reports
 
     @property
@@ -61,14 +68,14 @@ def finish_frame(func, code, tx, cg, brk):
     ``cg`` holds the code that runs after the graph (``return_code``, or the break
     site's code from ``breaks.split.break_code``)."""
     output = tx.output
-    name = f"__compiled_fn_{next(_compiled_names)}"
+    name = fresh_compiled_name()
     start = time.perf_counter()
     compiled, gm = output.compile(cg.outputs, name)
     output.backend_seconds = time.perf_counter() - start
     body = PyCodegen()
     if compiled is not None:
         graph_call(body, name, output.direct_input_sources, output.input_readers)
-        func.__globals__[name] = _run_untraced(compiled)
+        func.__globals__[name] = run_untraced(compiled)
     else:
         name = None
     body.emit(cg.instructions)
@@ -82,6 +89,8 @@ def finish_frame(func, code, tx, cg, brk):
     op_count = sum(1 for n in gm.graph.nodes if n.op not in ("placeholder", "output")) if gm else 0
     frame = CompiledFrame(guard.fn, guard, new_code, code, gm, name, op_count, guard.lines, compiled)
     frame.breaks = [brk] if brk is not None else []
+    frame.input_readers = list(getattr(output, "input_readers", None) or ())
+    frame.traced_files = frozenset(output.traced_files)
     if brk is not None:
         brk.log_once()
     return frame
@@ -103,7 +112,7 @@ def return_code(tx):
     return cg
 
 
-def _run_untraced(compiled):
+def run_untraced(compiled):
     """The compiled graph runs with the frame hook off (its frames are not user code)."""
     from .. import _C
 

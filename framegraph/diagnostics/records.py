@@ -31,6 +31,7 @@ class CompileRecord:
     # on the next), "entries" (this call; the code's other entries stay),
     # "skip" (every call from now on). None: compiled, or the error was raised.
     fallback: Optional[str] = None
+    from_cache: bool = False      # the entry came from the persistent trace cache, not a trace
 
 
 class observing:

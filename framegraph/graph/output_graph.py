@@ -150,6 +150,21 @@ def _placeholder_name(source) -> str:
     return name or "input"
 
 
+def call_backend(options, gm, examples, fake_mode):
+    """The backend's compiled callable for ``gm`` (DDP: split at buckets); BackendError if it fails."""
+    grad_mode = torch.is_grad_enabled()
+    try:
+        # the TracingContext gives backends (Inductor) the ShapeEnv of symbolic inputs
+        with torch._guards.tracing(torch._guards.TracingContext(fake_mode)):
+            return backend_for(options)(gm, examples)
+    except Exception as e:
+        raise BackendError(f"backend {options.backend_name!r} failed: {type(e).__name__}: {e}") from e
+    finally:
+        # a backend that runs the graph (AOTAutograd) and fails between its
+        # set_grad_enabled nodes would leave the user's grad mode changed
+        torch._C._set_grad_enabled(grad_mode)
+
+
 class OutputGraph:
     def __init__(self, options):
         self.options = options
@@ -165,6 +180,7 @@ class OutputGraph:
         # parameter or buffer, while the call is traced (variables/tensors/functional_call.py)
         self.tensor_overrides: Dict[tuple, VariableTracker] = {}
         self.hook_dicts: Dict[int, dict] = {}  # hook dicts of the modules called: must stay as they are
+        self.traced_files: set = set()  # the files of the code the trace stepped through
         self.inputs: List[TensorVariable] = []
         self.example_inputs: List[torch.Tensor] = []
         self.input_guards: Dict[int, Guard] = {}
@@ -404,19 +420,11 @@ class OutputGraph:
             root.add_module(attr, body)
         gm = torch.fx.GraphModule(root, self.graph, class_name=name)
         examples = list(self.example_inputs)  # in the placeholders' order, as _order_inputs left them
-        grad_mode = torch.is_grad_enabled()
         try:
-            # the TracingContext gives backends (Inductor) the ShapeEnv of symbolic inputs
             self.shapes.hand_to_backend()
-            with torch._guards.tracing(torch._guards.TracingContext(self.fake_mode)):
-                compiled = backend_for(self.options)(gm, examples)  # DDP: split at buckets
+            compiled = call_backend(self.options, gm, examples, self.fake_mode)
             self._add_shape_guard()  # a backend may have added shape guards
-        except Exception as e:
-            raise BackendError(f"backend {self.options.backend_name!r} failed: {type(e).__name__}: {e}") from e
         finally:
-            # a backend that runs the graph (AOTAutograd) and fails between its
-            # set_grad_enabled nodes would leave the user's grad mode changed
-            torch._C._set_grad_enabled(grad_mode)
             self.example_inputs.clear()
         return compiled, gm
 

@@ -210,10 +210,15 @@ class ConvertFrame:
         try:
             from .pipeline import trace_frame  # loads torch.fx machinery: only when first needed
 
-            try:
-                compiled = trace_frame(func, code, f_locals, options)
-            except RecursionError as e:  # the program, not the tracer: a catalogued fallback
-                unsupported("trace_too_deep", f"{_where(code)}: {e}")
+            compiled = _stored(func, code, f_locals, options)
+            if compiled is not None:
+                record.from_cache = True
+            else:
+                try:
+                    compiled = trace_frame(func, code, f_locals, options)
+                except RecursionError as e:  # the program, not the tracer: a catalogued fallback
+                    unsupported("trace_too_deep", f"{_where(code)}: {e}")
+                _store(func, code, f_locals, compiled, options)
         except Unsupported as e:
             record.error = e
             if strict:
@@ -249,6 +254,27 @@ class ConvertFrame:
         record.fallback = "skip"
         touched_codes.add(code)
         return _C.SKIP
+
+
+def _stored(func, code, f_locals, options):
+    """A stored trace of this frame whose guards pass (runtime/trace_cache.py), or None."""
+    if not config.cache_dir:
+        return None
+    from . import trace_cache
+
+    return trace_cache.load(func, code, f_locals, options)
+
+
+def _store(func, code, f_locals, compiled, options):
+    if not config.cache_dir:
+        return
+    from . import trace_cache
+
+    try:
+        trace_cache.store(func, code, f_locals, compiled, options)
+    except Exception as e:  # the trace is good; only its copy on disk is lost
+        log.warning("framegraph: could not store the trace of %s: %r", _where(code), e,
+                    exc_info=log.isEnabledFor(logging.DEBUG))
 
 
 def _stance_allows(now, func, code, f_locals, entries_before) -> bool:

@@ -80,6 +80,7 @@ class TranslatorBase:
                  symbolic_locals: Dict[str, VariableTracker], parent=None, fn_var=None):
         self.output = output
         self.code = code
+        output.traced_files.add(code.co_filename)  # a stored trace is stale once one of them changes
         self.f_globals = f_globals
         self.symbolic_locals = symbolic_locals
         self.parent = parent

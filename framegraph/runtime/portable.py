@@ -1,0 +1,360 @@
+"""What a trace relied on, written so that another process can check it again.
+
+The persistent trace cache (trace_cache.py) stores an entry's guards, graph and
+replacement code on disk. Most of what they hold is plain data (constants,
+sources, tensor specs). Three kinds of object are not:
+
+* objects named by where they live (modules, classes, functions, builtins):
+  written as (module, qualified name) and found again in ``sys.modules`` (a load
+  never imports: a module not imported yet is a miss). A Python function also
+  carries a fingerprint of its code and defaults, so an edited function is a
+  miss, never a stale hit.
+* objects an ID_MATCH guard pinned: an id means nothing in another process.
+  Each is described by what its identity stood for (``describe``): a module by
+  its name, a named class or function as above, a module's globals by the
+  module, a code object by its content, a function without an importable name
+  by its code, defaults and module, a property by its functions, an
+  ``nn.Module`` instance by its class (a trace guards every attribute it reads
+  of a module on its own: the identity only said which module). Loading reads
+  the same source in the new frame, compares the descriptions, and guards the
+  new object's id.
+* framegraph's own objects in replacement code: a ``SourceReader`` is rebuilt
+  from its sources.
+
+Anything else (an object without a name, an id-pinned instance of a plain
+class, a dynamic-shape guard) raises ``NotPortable``: the entry is not stored.
+"""
+import enum
+import functools
+import hashlib
+import io
+import marshal
+import pickle
+import sys
+import types
+
+import torch
+
+from .. import _C
+from ..guards.kinds import Guard, HookDicts, TensorSpec
+from ..guards.reader import Reader
+from ..guards.sources import FUNC, GLOBALS, Source, _source_fields, held_objects
+
+
+class NotPortable(Exception):
+    """An entry holds something another process cannot find again: it is not stored."""
+
+
+class Stale(Exception):
+    """A stored entry does not apply to this process (an edited function, a module
+    not imported, another object where the trace saw a module): a miss."""
+
+
+# ---- fingerprints
+
+def code_fingerprint(code: types.CodeType) -> str:
+    """A digest of everything a code object runs and reports (nested code included),
+    the same in every process for the same source."""
+    h = hashlib.sha256()
+    _feed_code(h, code)
+    return h.hexdigest()
+
+
+_CODE_FIELDS = ("co_code", "co_names", "co_varnames", "co_freevars", "co_cellvars", "co_name",
+                "co_qualname", "co_filename", "co_firstlineno", "co_flags", "co_argcount",
+                "co_posonlyargcount", "co_kwonlyargcount", "co_exceptiontable", "co_linetable")
+
+
+def _feed_code(h, code):
+    for field in _CODE_FIELDS:
+        h.update(repr(getattr(code, field)).encode())
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            _feed_code(h, const)
+        elif isinstance(const, frozenset):  # its order is the hash seed's
+            h.update(repr(sorted(map(repr, const))).encode())
+        else:
+            h.update(repr((type(const).__name__, const)).encode())
+
+
+def _function_fingerprint(fn: types.FunctionType) -> tuple:
+    """(code digest, defaults digest): what a function runs, as a def statement made it."""
+    defaults = hashlib.sha256(dumps((fn.__defaults__, fn.__kwdefaults__))).hexdigest()
+    return code_fingerprint(fn.__code__), defaults
+
+
+# ---- objects named by where they live
+
+_MISSING = object()
+
+
+def _resolve(module: str, qualname: str):
+    obj = sys.modules.get(module, _MISSING)
+    for part in qualname.split("."):
+        if obj is _MISSING or part == "<locals>":
+            return _MISSING
+        try:
+            obj = obj.__dict__[part] if isinstance(obj, type) and part in obj.__dict__ else getattr(obj, part)
+        except Exception:  # a module's __getattr__ may raise anything
+            return _MISSING
+    return obj
+
+
+def name_of(obj):
+    """(module, qualified name) that finds ``obj`` again, or None."""
+    module = getattr(obj, "__module__", None)
+    if module is None:  # a method descriptor (dict.keys) or a class's builtin (object.__new__)
+        owner = getattr(obj, "__objclass__", None) or getattr(obj, "__self__", None)
+        module = getattr(owner, "__module__", None) if isinstance(owner, type) else None
+    qualname = getattr(obj, "__qualname__", None)
+    if isinstance(module, str) and isinstance(qualname, str) and _resolve(module, qualname) is obj:
+        return module, qualname
+    if isinstance(obj, type):  # builtins' own types without a builtin name: types.FunctionType
+        name = _types_names().get(id(obj))
+        return None if name is None else ("types", name)
+    return None
+
+
+@functools.lru_cache(maxsize=1)
+def _types_names() -> dict:
+    return {id(v): name for name, v in vars(types).items() if isinstance(v, type)}
+
+
+def _named(obj):
+    """The description of a module, class, function or builtin found by name, or None."""
+    if isinstance(obj, types.ModuleType):
+        name = getattr(obj, "__name__", None)
+        return ("module", name) if isinstance(name, str) and sys.modules.get(name) is obj else None
+    where = name_of(obj)
+    if where is None:
+        return None
+    try:
+        fingerprint = _function_fingerprint(obj) if isinstance(obj, types.FunctionType) else None
+    except NotPortable:  # defaults another process cannot compare
+        return None
+    return ("named",) + where + (fingerprint,)
+
+
+def _find(description):
+    """The object a ``_named`` description names in this process; Stale when gone or changed."""
+    if description[0] == "module":
+        obj = sys.modules.get(description[1], _MISSING)
+    else:
+        _, module, qualname, fingerprint = description
+        obj = _resolve(module, qualname)
+        if obj is not _MISSING and fingerprint is not None and _named(obj) != description:
+            raise Stale(f"{module}.{qualname} changed")
+    if obj is _MISSING:
+        raise Stale(f"{description[1:3]} is not in this process")
+    return obj
+
+
+# ---- objects an ID_MATCH guard pinned
+
+def describe(obj):
+    """What an identity guard on ``obj`` stood for, as data equal in another process
+    exactly when the object there can stand in for it; None when nothing can."""
+    named = _named(obj)
+    if named is not None:
+        return named
+    if type(obj) is dict:
+        module = sys.modules.get(obj.get("__name__") if isinstance(obj.get("__name__"), str) else "")
+        if module is not None and getattr(module, "__dict__", None) is obj:
+            return ("globals", module.__name__)
+        return None
+    if isinstance(obj, types.CodeType):
+        return ("code", code_fingerprint(obj))
+    if isinstance(obj, types.FunctionType):
+        module = describe(obj.__globals__)
+        try:
+            return None if module is None else ("function",) + _function_fingerprint(obj) + (module,)
+        except NotPortable:
+            return None
+    if isinstance(obj, property):
+        parts = tuple(None if f is None else describe(f) for f in (obj.fget, obj.fset, obj.fdel))
+        return None if any(p is None and f is not None for p, f in zip(parts, (obj.fget, obj.fset, obj.fdel))) \
+            else ("property",) + parts
+    if isinstance(obj, (classmethod, staticmethod)):
+        inner = describe(obj.__func__)
+        return None if inner is None else (type(obj).__name__, inner)
+    if isinstance(obj, enum.Enum):
+        cls = _named(type(obj))
+        return None if cls is None or type(obj).__members__.get(obj.name) is not obj else ("enum", cls, obj.name)
+    if isinstance(obj, torch.nn.Module):
+        cls = _named(type(obj))
+        return None if cls is None else ("nn.Module", cls)
+    return None
+
+
+# ---- guards
+
+THIS_GLOBALS = "the globals of the function whose frame loads the entry"
+
+
+def frame_scope(func, argnames, slots, sources=()) -> dict:
+    """The names a source's ``expr()`` reads, bound for one frame."""
+    return dict(zip(argnames, slots), **{GLOBALS: func.__globals__, FUNC: func}, **held_objects(sources))
+
+
+def read(source: Source, scope: dict):
+    """The value ``source`` reads in the frame ``scope`` was made for."""
+    return eval(source.expr(), {}, scope)  # noqa: S307  (our own generated expression)
+
+
+def export_guards(guards, scope) -> list:
+    """``guards`` as another process can check them, read against the frame that was traced."""
+    described = {}  # ID_MATCH guard -> (description, the object)
+    for g in guards:
+        if g.kind == "ID_MATCH":
+            obj = read(g.source, scope)
+            if id(obj) != g.value[0]:
+                raise NotPortable(f"{g.source.name()} no longer holds the object the trace saw")
+            description = describe(obj)
+            if description is None:
+                raise NotPortable(f"{g.source.name()} ({type(obj).__qualname__}) is pinned by identity")
+            described[g] = description, obj
+    modules = [(g.source, obj) for g, (_, obj) in described.items() if isinstance(obj, torch.nn.Module)]
+    out = []
+    for g in guards:
+        if g.kind == "ID_MATCH":
+            out.append(Guard(g.kind, g.source, (described[g][0], g.value[1])))
+        elif g.kind == "SAME_GLOBALS":
+            out.append(Guard(g.kind, None, THIS_GLOBALS))
+        elif g.kind == "MODULE_HOOKS":
+            out.append(Guard(g.kind, None, _hook_places(g.value, modules)))
+        else:
+            out.append(g)
+    return out
+
+
+def import_guards(guards, scope) -> list:
+    """Stored guards bound to this process: each identity guard's source read in the
+    loading frame, its object compared with the description and its id guarded.
+    Raises Stale when an object does not fit."""
+    bound = {}  # ID_MATCH guard -> the object its source holds here
+    for g in guards:
+        if g.kind == "ID_MATCH":
+            try:
+                obj = read(g.source, scope)
+            except Exception as e:
+                raise Stale(f"{g.source.name()} cannot be read: {e!r}") from None
+            if describe(obj) != g.value[0]:
+                raise Stale(f"{g.source.name()} holds another object")
+            bound[g] = obj
+    modules = {g.source: obj for g, obj in bound.items() if isinstance(obj, torch.nn.Module)}
+    out = []
+    for g in guards:
+        if g.kind == "ID_MATCH":
+            out.append(Guard(g.kind, g.source, (id(bound[g]), g.value[1])))
+        elif g.kind == "SAME_GLOBALS":
+            out.append(Guard(g.kind, None, id(scope[GLOBALS])))
+        elif g.kind == "MODULE_HOOKS":
+            out.append(Guard(g.kind, None, _hook_dicts(g.value, modules)))
+        else:
+            out.append(g)
+    return out
+
+
+def _module_globals():
+    return vars(sys.modules["torch.nn.modules.module"])
+
+
+def _hook_places(hooks: HookDicts, modules) -> tuple:
+    """Where each hook dict of a MODULE_HOOKS guard lives: (module source or None for
+    nn.Module's global ones, attribute name). Only dicts that were empty travel."""
+    if not hooks.empty:
+        raise NotPortable("modules have hooks (functions held by identity)")
+    places = []
+    for d in hooks.dicts:
+        place = next(((None, name) for name, v in _module_globals().items() if v is d), None)
+        for source, module in modules:
+            if place is not None:
+                break
+            place = next(((source, name) for name, v in vars(module).items() if v is d), None)
+        if place is None:
+            raise NotPortable("a hook dict of a module no identity guard names")
+        places.append(place)
+    return tuple(places)
+
+
+def _hook_dicts(places, modules) -> HookDicts:
+    dicts = []
+    for source, name in places:
+        owner = _module_globals() if source is None else vars(modules[source])
+        d = owner.get(name)
+        if not isinstance(d, dict) or d:
+            raise Stale(f"hooks were registered ({name})")
+        dicts.append(d)
+    return HookDicts(dicts)
+
+
+# ---- pickling with names instead of objects
+
+_BY_VALUE = (Guard, TensorSpec, torch.dtype, torch.device, torch.Size, torch.layout, torch.memory_format,
+             enum.Enum, tuple, list, dict, set, frozenset, slice, range, complex, type(Ellipsis),
+             type(NotImplemented))
+_BY_NAME = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType, types.MethodDescriptorType,
+            types.WrapperDescriptorType, types.ClassMethodDescriptorType, types.MethodWrapperType,
+            types.GetSetDescriptorType, types.MemberDescriptorType, torch._ops.OpOverload,
+            torch._ops.OpOverloadPacket)
+
+
+def _rebuild_code(body: bytes, consts: tuple) -> types.CodeType:
+    return marshal.loads(body).replace(co_consts=consts)
+
+
+def _rebuild_source(cls, fields):
+    return cls(*fields)
+
+
+def _rebuild_reader(root, leaves, nhot, watched):
+    return Reader(root, leaves, nhot, watched).c
+
+
+_REBUILDERS = (_find, _rebuild_code, _rebuild_source, _rebuild_reader)
+
+
+class _Pickler(pickle.Pickler):
+    def __init__(self, file, readers):
+        super().__init__(file, protocol=pickle.HIGHEST_PROTOCOL)
+        self.readers = readers
+
+    def reducer_override(self, obj):
+        if obj in _REBUILDERS:  # by reference, as pickle writes any function
+            return NotImplemented
+        if isinstance(obj, types.CodeType):
+            return _rebuild_code, (marshal.dumps(obj.replace(co_consts=())), obj.co_consts)
+        if isinstance(obj, Source):
+            return _rebuild_source, (type(obj), tuple(getattr(obj, f) for f in _source_fields(type(obj))))
+        if isinstance(obj, _C.SourceReader):
+            reader = self.readers.get(id(obj))
+            if reader is None:
+                raise NotPortable("a SourceReader of unknown origin")
+            watched = None if reader.watched is None else [reader.leaves[i] for i in reader.watched]
+            return _rebuild_reader, (reader.root, reader.leaves, reader.nhot, watched)
+        if isinstance(obj, _BY_NAME):
+            named = _named(obj)
+            if named is None:
+                raise NotPortable(f"{obj!r} has no name another process finds")
+            return _find, (named,)
+        if isinstance(obj, _BY_VALUE):
+            return NotImplemented
+        raise NotPortable(f"a {type(obj).__qualname__} cannot be stored")
+
+
+def dumps(obj, readers=None) -> bytes:
+    """Pickle ``obj``: named objects by name, code through marshal, readers by their
+    sources (``readers``: id of a reader's C object -> its ``Reader``). Raises NotPortable."""
+    buf = io.BytesIO()
+    try:
+        _Pickler(buf, readers or {}).dump(obj)
+    except NotPortable:
+        raise
+    except Exception as e:  # RecursionError, a __reduce__ that refuses
+        raise NotPortable(f"{type(e).__name__}: {e}") from None
+    return buf.getvalue()
+
+
+def loads(data: bytes):
+    """The object ``dumps`` wrote; Stale when what it names is not in this process as it was."""
+    return pickle.loads(data)  # noqa: S301  (the user's own cache directory)

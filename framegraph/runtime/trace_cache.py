@@ -1,0 +1,268 @@
+"""The persistent trace cache: traced frames kept on disk for the next process.
+
+Opt-in: ``framegraph.config.cache_dir = "/some/dir"`` or the environment
+variable ``FRAMEGRAPH_CACHE_DIR`` (read at import). Each traced frame whose
+entry can travel (portable.py) is stored as one file::
+
+    <cache_dir>/<key[:2]>/<key>/<digest of the file>.fgc
+
+The key is a digest of the code object's content, the Python, torch and
+framegraph versions (framegraph's own source files included, so a changed
+compiler never reads an old entry), the compile options and the tracing
+settings of ``framegraph.config``. A file holds the entry's guards (identity
+guards as descriptions), the replacement code, the GraphModule and the
+metadata of the graph's inputs.
+
+On a cache miss in the C hook, before tracing, ``load`` reads the files of the
+frame's key: each entry's guards are bound to this process and checked on the
+frame's inputs; the first that passes gets its graph handed to the backend
+(Inductor finds its own FX graph cache) and its code installed as a trace's
+would be. No entry passes: the frame is traced, and ``store`` writes the new
+entry. An entry another process cannot check (an object without a name pinned
+by identity, hooks, dynamic shapes, a graph break) is not stored.
+
+A file that cannot be read (truncated, corrupt, another format) is removed
+with a warning and the frame traced; a stale entry (an edited function, a
+module not imported, another object behind a source) is only a miss. Writes
+go to a temporary file renamed into place, so a concurrent reader sees a whole
+file or none, and two writers of one entry write the same bytes.
+"""
+import functools
+import hashlib
+import logging
+import os
+import pickle
+import sys
+import tempfile
+from pathlib import Path
+
+import torch
+
+from ..config import config
+from ..errors import BackendError
+from ..guards.kinds import sources_of
+from .cache import arg_names
+from .portable import NotPortable, Stale, code_fingerprint, dumps, export_guards, frame_scope, import_guards, loads
+
+log = logging.getLogger("framegraph")
+
+ENV_VAR = "FRAMEGRAPH_CACHE_DIR"
+MAGIC = b"framegraph trace cache 1\n"
+SUFFIX = ".fgc"
+# config settings that do not change what a trace produces
+_NOT_TRACING = ("cache_dir", "strict", "recompile_limit", "debug_stack_effect", "check_meta_ops")
+
+
+def enabled() -> bool:
+    """Whether frames are stored and looked up on disk."""
+    return bool(config.cache_dir)
+
+
+@functools.lru_cache(maxsize=1)
+def _environment() -> bytes:
+    """What every key depends on: the Python and torch versions, and framegraph's own
+    files (its version string among them)."""
+    h = hashlib.sha256(MAGIC)
+    h.update(repr((sys.version, torch.__version__)).encode())
+    package = Path(__file__).resolve().parent.parent
+    for path in sorted(package.rglob("*")):
+        if path.suffix in (".py", ".so", ".c", ".cpp") and "__pycache__" not in path.parts:
+            h.update(str(path.relative_to(package)).encode())
+            h.update(path.read_bytes())
+    return h.digest()
+
+
+def key_of(code, options) -> str:
+    """The digest files of ``code`` compiled with ``options`` are stored under.
+    Raises NotPortable for options another process cannot name (a lambda backend)."""
+    if options.guard_filter_fn is not None:
+        raise NotPortable("a guard_filter_fn")
+    backend = options.requested if options.requested is not None else options.backend
+    settings = tuple((name, getattr(config, name)) for name in config._fields if name not in _NOT_TRACING)
+    h = hashlib.sha256(_environment())
+    h.update(code_fingerprint(code).encode())
+    h.update(dumps((backend, options.backend_name, options.fullgraph, options.dynamic, options.mode,
+                    sorted((options.options or {}).items()), settings)))
+    return h.hexdigest()
+
+
+def _folder(key: str) -> Path:
+    return Path(config.cache_dir) / key[:2] / key
+
+
+# ---- storing
+
+def store(func, code, f_locals, compiled, options) -> None:
+    """Write the entry of a trace that just finished, if it can travel (else say why, at debug)."""
+    try:
+        key = key_of(code, options)
+        data = _entry_bytes(func, code, f_locals, compiled)
+    except NotPortable as e:
+        log.debug("framegraph: the trace of %s is not stored: %s", code.co_qualname, e)
+        return
+    folder = _folder(key)
+    path = folder / (hashlib.sha256(data).hexdigest()[:32] + SUFFIX)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".", suffix=".tmp")
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except OSError as e:
+        log.warning("framegraph: cannot write the trace cache file %s: %s", path, e)
+
+
+def _entry_bytes(func, code, f_locals, compiled) -> bytes:
+    if compiled.breaks:
+        raise NotPortable("a graph break (its resume functions are not stored)")
+    names = arg_names(code)
+    slots = [f_locals.get(name) for name in names]
+    guards = compiled.guards.guards
+    if any(g.kind == "SHAPE_ENV" for g in guards):
+        raise NotPortable("dynamic shapes")
+    scope = frame_scope(func, names, slots, [s for g in guards for s in sources_of(g)])
+    readers = {id(r.c): r for r in compiled.input_readers}
+    gm = compiled.graph_module
+    entry = {
+        "files": _file_stamps(compiled.traced_files),
+        "guards": export_guards(guards, scope),
+        "code": compiled.code,
+        "fn_name": compiled.compiled_fn_name,
+        "op_count": compiled.op_count,
+        "examples": None if gm is None else _example_specs(gm),
+    }
+    body = dumps(entry, readers)
+    graph = b""
+    if gm is not None:
+        try:
+            graph = pickle.dumps(gm)
+        except Exception as e:
+            raise NotPortable(f"the graph does not pickle: {type(e).__name__}: {e}") from None
+    return MAGIC + len(body).to_bytes(8, "little") + body + graph
+
+
+def _file_stamps(files) -> tuple:
+    """(path, size, mtime in ns) of each file the trace read code from, as a .pyc checks
+    its source: an edited or reinstalled file makes the entry stale."""
+    stamps = []
+    for name in sorted(files):
+        if name.startswith("<"):
+            # the interpreter's frozen modules (its version is in the key), or code made by
+            # exec (a dataclass's __init__): reached through a guarded function, whose
+            # description holds its code's digest
+            continue
+        try:
+            st = os.stat(name)
+        except (OSError, ValueError):
+            raise NotPortable(f"code from {name!r}, which is not a file") from None
+        stamps.append((name, st.st_size, st.st_mtime_ns))
+    return tuple(stamps)
+
+
+def _check_stamps(stamps) -> None:
+    for name, size, mtime in stamps:
+        try:
+            st = os.stat(name)
+        except OSError:
+            raise Stale(f"{name} is gone") from None
+        if (st.st_size, st.st_mtime_ns) != (size, mtime):
+            raise Stale(f"{name} changed")
+
+
+def _example_specs(gm):
+    specs = []
+    for node in gm.graph.nodes:
+        if node.op != "placeholder":
+            continue
+        value = node.meta.get("example_value")
+        if not isinstance(value, torch.Tensor) or any(isinstance(n, torch.SymInt) for n in
+                                                        tuple(value.size()) + tuple(value.stride())):
+            raise NotPortable(f"graph input {node.name} is not a tensor of static shape")
+        specs.append((tuple(value.size()), tuple(value.stride()), value.dtype, value.device.type,
+                      value.requires_grad, isinstance(value, torch.nn.Parameter)))
+    return specs
+
+
+# ---- loading
+
+def load(func, code, f_locals, options):
+    """The CompiledFrame of a stored entry whose guards pass for this call, or None."""
+    try:
+        folder = _folder(key_of(code, options))
+        paths = sorted(folder.glob("*" + SUFFIX))
+    except (NotPortable, OSError):
+        return None
+    names = arg_names(code)
+    slots = [f_locals.get(name) for name in names]
+    for path in paths:
+        try:
+            frame = _try_entry(path, func, code, names, slots, options)
+        except Stale as e:
+            log.debug("framegraph: trace cache entry %s does not apply: %s", path.name, e)
+            continue
+        except BackendError:  # the backend's failure, as a trace's would be
+            raise
+        except Exception as e:  # truncated, corrupt, another format: never the program's problem
+            log.warning("framegraph: ignoring unreadable trace cache file %s (%s: %s); it is removed "
+                        "and the frame traced again", path, type(e).__name__, e)
+            _remove(path)
+            continue
+        if frame is not None:
+            return frame
+    return None
+
+
+def _remove(path):
+    try:
+        path.unlink()
+    except OSError:
+        pass
+
+
+def _try_entry(path, func, code, names, slots, options):
+    from ..codegen.finish import CompiledFrame
+    from ..guards.compile import CompiledGuard
+
+    data = path.read_bytes()
+    if not data.startswith(MAGIC):
+        raise ValueError("not a framegraph trace cache file of this format")
+    size = int.from_bytes(data[len(MAGIC):len(MAGIC) + 8], "little")
+    start = len(MAGIC) + 8
+    if start + size > len(data):
+        raise ValueError("truncated")
+    entry = loads(data[start:start + size])
+    _check_stamps(entry["files"])
+    guards = entry["guards"]
+    scope = frame_scope(func, names, slots, [s for g in guards for s in sources_of(g)])
+    guards = import_guards(guards, scope)
+    guard = CompiledGuard(guards, names)
+    if not guard.fn(func, *slots):
+        return None
+    new_code, name, gm = entry["code"], None, None
+    compiled_fn = None
+    if entry["examples"] is not None:
+        gm = pickle.loads(data[start + size:])  # noqa: S301  (the user's own cache directory)
+        compiled_fn, name = _compile_graph(gm, entry["examples"], options, func)
+        new_code = _renamed(new_code, entry["fn_name"], name)
+    return CompiledFrame(guard.fn, guard, new_code, code, gm, name, entry["op_count"], guard.lines, compiled_fn)
+
+
+def _compile_graph(gm, specs, options, func):
+    from ..codegen.finish import fresh_compiled_name, run_untraced
+    from ..graph.output_graph import call_backend
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    examples = []
+    for size, stride, dtype, device, requires_grad, is_param in specs:
+        t = torch.empty_strided(size, stride, dtype=dtype, device=device)
+        t = torch.nn.Parameter(t, requires_grad) if is_param else t.requires_grad_(requires_grad)
+        examples.append(t)
+    compiled = call_backend(options, gm, examples, FakeTensorMode())
+    name = fresh_compiled_name()
+    func.__globals__[name] = run_untraced(compiled)
+    return compiled, name
+
+
+def _renamed(code, old, new):
+    return code.replace(co_names=tuple(new if n == old else n for n in code.co_names))
+

@@ -1,0 +1,196 @@
+"""The persistent trace cache: a second process checks stored guards instead of tracing.
+
+Each test runs small programs in fresh interpreters that share one cache
+directory, and reads what each process compiled: for every trace attempt the
+frame's name, whether its entry came from the cache, and whether it fell back.
+"""
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+PROGRAM = """
+import json, os, sys, torch, framegraph
+from framegraph.diagnostics import records
+
+SCALE = float(os.environ["SCALE"])
+
+def f(x):
+    return torch.sin(x) * SCALE + 1
+
+class MLP(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.l1 = torch.nn.Linear(4, 4)
+        self.drop = torch.nn.Dropout(0.1)
+        self.l2 = torch.nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.l2(self.drop(torch.relu(self.l1(x))))
+
+torch.manual_seed(0)
+model = MLP().eval()
+seen = []
+with records.observing(lambda r: seen.append([r.code.co_name, r.from_cache, r.fallback, r.error is None])):
+    out = []
+    for rows in sys.argv[1:]:
+        x = torch.randn(int(rows), 8)
+        cf, cm = framegraph.compile(f, backend="eager"), framegraph.compile(model, backend="eager")
+        out.append(torch.equal(cf(x), f(x)) and torch.equal(cm(x[:, :4]), model(x[:, :4])))
+print(json.dumps({"seen": seen, "same": out}))
+"""
+
+
+def run(tmp_path, scale=2.0, rows=(3,), name="prog.py", background=False):
+    """Run the program (written once to ``tmp_path/name``: an edited file makes its
+    entries stale) on inputs of ``rows`` rows, with the cache in ``tmp_path/cache``."""
+    path = tmp_path / name
+    if not path.exists():
+        path.write_text(PROGRAM)
+    environment = dict(os.environ, FRAMEGRAPH_CACHE_DIR=str(tmp_path / "cache"), SCALE=str(scale))
+    cmd = [sys.executable, str(path)] + [str(n) for n in rows]
+    if background:
+        return subprocess.Popen(cmd, env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.run(cmd, env=environment, capture_output=True, text=True, timeout=600)
+    return _result(proc.returncode, proc.stdout, proc.stderr)
+
+
+def _result(rc, stdout, stderr):
+    assert rc == 0, f"exit {rc}\n{stdout}\n{stderr[-3000:]}"
+    result = json.loads(stdout.splitlines()[-1])
+    result["stderr"] = stderr
+    assert all(result["same"]), result
+    return result
+
+
+def cache_files(tmp_path):
+    return sorted((tmp_path / "cache").rglob("*.fgc"))
+
+
+def test_a_second_process_runs_the_stored_traces_without_tracing(tmp_path):
+    first = run(tmp_path)
+    assert first["seen"] == [["f", False, None, True], ["forward", False, None, True]]
+    assert len(cache_files(tmp_path)) == 2
+    second = run(tmp_path)
+    assert second["seen"] == [["f", True, None, True], ["forward", True, None, True]]
+    assert len(cache_files(tmp_path)) == 2  # nothing new was written
+
+
+def test_the_loaded_guards_still_hold_a_new_shape_recompiles(tmp_path):
+    run(tmp_path)
+    second = run(tmp_path, rows=(3, 5))
+    # the stored entries serve the first shape; the second is traced and stored too
+    assert second["seen"] == [["f", True, None, True], ["forward", True, None, True],
+                              ["f", False, None, True], ["forward", False, None, True]]
+    third = run(tmp_path, rows=(5,))
+    assert third["seen"] == [["f", True, None, True], ["forward", True, None, True]]
+
+
+def test_a_changed_global_or_edited_source_is_never_a_hit(tmp_path):
+    run(tmp_path)
+    # f reads SCALE, guarded: another value fails f's stored guard, so f is traced; the
+    # module's forward does not read it, and its entry serves
+    changed = run(tmp_path, scale=3.0)
+    assert [s[:2] for s in changed["seen"]] == [["f", False], ["forward", True]]
+    # the same program in another file is another code object: its own key
+    moved = run(tmp_path, name="other.py")
+    assert [s[:2] for s in moved["seen"]] == [["f", False], ["forward", False]]
+
+
+def test_an_edited_helper_function_makes_the_entry_stale(tmp_path):
+    helper = tmp_path / "helper_mod.py"
+    helper.write_text("import torch\ndef act(x):\n    return torch.relu(x)\n")
+    program = tmp_path / "uses_helper.py"
+    program.write_text(textwrap.dedent("""
+        import json, torch, framegraph
+        from framegraph.diagnostics import records
+        import helper_mod
+
+        def f(x):
+            return helper_mod.act(x) * 2
+
+        seen = []
+        x = torch.randn(6) - 0.5
+        with records.observing(lambda r: seen.append(r.from_cache)):
+            same = torch.equal(framegraph.compile(f, backend="eager")(x), f(x))
+        print(json.dumps({"seen": seen, "same": [same]}))
+    """))
+    env = dict(os.environ, FRAMEGRAPH_CACHE_DIR=str(tmp_path / "cache"), PYTHONPATH=str(tmp_path))
+
+    def go():
+        proc = subprocess.run([sys.executable, str(program)], env=env, capture_output=True, text=True, timeout=600)
+        return _result(proc.returncode, proc.stdout, proc.stderr)["seen"]
+
+    assert go() == [False]
+    assert go() == [True]
+    helper.write_text("import torch\ndef act(x):\n    return torch.tanh(x)\n")  # same name, other body
+    assert go() == [False]
+
+
+def test_a_corrupt_file_is_ignored_with_a_warning_and_rebuilt(tmp_path):
+    run(tmp_path)
+    files = cache_files(tmp_path)
+    files[0].write_bytes(files[0].read_bytes()[:40])  # truncated
+    files[1].write_bytes(b"not a cache file at all")
+    second = run(tmp_path)
+    assert "ignoring unreadable trace cache file" in second["stderr"]
+    assert [s[:2] for s in second["seen"]] == [["f", False], ["forward", False]]
+    third = run(tmp_path)  # the traces of the second process replaced them
+    assert [s[:2] for s in third["seen"]] == [["f", True], ["forward", True]]
+
+
+def test_processes_writing_and_reading_one_cache_at_once_agree(tmp_path):
+    procs = [run(tmp_path, background=True) for _ in range(3)]
+    for proc in procs:
+        stdout, stderr = proc.communicate(timeout=600)
+        result = _result(proc.returncode, stdout, stderr)
+        assert all(ok for *_, ok in result["seen"]) and "ignoring" not in stderr
+    assert not list((tmp_path / "cache").rglob("*.tmp"))
+    after = run(tmp_path)
+    assert [s[:2] for s in after["seen"]] == [["f", True], ["forward", True]]
+
+
+def test_what_cannot_travel_is_traced_again_in_each_process(tmp_path):
+    program = tmp_path / "local.py"
+    program.write_text(textwrap.dedent("""
+        import json, torch, framegraph
+        from framegraph.diagnostics import records
+
+        def f(x):
+            y = torch.cos(x)
+            framegraph.graph_break()  # the frame's resume functions are made by its trace
+            return y + 1
+
+        def g(x):
+            return x * 2
+
+        seen = []
+        x = torch.randn(3)
+        with records.observing(lambda r: seen.append([r.code.co_qualname, r.from_cache, r.fallback, True])):
+            a = framegraph.compile(f, backend="eager")(x)
+            b = framegraph.compile(g, backend=lambda gm, ex: gm.forward)(x)  # a backend without a name
+        print(json.dumps({"seen": seen, "same": [torch.equal(a, f(x)), torch.equal(b, g(x))]}))
+    """))
+    env = dict(os.environ, FRAMEGRAPH_CACHE_DIR=str(tmp_path / "cache"))
+
+    def go():
+        proc = subprocess.run([sys.executable, str(program)], env=env, capture_output=True, text=True, timeout=600)
+        return [s[:2] for s in _result(proc.returncode, proc.stdout, proc.stderr)["seen"]]
+
+    first = go()
+    assert len(first) == 3 and first[0] == ["f", False] and first[2] == ["g", False]
+    resume = first[1][0]
+    assert "resume" in resume and first[1][1] is False
+    assert len(cache_files(tmp_path)) == 1  # the resume function's frame: it has no break
+    # f is traced again (making the same resume code), whose frame then comes from the cache
+    assert go() == [["f", False], [resume, True], ["g", False]]
+
+
+def test_the_cache_directory_setting_is_checked():
+    import framegraph
+
+    with pytest.raises(TypeError, match="cache_dir must be str"):
+        framegraph.config.cache_dir = 3
