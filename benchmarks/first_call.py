@@ -1,6 +1,7 @@
 """First call of real models: framegraph against torch._dynamo, and where framegraph's time goes.
 
     python benchmarks/first_call.py [--models gpt2,bert,...] [--layers 2,4,8,16] [--stages N] [--repeat 3]
+                                    [--trace-cache]
 
 Each (model, compiler) runs in a process of its own, as a new user meets it:
 torch and the compiler imported, the compiler warmed on an unrelated small
@@ -12,6 +13,11 @@ shared: wall time moves with the other jobs) minus the second eager forward;
 ``--repeat`` runs keep the minimum. Models are zoo architectures
 (benchmarks/zoo.py ``ARCHS``) or ``gpt2:N``, GPT-2 with N layers (``--layers``
 adds them for the scaling table).
+
+``--trace-cache`` adds framegraph's first call in a second process with the
+persistent trace cache (runtime/trace_cache.py): one process fills a fresh
+cache directory, the next one (measured the same way) loads from it; the
+row says how many frames came from the cache and how many were traced.
 
 ``--stages N`` profiles framegraph's first call of the N largest models (by
 graph operators) into exclusive time per stage: each instrumented function's
@@ -95,20 +101,30 @@ class _Stages:
         return timed
 
 
+OPS = [0]
+
+
+def backend(gm, example_inputs):
+    """Pass-through, counting the graph's operators (a module-level function: the trace
+    cache keys entries by the backend's name)."""
+    OPS[0] += sum(1 for n in gm.graph.nodes if n.op not in ("placeholder", "output", "get_attr"))
+    return gm.forward
+
+
 def worker(name, compiler, stages):
     """One first call, in this process; prints a JSON line."""
     import torch
 
     torch.set_num_threads(1)
-    ops = [0]
+    ops = OPS
 
-    def backend(gm, example_inputs):
-        ops[0] += sum(1 for n in gm.graph.nodes if n.op not in ("placeholder", "output", "get_attr"))
-        return gm.forward
-
-    if compiler == "framegraph":
+    loaded = []
+    if compiler.startswith("framegraph"):
         import framegraph
+        from framegraph.diagnostics import records
+
         compile_fn = functools.partial(framegraph.compile, backend=backend)
+        records.observers.append(lambda r: loaded.append(r.from_cache))
     else:
         compile_fn = functools.partial(torch.compile, backend=backend)
     warm = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.ReLU())
@@ -116,6 +132,7 @@ def worker(name, compiler, stages):
     probe = _Stages() if stages else None
     model, inputs = _build(name)
     ops[0] = 0
+    loaded.clear()
     with torch.no_grad():
         model(**inputs)
         start = time.process_time()
@@ -127,17 +144,18 @@ def worker(name, compiler, stages):
         start, wall = time.process_time(), time.perf_counter()
         compiled(**inputs)
         first, wall = time.process_time() - start, time.perf_counter() - wall
-    row = {"model": name, "compiler": compiler, "first": first - eager, "wall": wall, "eager": eager, "ops": ops[0]}
+    row = {"model": name, "compiler": compiler, "first": first - eager, "wall": wall, "eager": eager, "ops": ops[0],
+           "from_cache": sum(loaded), "traced": len(loaded) - sum(loaded)}
     if probe is not None:
         row["stages"] = {k: round(v, 5) for k, v in probe.total.most_common()}
     print("ROW " + json.dumps(row))
 
 
-def run(name, compiler, stages=False, timeout=600):
+def run(name, compiler, stages=False, timeout=600, env=None):
     """The worker's row, or a row saying why there is none."""
     cmd = [sys.executable, os.path.abspath(__file__), "--worker", name, compiler] + (["--with-stages"] if stages else [])
     try:
-        done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
     except subprocess.TimeoutExpired:
         return {"model": name, "compiler": compiler, "error": "timeout"}
     for line in done.stdout.splitlines():
@@ -146,8 +164,18 @@ def run(name, compiler, stages=False, timeout=600):
     return {"model": name, "compiler": compiler, "error": (done.stderr.strip().splitlines() or ["?"])[-1][:200]}
 
 
+def cached(name):
+    """framegraph's first call in a second process, the first having filled a new cache."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        env = dict(os.environ, FRAMEGRAPH_CACHE_DIR=folder)
+        run(name, "framegraph-cache", env=env)
+        return run(name, "framegraph-cache", env=env)
+
+
 def best(name, compiler, repeat):
-    rows = [run(name, compiler) for _ in range(repeat)]
+    rows = [cached(name) if compiler == "cache" else run(name, compiler) for _ in range(repeat)]
     good = [r for r in rows if "error" not in r]
     return min(good, key=lambda r: r["first"]) if good else rows[0]
 
@@ -158,6 +186,7 @@ def main():
     parser.add_argument("--layers", default="", help="GPT-2 layer counts for the scaling table, e.g. 2,4,8,16")
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--stages", type=int, default=0, help="stage profiles of the N models with most operators")
+    parser.add_argument("--trace-cache", action="store_true", help="add the first call of a second process")
     parser.add_argument("--json")
     parser.add_argument("--worker", nargs=2, help=argparse.SUPPRESS)
     parser.add_argument("--with-stages", action="store_true", help=argparse.SUPPRESS)
@@ -167,15 +196,26 @@ def main():
         return
     names = [m for m in args.models.split(",") if m] + [f"gpt2:{n}" for n in args.layers.split(",") if n]
     rows = []
-    print(f"{'model':14s} {'ops':>5s} {'framegraph ms':>14s} {'torch._dynamo ms':>17s} {'ratio':>6s}", flush=True)
+    extra = f" {'cached ms':>10s} {'ratio':>6s} {'loaded/traced':>13s}" if args.trace_cache else ""
+    print(f"{'model':14s} {'ops':>5s} {'framegraph ms':>14s} {'torch._dynamo ms':>17s} {'ratio':>6s}{extra}",
+          flush=True)
     for name in names:
         fg, dy = best(name, "framegraph", args.repeat), best(name, "dynamo", args.repeat)
-        rows.append({"model": name, "framegraph": fg, "dynamo": dy})
-        if "error" in fg or "error" in dy:
-            print(f"{name:14s} error: {fg.get('error') or dy.get('error')}", flush=True)
+        row = {"model": name, "framegraph": fg, "dynamo": dy}
+        if args.trace_cache:
+            row["cached"] = best(name, "cache", args.repeat)
+        rows.append(row)
+        failed = [r["error"] for r in row.values() if isinstance(r, dict) and "error" in r]
+        if failed:
+            print(f"{name:14s} error: {failed[0]}", flush=True)
             continue
-        print(f"{name:14s} {fg['ops']:5d} {fg['first'] * 1e3:14.1f} {dy['first'] * 1e3:17.1f} "
-              f"{fg['first'] / dy['first']:6.2f}", flush=True)
+        line = (f"{name:14s} {fg['ops']:5d} {fg['first'] * 1e3:14.1f} {dy['first'] * 1e3:17.1f} "
+                f"{fg['first'] / dy['first']:6.2f}")
+        if args.trace_cache:
+            c = row["cached"]
+            line += (f" {c['first'] * 1e3:10.1f} {c['first'] / dy['first']:6.3f} "
+                     f"{c['from_cache']:>6d}/{c['traced']}")
+        print(line, flush=True)
     if args.stages:
         ranked = sorted((r for r in rows if "error" not in r["framegraph"]), key=lambda r: -r["framegraph"]["ops"])
         for r in ranked[:args.stages]:

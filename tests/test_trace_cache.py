@@ -189,6 +189,44 @@ def test_what_cannot_travel_is_traced_again_in_each_process(tmp_path):
     assert go() == [["f", False], [resume, True], ["g", False]]
 
 
+def test_answers_assumed_constant_and_registered_callables_are_part_of_the_entry(tmp_path):
+    program = tmp_path / "assumed.py"
+    program.write_text(textwrap.dedent("""
+        import json, os, torch, framegraph
+        from framegraph.diagnostics import records
+
+        @framegraph.assume_constant_result
+        def width():
+            return int(os.environ["WIDTH"])
+
+        def leaf(x):
+            return x.cos()
+
+        if os.environ.get("ALLOW"):
+            framegraph.allow_in_graph(leaf)
+
+        def f(x):
+            return leaf(x)[:width()] * 2
+
+        seen = []
+        x = torch.randn(6)
+        with records.observing(lambda r: seen.append(r.from_cache)):
+            same = torch.equal(framegraph.compile(f, backend="eager")(x), f(x))
+        print(json.dumps({"seen": seen, "same": [same]}))
+    """))
+
+    def go(**env):
+        environment = dict(os.environ, FRAMEGRAPH_CACHE_DIR=str(tmp_path / "cache"), **env)
+        proc = subprocess.run([sys.executable, str(program)], env=environment, capture_output=True, text=True,
+                              timeout=600)
+        return _result(proc.returncode, proc.stdout, proc.stderr)["seen"]
+
+    assert go(WIDTH="3") == [False]
+    assert go(WIDTH="3") == [True]
+    assert go(WIDTH="4") == [False]  # width() answers otherwise here: the stored graph sliced 3
+    assert go(WIDTH="3", ALLOW="1") == [False]  # leaf is one graph node now: another key
+
+
 def test_the_cache_directory_setting_is_checked():
     import framegraph
 

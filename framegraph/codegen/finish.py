@@ -56,6 +56,7 @@ class CompiledFrame:
     breaks: List[Any] = dataclasses.field(default_factory=list)  # breaks.split.GraphBreak
     input_readers: List[Any] = dataclasses.field(default_factory=list)  # guards.reader.Reader the code calls
     traced_files: Any = frozenset()  # the files of the code the trace stepped through
+    constant_results: List[Any] = dataclasses.field(default_factory=list)  # calls answered at trace time
     times: dict = dataclasses.field(default_factory=dict)  # seconds per phase, for reports
 
     @property
@@ -91,6 +92,7 @@ def finish_frame(func, code, tx, cg, brk):
     frame.breaks = [brk] if brk is not None else []
     frame.input_readers = list(getattr(output, "input_readers", None) or ())
     frame.traced_files = frozenset(output.traced_files)
+    frame.constant_results = list(output.constant_results)
     if brk is not None:
         brk.log_once()
     return frame

@@ -181,6 +181,7 @@ class OutputGraph:
         self.tensor_overrides: Dict[tuple, VariableTracker] = {}
         self.hook_dicts: Dict[int, dict] = {}  # hook dicts of the modules called: must stay as they are
         self.traced_files: set = set()  # the files of the code the trace stepped through
+        self.constant_results: list = []  # (callable, args, kwargs, answer) of calls run as constants
         self.inputs: List[TensorVariable] = []
         self.example_inputs: List[torch.Tensor] = []
         self.input_guards: Dict[int, Guard] = {}

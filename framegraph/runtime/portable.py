@@ -39,6 +39,7 @@ from .. import _C
 from ..guards.kinds import Guard, HookDicts, TensorSpec
 from ..guards.reader import Reader
 from ..guards.sources import FUNC, GLOBALS, Source, _source_fields, held_objects
+from .stored_graph import NodeRef
 
 
 class NotPortable(Exception):
@@ -109,15 +110,24 @@ def name_of(obj):
     qualname = getattr(obj, "__qualname__", None)
     if isinstance(module, str) and isinstance(qualname, str) and _resolve(module, qualname) is obj:
         return module, qualname
-    if isinstance(obj, type):  # builtins' own types without a builtin name: types.FunctionType
-        name = _types_names().get(id(obj))
-        return None if name is None else ("types", name)
-    return None
+    # builtins' own types (types.FunctionType), torch's C functions (torch.arange is a
+    # static method of torch._C._VariableFunctionsClass): found in the namespaces users reach
+    return _namespace_names().get(id(obj))
+
+
+# modules whose attributes name builtins that carry no usable __module__
+_NAMESPACES = ("types", "torch", "torch.nn.functional", "torch._C._nn", "torch._C._linalg", "torch._C._fft",
+               "torch._C._special", "torch.linalg", "torch.fft", "torch.special")
 
 
 @functools.lru_cache(maxsize=1)
-def _types_names() -> dict:
-    return {id(v): name for name, v in vars(types).items() if isinstance(v, type)}
+def _namespace_names() -> dict:
+    names = {}
+    for module in reversed(_NAMESPACES):  # the first namespace's name wins
+        for name, value in vars(sys.modules.get(module, types)).items():
+            if isinstance(value, (type, types.BuiltinFunctionType)):
+                names[id(value)] = (module, name)
+    return names
 
 
 def _named(obj):
@@ -290,13 +300,28 @@ def _hook_dicts(places, modules) -> HookDicts:
 
 # ---- pickling with names instead of objects
 
-_BY_VALUE = (Guard, TensorSpec, torch.dtype, torch.device, torch.Size, torch.layout, torch.memory_format,
+_BY_VALUE = (Guard, TensorSpec, NodeRef, torch.fx.immutable_collections.immutable_list,
+             torch.fx.immutable_collections.immutable_dict, torch.dtype, torch.device, torch.Size, torch.layout, torch.memory_format,
              enum.Enum, tuple, list, dict, set, frozenset, slice, range, complex, type(Ellipsis),
              type(NotImplemented))
 _BY_NAME = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType, types.MethodDescriptorType,
             types.WrapperDescriptorType, types.ClassMethodDescriptorType, types.MethodWrapperType,
-            types.GetSetDescriptorType, types.MemberDescriptorType, torch._ops.OpOverload,
-            torch._ops.OpOverloadPacket)
+            types.GetSetDescriptorType, types.MemberDescriptorType)
+_OPS = (torch._ops.OpOverload, torch._ops.OpOverloadPacket)
+
+
+def _rebuild_op(name: str):
+    """``torch.ops`` operator ``aten::add.Tensor`` (an overload) or ``aten::add`` (a packet)."""
+    namespace, rest = name.split("::")
+    op, _, overload = rest.partition(".")
+    packet = getattr(getattr(torch.ops, namespace), op)
+    return getattr(packet, overload) if overload else packet
+
+
+def _op_name(op) -> str:
+    if isinstance(op, torch._ops.OpOverload):
+        return op.name() if "." in op.name() else op.name() + ".default"
+    return op._qualified_op_name
 
 
 def _rebuild_code(body: bytes, consts: tuple) -> types.CodeType:
@@ -311,7 +336,7 @@ def _rebuild_reader(root, leaves, nhot, watched):
     return Reader(root, leaves, nhot, watched).c
 
 
-_REBUILDERS = (_find, _rebuild_code, _rebuild_source, _rebuild_reader)
+_REBUILDERS = (_find, _rebuild_code, _rebuild_source, _rebuild_reader, _rebuild_op)
 
 
 class _Pickler(pickle.Pickler):
@@ -332,6 +357,8 @@ class _Pickler(pickle.Pickler):
                 raise NotPortable("a SourceReader of unknown origin")
             watched = None if reader.watched is None else [reader.leaves[i] for i in reader.watched]
             return _rebuild_reader, (reader.root, reader.leaves, reader.nhot, watched)
+        if isinstance(obj, _OPS):
+            return _rebuild_op, (_op_name(obj),)
         if isinstance(obj, _BY_NAME):
             named = _named(obj)
             if named is None:

@@ -31,7 +31,6 @@ import functools
 import hashlib
 import logging
 import os
-import pickle
 import sys
 import tempfile
 from pathlib import Path
@@ -42,7 +41,9 @@ from ..config import config
 from ..errors import BackendError
 from ..guards.kinds import sources_of
 from .cache import arg_names
-from .portable import NotPortable, Stale, code_fingerprint, dumps, export_guards, frame_scope, import_guards, loads
+from .stored_graph import graph_module, graph_state
+from .portable import (NotPortable, Stale, code_fingerprint, describe, dumps, export_guards, frame_scope,
+                       import_guards, loads)
 
 log = logging.getLogger("framegraph")
 
@@ -82,8 +83,25 @@ def key_of(code, options) -> str:
     h = hashlib.sha256(_environment())
     h.update(code_fingerprint(code).encode())
     h.update(dumps((backend, options.backend_name, options.fullgraph, options.dynamic, options.mode,
-                    sorted((options.options or {}).items()), settings)))
+                    sorted((options.options or {}).items()), settings, _policy())))
     return h.hexdigest()
+
+
+def _policy() -> tuple:
+    """What the program said about callables (allow_in_graph, disallow_in_graph,
+    substitute_in_graph): it changes what a trace makes of a call."""
+    from ..variables.builder import SUBSTITUTES
+    from ..variables.tensors.torch_fn import DISALLOWED, IN_GRAPH
+
+    return (sorted(repr(_described(fn)) for fn in IN_GRAPH), sorted(repr(_described(fn)) for fn in DISALLOWED),
+            sorted(repr((_described(k), _described(v[0]), v[1])) for k, v in SUBSTITUTES.items()))
+
+
+def _described(fn):
+    description = describe(fn)
+    if description is None:
+        raise NotPortable(f"{fn!r}, registered with framegraph, has no name another process finds")
+    return description
 
 
 def _folder(key: str) -> Path:
@@ -125,6 +143,7 @@ def _entry_bytes(func, code, f_locals, compiled) -> bytes:
     gm = compiled.graph_module
     entry = {
         "files": _file_stamps(compiled.traced_files),
+        "constant_results": compiled.constant_results,
         "guards": export_guards(guards, scope),
         "code": compiled.code,
         "fn_name": compiled.compiled_fn_name,
@@ -135,9 +154,10 @@ def _entry_bytes(func, code, f_locals, compiled) -> bytes:
     graph = b""
     if gm is not None:
         try:
-            graph = pickle.dumps(gm)
-        except Exception as e:
-            raise NotPortable(f"the graph does not pickle: {type(e).__name__}: {e}") from None
+            state = graph_state(gm)
+        except TypeError as e:
+            raise NotPortable(str(e)) from None
+        graph = dumps(state)
     return MAGIC + len(body).to_bytes(8, "little") + body + graph
 
 
@@ -167,6 +187,18 @@ def _check_stamps(stamps) -> None:
             raise Stale(f"{name} is gone") from None
         if (st.st_size, st.st_mtime_ns) != (size, mtime):
             raise Stale(f"{name} changed")
+
+
+def _check_answers(calls) -> None:
+    """The calls a trace answered as constants (functions marked as having a constant
+    result for the life of a process) answer the same in this one."""
+    for fn, args, kwargs, answer in calls:
+        try:
+            now = fn(*args, **kwargs)
+        except Exception as e:
+            raise Stale(f"{fn!r} now raises {type(e).__name__}") from None
+        if type(now) is not type(answer) or now != answer:
+            raise Stale(f"{fn!r}{args} now answers {now!r}, not {answer!r}")
 
 
 def _example_specs(gm):
@@ -232,6 +264,7 @@ def _try_entry(path, func, code, names, slots, options):
         raise ValueError("truncated")
     entry = loads(data[start:start + size])
     _check_stamps(entry["files"])
+    _check_answers(entry["constant_results"])
     guards = entry["guards"]
     scope = frame_scope(func, names, slots, [s for g in guards for s in sources_of(g)])
     guards = import_guards(guards, scope)
@@ -241,7 +274,7 @@ def _try_entry(path, func, code, names, slots, options):
     new_code, name, gm = entry["code"], None, None
     compiled_fn = None
     if entry["examples"] is not None:
-        gm = pickle.loads(data[start + size:])  # noqa: S301  (the user's own cache directory)
+        gm = graph_module(loads(data[start + size:]))
         compiled_fn, name = _compile_graph(gm, entry["examples"], options, func)
         new_code = _renamed(new_code, entry["fn_name"], name)
     return CompiledFrame(guard.fn, guard, new_code, code, gm, name, entry["op_count"], guard.lines, compiled_fn)

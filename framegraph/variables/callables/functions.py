@@ -159,22 +159,28 @@ class FunctionGetVariable(VariableTracker):
 CONSTANT_RESULT_MARK = "_dynamo_marked_constant"
 
 
-def marked_constant_result(fn, called, args, kwargs) -> Optional[VariableTracker]:
+def marked_constant_result(tx, fn, called, args, kwargs) -> Optional[VariableTracker]:
     """``called(*args, **kwargs)`` run now, as a constant, when ``fn`` carries the
     constant-result mark and every argument is a constant; else None (traced as
     usual). ``called`` is what the program calls: an ``lru_cache`` wrapper
-    answers from its cache, as in eager."""
+    answers from its cache, as in eager. The call and its answer are kept on the
+    trace's output: a stored trace is used by another process only where the
+    call answers the same there."""
     if not getattr(fn, CONSTANT_RESULT_MARK, False):
         return None
     values = list(args) + list(kwargs.values())
     if not all(v.is_python_constant() for v in values):
         return None
+    args = tuple(a.as_python_constant() for a in args)
+    kwargs = {k: v.as_python_constant() for k, v in kwargs.items()}
     try:
-        result = called(*(a.as_python_constant() for a in args),
-                        **{k: v.as_python_constant() for k, v in kwargs.items()})
+        result = called(*args, **kwargs)
     except Exception:  # let the trace meet the error where eager does
         return None
-    return wrap_constant(result) if isinstance(result, CONSTANT_TYPES + (tuple,)) else None
+    if not isinstance(result, CONSTANT_TYPES + (tuple,)):
+        return None
+    tx.output.constant_results.append((called, args, kwargs, result))
+    return wrap_constant(result)
 
 
 @space.register
@@ -200,7 +206,7 @@ class UserFunctionVariable(BaseUserFunctionVariable):
         return self.fn.__globals__
 
     def call(self, tx, args, kwargs):
-        constant = marked_constant_result(self.fn, self.fn, args, kwargs)
+        constant = marked_constant_result(tx, self.fn, self.fn, args, kwargs)
         model = CALL_MODELS.get(self.fn.__code__)  # recursive_repr, singledispatch wrappers
         if constant is None and model is not None:
             constant = model(tx, self, args, kwargs)

@@ -131,7 +131,7 @@ class LruCacheVariable(BreakingCallVariable):
                          "cache may hold the result (no argument is a tensor made in the graph)", **kwargs)
 
     def call(self, tx, args, kwargs):
-        constant = marked_constant_result(self.fn.__wrapped__, self.fn, args, kwargs)
+        constant = marked_constant_result(tx, self.fn.__wrapped__, self.fn, args, kwargs)
         if constant is not None:
             return constant
         if not self._surely_misses(list(args) + list(kwargs.values())):
