@@ -1,7 +1,8 @@
 """CPython's own test suite as the measure of what the tracer understands.
 
     python -m framegraph.testing.cpython [test_list test_dict ...] [--modes eager,framegraph,dynamo]
-        [--jobs 2] [--timeout 1200] [--test-timeout 60] [--save out.json] [--markdown] [--divergences]
+        [--jobs 2] [--timeout 1200] [--test-timeout 60] [--hash-seed 0] [--save out.json] [--markdown]
+        [--divergences]
 
 Each chosen file of ``Lib/test`` runs three ways on the same tests, each way
 (mode) in a subprocess of its own per file:
@@ -33,6 +34,11 @@ value than CPython there; a program without the assertion gets it wrong.
 A crash or hang kills only its worker: the parent marks the test that was
 running (``crash`` / ``timeout``), and starts the worker again without the
 tests it has. A test also has its own alarm (``--test-timeout``) that fails it.
+
+Every worker runs with ``PYTHONHASHSEED=0`` unless ``--hash-seed`` says
+otherwise: how far a trace gets can depend on the order a set of strings
+iterates in (test_set's in-place operators), and a table must come out the
+same from run to run.
 
 ``EXCLUDE`` is the one rule, the same for the three modes: tests whose source
 needs what no tracer should do. ``EXCLUDE_TESTS`` names single tests.
@@ -287,9 +293,12 @@ def _worker(args):
 MAX_RESTARTS = 20
 
 
-def run_mode(name, mode, timeout, test_timeout):
-    """{test id: record} of one file in one mode, in subprocesses; and notes (crashes, timeouts)."""
+def run_mode(name, mode, timeout, test_timeout, hash_seed="0"):
+    """{test id: record} of one file in one mode, in subprocesses; and notes (crashes, timeouts).
+    Every worker runs with ``PYTHONHASHSEED=hash_seed``: a set of strings iterates in the
+    same order in each mode and each run, so what a trace captures is the same too."""
     results, notes = {}, []
+    env = dict(os.environ, PYTHONHASHSEED=str(hash_seed))
     deadline = time.monotonic() + timeout
     with tempfile.TemporaryDirectory() as tmp:
         for attempt in range(MAX_RESTARTS):
@@ -299,7 +308,7 @@ def run_mode(name, mode, timeout, test_timeout):
                    "--out", out, "--skip-file", skip_file, "--test-timeout", str(test_timeout)]
             how = "crash"
             try:
-                proc = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                proc = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, env=env,
                                       stderr=subprocess.DEVNULL, timeout=max(1, deadline - time.monotonic()))
                 rc = proc.returncode
             except subprocess.TimeoutExpired:
@@ -411,6 +420,8 @@ def main(argv=None):
     parser.add_argument("--jobs", type=int, default=2, help="subprocesses at once")
     parser.add_argument("--timeout", type=float, default=1200, help="seconds per file and mode")
     parser.add_argument("--test-timeout", type=float, default=60, help="seconds per test")
+    parser.add_argument("--hash-seed", default="0",
+                        help="PYTHONHASHSEED of every worker ('random' for a new one each)")
     parser.add_argument("--save", help="write every result as JSON here")
     parser.add_argument("--load", help="print the table of a --save file instead of running")
     parser.add_argument("--markdown", action="store_true")
@@ -437,7 +448,8 @@ def _run_all(args):
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
         for name in files:
             for mode in modes:
-                jobs[name, mode] = pool.submit(run_mode, name, mode, args.timeout, args.test_timeout)
+                jobs[name, mode] = pool.submit(run_mode, name, mode, args.timeout, args.test_timeout,
+                                               args.hash_seed)
         rows = []
         for name in files:
             by_mode = {}
