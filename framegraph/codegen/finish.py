@@ -51,13 +51,17 @@ class CompiledFrame:
     graph_module: Optional[torch.fx.GraphModule]
     compiled_fn_name: Optional[str]
     op_count: int
-    guard_lines: List[str]
     compiled_fn: Any = None
     breaks: List[Any] = dataclasses.field(default_factory=list)  # breaks.split.GraphBreak
     input_readers: List[Any] = dataclasses.field(default_factory=list)  # guards.reader.Reader the code calls
     traced_files: Any = frozenset()  # the files of the code the trace stepped through
     constant_results: List[Any] = dataclasses.field(default_factory=list)  # calls answered at trace time
     times: dict = dataclasses.field(default_factory=dict)  # seconds per phase, for reports
+
+    @property
+    def guard_lines(self) -> List[str]:
+        """The guards in words, one line each (written when first asked for)."""
+        return self.guards.lines
 
     @property
     def graph_count(self) -> int:
@@ -88,7 +92,7 @@ def finish_frame(func, code, tx, cg, brk):
         guards = apply_filter(guards, keep)
     guard = CompiledGuard(guards, tx.arg_names)
     op_count = sum(1 for n in gm.graph.nodes if n.op not in ("placeholder", "output")) if gm else 0
-    frame = CompiledFrame(guard.fn, guard, new_code, code, gm, name, op_count, guard.lines, compiled)
+    frame = CompiledFrame(guard.fn, guard, new_code, code, gm, name, op_count, compiled)
     frame.breaks = [brk] if brk is not None else []
     frame.input_readers = list(getattr(output, "input_readers", None) or ())
     frame.traced_files = frozenset(output.traced_files)

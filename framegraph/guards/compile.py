@@ -52,6 +52,7 @@ items of one dict (module globals) sit behind the dict's version tag
 changed. The groups are in skips.py; which guards may join one, each kind's
 record says.
 """
+import functools
 from typing import Dict, List, Optional, Tuple
 
 import torch
@@ -87,9 +88,13 @@ class CompiledGuard:
             batch.seal(sorted((g for g in self.guards if g in batched), key=lambda g: _leaf_order(g, leaves)),
                        leaves, readers)
         self.plan = self._plan(batch, batched, groups, readers)
-        self.lines = [KINDS[g.kind].line(g) for g in self.guards]
         self.source_code = self._render(leaves)
         self.fn = self._compile()
+
+    @functools.cached_property
+    def lines(self) -> List[str]:
+        """One readable line per guard, in check order (for logs and diagnostics only)."""
+        return [KINDS[g.kind].line(g) for g in self.guards]
 
     def _plan(self, batch, batched, groups, readers) -> List[Node]:
         """The parts of the check in the order they run: each guard's check, the

@@ -111,11 +111,12 @@ def name_of(obj):
     if isinstance(module, str) and isinstance(qualname, str) and _resolve(module, qualname) is obj:
         return module, qualname
     # builtins' own types (types.FunctionType), torch's C functions (torch.arange is a
-    # static method of torch._C._VariableFunctionsClass): found in the namespaces users reach
+    # static method of torch._C._VariableFunctionsClass), functions made by a factory
+    # (F.max_pool2d is boolean_dispatch's closure): found in the namespaces users reach
     return _namespace_names().get(id(obj))
 
 
-# modules whose attributes name builtins that carry no usable __module__
+# modules whose attributes name callables that carry no usable __module__ and __qualname__
 _NAMESPACES = ("types", "torch", "torch.nn.functional", "torch._C._nn", "torch._C._linalg", "torch._C._fft",
                "torch._C._special", "torch.linalg", "torch.fft", "torch.special")
 
@@ -125,7 +126,7 @@ def _namespace_names() -> dict:
     names = {}
     for module in reversed(_NAMESPACES):  # the first namespace's name wins
         for name, value in vars(sys.modules.get(module, types)).items():
-            if isinstance(value, (type, types.BuiltinFunctionType)):
+            if isinstance(value, (type, types.BuiltinFunctionType, types.FunctionType)):
                 names[id(value)] = (module, name)
     return names
 

@@ -277,7 +277,7 @@ def _try_entry(path, func, code, names, slots, options):
         gm = graph_module(loads(data[start + size:]))
         compiled_fn, name = _compile_graph(gm, entry["examples"], options, func)
         new_code = _renamed(new_code, entry["fn_name"], name)
-    return CompiledFrame(guard.fn, guard, new_code, code, gm, name, entry["op_count"], guard.lines, compiled_fn)
+    return CompiledFrame(guard.fn, guard, new_code, code, gm, name, entry["op_count"], compiled_fn)
 
 
 def _compile_graph(gm, specs, options, func):
