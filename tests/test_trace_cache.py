@@ -153,7 +153,7 @@ def test_processes_writing_and_reading_one_cache_at_once_agree(tmp_path):
     assert [s[:2] for s in after["seen"]] == [["f", True], ["forward", True]]
 
 
-def test_what_cannot_travel_is_traced_again_in_each_process(tmp_path):
+def test_a_frame_that_breaks_travels_with_its_resume_functions_a_lambda_backend_does_not(tmp_path):
     program = tmp_path / "local.py"
     program.write_text(textwrap.dedent("""
         import json, torch, framegraph
@@ -161,18 +161,27 @@ def test_what_cannot_travel_is_traced_again_in_each_process(tmp_path):
 
         def f(x):
             y = torch.cos(x)
-            framegraph.graph_break()  # the frame's resume functions are made by its trace
+            framegraph.graph_break()
             return y + 1
 
         def g(x):
             return x * 2
 
+        def make(scale):
+            def k(x):
+                y = torch.sin(x) * scale
+                framegraph.graph_break()  # its resume function is made from a closure
+                return y - scale
+            return k
+
         seen = []
-        x = torch.randn(3)
+        x, k = torch.randn(3), make(3.0)
         with records.observing(lambda r: seen.append([r.code.co_qualname, r.from_cache, r.fallback, True])):
             a = framegraph.compile(f, backend="eager")(x)
             b = framegraph.compile(g, backend=lambda gm, ex: gm.forward)(x)  # a backend without a name
-        print(json.dumps({"seen": seen, "same": [torch.equal(a, f(x)), torch.equal(b, g(x))]}))
+            c = framegraph.compile(k, backend="eager")(x)
+        same = [torch.equal(a, f(x)), torch.equal(b, g(x)), torch.equal(c, k(x))]
+        print(json.dumps({"seen": seen, "same": same}))
     """))
     env = dict(os.environ, FRAMEGRAPH_CACHE_DIR=str(tmp_path / "cache"))
 
@@ -181,12 +190,12 @@ def test_what_cannot_travel_is_traced_again_in_each_process(tmp_path):
         return [s[:2] for s in _result(proc.returncode, proc.stdout, proc.stderr)["seen"]]
 
     first = go()
-    assert len(first) == 3 and first[0] == ["f", False] and first[2] == ["g", False]
-    resume = first[1][0]
-    assert "resume" in resume and first[1][1] is False
-    assert len(cache_files(tmp_path)) == 1  # the resume function's frame: it has no break
-    # f is traced again (making the same resume code), whose frame then comes from the cache
-    assert go() == [["f", False], [resume, True], ["g", False]]
+    assert [s[1] for s in first] == [False] * 5
+    names = [s[0] for s in first]
+    assert names[0] == "f" and "resume" in names[1] and names[2] == "g"
+    assert names[3] == "make.<locals>.k" and "resume" in names[4]
+    assert len(cache_files(tmp_path)) == 4  # f and k with their resume code, and the two resume frames
+    assert go() == [["f", True], [names[1], True], ["g", False], [names[3], True], [names[4], True]]
 
 
 def test_answers_assumed_constant_and_registered_callables_are_part_of_the_entry(tmp_path):

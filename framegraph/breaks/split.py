@@ -504,10 +504,15 @@ def _fast_reads(blocks) -> set:
     return names
 
 
+def fresh_resume_name(rcode) -> str:
+    """A global name for a resume function of ``rcode`` that no other has in this process."""
+    return f"__resume_{next(_resume_names)}_{rcode.co_name}"
+
+
 def _load_resume_function(cg, func, code, rcode, push_null=True):
     """Push (NULL and) the resume function: a global, or made here when it needs the closure."""
     if not code.co_freevars:
-        name = f"__resume_{next(_resume_names)}_{rcode.co_name}"
+        name = fresh_resume_name(rcode)
         func.__globals__[name] = types.FunctionType(rcode, func.__globals__, rcode.co_name)
         cg.load_global(name, push_null=push_null)
         return

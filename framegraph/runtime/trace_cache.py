@@ -19,7 +19,8 @@ frame's inputs; the first that passes gets its graph handed to the backend
 (Inductor finds its own FX graph cache) and its code installed as a trace's
 would be. No entry passes: the frame is traced, and ``store`` writes the new
 entry. An entry another process cannot check (an object without a name pinned
-by identity, hooks, dynamic shapes, a graph break) is not stored.
+by identity, hooks, dynamic shapes) is not stored. A frame that breaks takes
+its resume functions' code along; their own frames are entries of their own.
 
 A file that cannot be read (truncated, corrupt, another format) is removed
 with a warning and the frame traced; a stale entry (an edited function, a
@@ -33,17 +34,20 @@ import logging
 import os
 import sys
 import tempfile
+import types
 from pathlib import Path
 
 import torch
 
+from ..breaks.split import fresh_resume_name
 from ..config import config
 from ..errors import BackendError
 from ..guards.kinds import sources_of
+from . import skip
 from .cache import arg_names
-from .stored_graph import graph_module, graph_state
 from .portable import (NotPortable, Stale, code_fingerprint, describe, dumps, export_guards, frame_scope,
                        import_guards, loads)
+from .stored_graph import graph_module, graph_state
 
 log = logging.getLogger("framegraph")
 
@@ -131,8 +135,6 @@ def store(func, code, f_locals, compiled, options) -> None:
 
 
 def _entry_bytes(func, code, f_locals, compiled) -> bytes:
-    if compiled.breaks:
-        raise NotPortable("a graph break (its resume functions are not stored)")
     names = arg_names(code)
     slots = [f_locals.get(name) for name in names]
     guards = compiled.guards.guards
@@ -147,6 +149,9 @@ def _entry_bytes(func, code, f_locals, compiled) -> bytes:
         "guards": export_guards(guards, scope),
         "code": compiled.code,
         "fn_name": compiled.compiled_fn_name,
+        # the resume functions the code calls: globals by name, or made in the code from its constants
+        "resumes": [code for brk in compiled.breaks for code in brk.resume_codes],
+        "resume_globals": _resume_globals(func, compiled.code),
         "op_count": compiled.op_count,
         "examples": None if gm is None else _example_specs(gm),
     }
@@ -159,6 +164,16 @@ def _entry_bytes(func, code, f_locals, compiled) -> bytes:
             raise NotPortable(str(e)) from None
         graph = dumps(state)
     return MAGIC + len(body).to_bytes(8, "little") + body + graph
+
+
+def _resume_globals(func, code) -> dict:
+    """{global name: resume code} of the resume functions ``code`` loads as globals."""
+    out = {}
+    for name in code.co_names:
+        fn = func.__globals__.get(name) if name.startswith("__resume_") else None
+        if isinstance(fn, types.FunctionType):
+            out[name] = fn.__code__
+    return out
 
 
 def _file_stamps(files) -> tuple:
@@ -232,8 +247,10 @@ def load(func, code, f_locals, options):
         except Stale as e:
             log.debug("framegraph: trace cache entry %s does not apply: %s", path.name, e)
             continue
-        except BackendError:  # the backend's failure, as a trace's would be
-            raise
+        except BackendError as e:  # the entry may be fine: the frame is traced, as without one
+            log.warning("framegraph: the backend failed on the stored graph of %s (%s); tracing it",
+                        code.co_qualname, e)
+            return None
         except Exception as e:  # truncated, corrupt, another format: never the program's problem
             log.warning("framegraph: ignoring unreadable trace cache file %s (%s: %s); it is removed "
                         "and the frame traced again", path, type(e).__name__, e)
@@ -277,6 +294,12 @@ def _try_entry(path, func, code, names, slots, options):
         gm = graph_module(loads(data[start + size:]))
         compiled_fn, name = _compile_graph(gm, entry["examples"], options, func)
         new_code = _renamed(new_code, entry["fn_name"], name)
+    for old, rcode in entry["resume_globals"].items():
+        fresh = fresh_resume_name(rcode)
+        func.__globals__[fresh] = types.FunctionType(rcode, func.__globals__, rcode.co_name)
+        new_code = _renamed(new_code, old, fresh)
+    for rcode in entry["resumes"]:
+        skip.add_user_root(rcode)  # the rest of the frame is traced, wherever it lives
     return CompiledFrame(guard.fn, guard, new_code, code, gm, name, entry["op_count"], compiled_fn)
 
 
