@@ -241,3 +241,29 @@ def test_the_cache_directory_setting_is_checked():
 
     with pytest.raises(TypeError, match="cache_dir must be str"):
         framegraph.config.cache_dir = 3
+
+
+def test_identity_guards_travel_as_descriptions_of_what_they_pinned():
+    import enum
+
+    import torch
+
+    from framegraph.runtime.portable import describe
+
+    class Color(enum.Enum):
+        RED = 1
+
+    assert describe(torch) == ("module", "torch")
+    assert describe(torch.sin)[:3] == ("named", "torch", "sin")
+    assert describe(torch.arange)[:3] == ("named", "torch", "arange")  # a C static method, found in torch
+    assert describe(torch.nn.functional.max_pool2d)[:3] == ("named", "torch.nn.functional", "max_pool2d")
+    assert describe(vars(torch)) == ("globals", "torch")
+    assert describe(torch.nn.Linear(2, 2)) == ("nn.Module", ("named", "torch.nn.modules.linear", "Linear", None))
+    # no name another process could find: a function by its code, defaults and module
+    double, triple = (lambda x: x * 2), (lambda x: x * 3)
+    assert describe(double)[0] == "function" and describe(double)[-1] == ("globals", __name__)
+    assert describe(double) != describe(triple)
+    assert describe(double.__code__) == ("code", describe(double)[1])
+    # a class defined in a function is not reachable by name; so its members are not either
+    assert describe(Color) is None and describe(Color.RED) is None
+    assert describe(object()) is None  # what identity meant for a plain object: nothing portable
