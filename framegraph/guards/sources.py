@@ -54,11 +54,12 @@ def source(cls):
     field_hash = cls.__hash__
 
     def __hash__(self):
-        cached = self.__dict__.get("_hash")
-        if cached is None:
+        try:
+            return self._hash
+        except AttributeError:  # the first time only
             cached = field_hash(self)
             object.__setattr__(self, "_hash", cached)
-        return cached
+            return cached
 
     cls.__hash__ = __hash__
     return cls
