@@ -212,15 +212,25 @@ def read(source: Source, scope: dict):
     return eval(source.expr(), {}, scope)  # noqa: S307  (our own generated expression)
 
 
+def _described(obj, seen: dict):
+    """``describe(obj)``, once per object of one entry (a model's layers share their
+    classes' functions, and a function's description digests its code)."""
+    key = id(obj)
+    if key not in seen:
+        seen[key] = describe(obj)
+    return seen[key]
+
+
 def export_guards(guards, scope) -> list:
     """``guards`` as another process can check them, read against the frame that was traced."""
     described = {}  # ID_MATCH guard -> (description, the object)
+    seen = {}
     for g in guards:
         if g.kind == "ID_MATCH":
             obj = read(g.source, scope)
             if id(obj) != g.value[0]:
                 raise NotPortable(f"{g.source.name()} no longer holds the object the trace saw")
-            description = describe(obj)
+            description = _described(obj, seen)
             if description is None:
                 raise NotPortable(f"{g.source.name()} ({type(obj).__qualname__}) is pinned by identity")
             described[g] = description, obj
@@ -243,13 +253,14 @@ def import_guards(guards, scope) -> list:
     loading frame, its object compared with the description and its id guarded.
     Raises Stale when an object does not fit."""
     bound = {}  # ID_MATCH guard -> the object its source holds here
+    seen = {}
     for g in guards:
         if g.kind == "ID_MATCH":
             try:
                 obj = read(g.source, scope)
             except Exception as e:
                 raise Stale(f"{g.source.name()} cannot be read: {e!r}") from None
-            if describe(obj) != g.value[0]:
+            if _described(obj, seen) != g.value[0]:
                 raise Stale(f"{g.source.name()} holds another object")
             bound[g] = obj
     modules = {g.source: obj for g, obj in bound.items() if isinstance(obj, torch.nn.Module)}
