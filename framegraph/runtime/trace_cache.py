@@ -66,14 +66,19 @@ def enabled() -> bool:
 @functools.lru_cache(maxsize=1)
 def _environment() -> bytes:
     """What every key depends on: the Python and torch versions, and framegraph's own
-    files (its version string among them)."""
+    source files (its version string among them; the C extensions by their sources),
+    each by size and modification time, as a ``.pyc`` checks its source."""
     h = hashlib.sha256(MAGIC)
     h.update(repr((sys.version, torch.__version__)).encode())
     package = Path(__file__).resolve().parent.parent
-    for path in sorted(package.rglob("*")):
-        if path.suffix in (".py", ".so", ".c", ".cpp") and "__pycache__" not in path.parts:
-            h.update(str(path.relative_to(package)).encode())
-            h.update(path.read_bytes())
+    stamps = []
+    for folder, dirs, files in os.walk(package):
+        dirs[:] = [d for d in dirs if d != "__pycache__"]
+        for name in files:
+            if name.endswith((".py", ".c", ".h", ".cpp")):
+                st = os.stat(os.path.join(folder, name))
+                stamps.append((os.path.relpath(os.path.join(folder, name), package), st.st_size, st.st_mtime_ns))
+    h.update(repr(sorted(stamps)).encode())
     return h.digest()
 
 
