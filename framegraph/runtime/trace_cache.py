@@ -145,7 +145,7 @@ def _entry_bytes(func, code, f_locals, compiled) -> bytes:
     guards = compiled.guards.guards
     if any(g.kind == "SHAPE_ENV" for g in guards):
         raise NotPortable("dynamic shapes")
-    scope = frame_scope(func, names, slots, [s for g in guards for s in sources_of(g)])
+    scope = frame_scope(func, names, slots, _identity_sources(guards))
     readers = {id(r.c): r for r in compiled.input_readers}
     gm = compiled.graph_module
     entry = {
@@ -169,6 +169,11 @@ def _entry_bytes(func, code, f_locals, compiled) -> bytes:
             raise NotPortable(str(e)) from None
         graph = dumps(state)
     return MAGIC + len(body).to_bytes(8, "little") + body + graph
+
+
+def _identity_sources(guards) -> list:
+    """The sources portable.py reads in the frame: those of the identity guards."""
+    return [s for g in guards if g.kind == "ID_MATCH" for s in sources_of(g)]
 
 
 def _resume_globals(func, code) -> dict:
@@ -288,7 +293,7 @@ def _try_entry(path, func, code, names, slots, options):
     _check_stamps(entry["files"])
     _check_answers(entry["constant_results"])
     guards = entry["guards"]
-    scope = frame_scope(func, names, slots, [s for g in guards for s in sources_of(g)])
+    scope = frame_scope(func, names, slots, _identity_sources(guards))
     guards = import_guards(guards, scope)
     guard = CompiledGuard(guards, names)
     if not guard.fn(func, *slots):
