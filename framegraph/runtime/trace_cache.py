@@ -235,7 +235,7 @@ def _example_specs(gm):
         if not isinstance(value, torch.Tensor) or any(isinstance(n, torch.SymInt) for n in
                                                         tuple(value.size()) + tuple(value.stride())):
             raise NotPortable(f"graph input {node.name} is not a tensor of static shape")
-        specs.append((tuple(value.size()), tuple(value.stride()), value.dtype, value.device.type,
+        specs.append((tuple(value.size()), tuple(value.stride()), value.dtype, str(value.device),
                       value.requires_grad, isinstance(value, torch.nn.Parameter)))
     return specs
 
@@ -280,6 +280,7 @@ def _remove(path):
 
 def _try_entry(path, func, code, names, slots, options):
     from ..codegen.finish import CompiledFrame
+    from ..graph.dynamic import observe_unmodified_call
     from ..guards.compile import CompiledGuard
 
     data = path.read_bytes()
@@ -310,6 +311,9 @@ def _try_entry(path, func, code, names, slots, options):
         new_code = _renamed(new_code, old, fresh)
     for rcode in entry["resumes"]:
         skip.add_user_root(rcode)  # the rest of the frame is traced, wherever it lives
+    # the sizes a trace would have recorded: a later recompile for new sizes makes them
+    # dynamic, as after a trace (graph/dynamic.py)
+    observe_unmodified_call(code, dict(zip(names, slots)), names)
     return CompiledFrame(guard.fn, guard, new_code, code, gm, name, entry["op_count"], compiled_fn)
 
 
