@@ -113,7 +113,9 @@ def name_of(obj):
     # builtins' own types (types.FunctionType), torch's C functions (torch.arange is a
     # static method of torch._C._VariableFunctionsClass), functions made by a factory
     # (F.max_pool2d is boolean_dispatch's closure): found in the namespaces users reach
-    return _namespace_names().get(id(obj))
+    where = _namespace_names().get(id(obj))
+    # the table was read once: the name must still hold this object (ids are reused)
+    return where if where is not None and _resolve(*where) is obj else None
 
 
 # modules whose attributes name callables that carry no usable __module__ and __qualname__
