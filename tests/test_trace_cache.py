@@ -180,7 +180,11 @@ def test_a_frame_that_breaks_travels_with_its_resume_functions_a_lambda_backend_
 
         seen = []
         x, k = torch.randn(3), make(3.0)
-        with records.observing(lambda r: seen.append([r.code.co_qualname, r.from_cache, r.fallback, True])):
+        def note(r):  # a loaded frame reports its break as the trace did
+            breaks = [b.entry.id for b in r.compiled.breaks]
+            seen.append([r.code.co_qualname, r.from_cache, r.fallback, breaks])
+
+        with records.observing(note):
             a = framegraph.compile(f, backend="eager")(x)
             b = framegraph.compile(g, backend=lambda gm, ex: gm.forward)(x)  # a backend without a name
             c = framegraph.compile(k, backend="eager")(x)
@@ -190,16 +194,19 @@ def test_a_frame_that_breaks_travels_with_its_resume_functions_a_lambda_backend_
     env = dict(os.environ, FRAMEGRAPH_CACHE_DIR=str(tmp_path / "cache"))
 
     def go():
+        """(frame name, from the cache) of each trace attempt, and the breaks of each."""
         proc = subprocess.run([sys.executable, str(program)], env=env, capture_output=True, text=True, timeout=600)
-        return [s[:2] for s in _result(proc.returncode, proc.stdout, proc.stderr)["seen"]]
+        seen = _result(proc.returncode, proc.stdout, proc.stderr)["seen"]
+        return [s[:2] for s in seen], [s[3] for s in seen]
 
-    first = go()
+    first, breaks = go()
+    assert breaks == [["explicit_graph_break"], [], [], ["explicit_graph_break"], []]
     assert [s[1] for s in first] == [False] * 5
     names = [s[0] for s in first]
     assert names[0] == "f" and "resume" in names[1] and names[2] == "g"
     assert names[3] == "make.<locals>.k" and "resume" in names[4]
     assert len(cache_files(tmp_path)) == 4  # f and k with their resume code, and the two resume frames
-    assert go() == [["f", True], [names[1], True], ["g", False], [names[3], True], [names[4], True]]
+    assert go() == ([["f", True], [names[1], True], ["g", False], [names[3], True], [names[4], True]], breaks)
 
 
 def test_answers_assumed_constant_and_registered_callables_are_part_of_the_entry(tmp_path):

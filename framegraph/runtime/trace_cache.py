@@ -39,9 +39,9 @@ from pathlib import Path
 
 import torch
 
-from ..breaks.split import fresh_resume_name
+from ..breaks.split import GraphBreak, fresh_resume_name
 from ..config import config
-from ..errors import BackendError
+from ..errors import CATALOGUE, BackendError
 from ..guards.kinds import sources_of
 from . import skip
 from .cache import arg_names
@@ -156,6 +156,7 @@ def _entry_bytes(func, code, f_locals, compiled) -> bytes:
         "fn_name": compiled.compiled_fn_name,
         # the resume functions the code calls: globals by name, or made in the code from its constants
         "resumes": [code for brk in compiled.breaks for code in brk.resume_codes],
+        "breaks": [(brk.entry.id, brk.context, brk.frames) for brk in compiled.breaks],  # for diagnostics
         "resume_globals": _resume_globals(func, compiled.code),
         "op_count": compiled.op_count,
         "examples": None if gm is None else _example_specs(gm),
@@ -314,7 +315,13 @@ def _try_entry(path, func, code, names, slots, options):
     # the sizes a trace would have recorded: a later recompile for new sizes makes them
     # dynamic, as after a trace (graph/dynamic.py)
     observe_unmodified_call(code, dict(zip(names, slots)), names)
-    return CompiledFrame(guard.fn, guard, new_code, code, gm, name, entry["op_count"], compiled_fn)
+    frame = CompiledFrame(guard.fn, guard, new_code, code, gm, name, entry["op_count"], compiled_fn)
+    # the breaks as the trace saw them, for records, explain() and the graph_breaks log
+    frame.breaks = [GraphBreak(CATALOGUE[entry_id], context, frames, resume_codes=list(entry["resumes"]))
+                    for entry_id, context, frames in entry["breaks"]]
+    for brk in frame.breaks:
+        brk.log_once()
+    return frame
 
 
 def _compile_graph(gm, specs, options, func):
