@@ -33,6 +33,19 @@ class Guard:
     source: Optional[Source]
     value: Any = None
 
+    def __hash__(self):
+        # computed once: a guard build looks each guard up in several sets and dicts,
+        # and a tensor spec's hash is a tuple of seven fields
+        try:
+            return self._hash
+        except AttributeError:
+            cached = hash((self.kind, self.source, self.value))
+            object.__setattr__(self, "_hash", cached)
+            return cached
+
+    def __reduce__(self):  # the fields only: a stored hash is this process's
+        return Guard, (self.kind, self.source, self.value)
+
 
 def sources_of(g: Guard) -> Tuple[Source, ...]:
     """The sources a guard's check reads."""

@@ -66,16 +66,15 @@ _UNSET = object()
 
 
 def _chain(source: Source):
-    reads = []
-    while (step := step_of(source)) is not None:
-        reads.append((source, step))
-        source = source.base
-    reads.reverse()
-    while reads and reads[0][1][0] == INDEX:
-        source = reads.pop(0)[0]
-    if not reads:
+    # from the base's chain (itself cached): a model's sources share long bases
+    step = step_of(source)
+    if step is None:
         return None
-    return source, [step for _, step in reads]
+    below = chain(source.base)
+    if below is not None:
+        return below[0], below[1] + [step]
+    # the base is a root: an index right above it joins the root (``L['args'][0]``)
+    return None if step[0] == INDEX else (source.base, [step])
 
 
 def group(sources: Sequence[Source], min_leaves: int = MIN_LEAVES) -> Dict[Source, List[Source]]:
