@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import types
 
 import pytest
 
@@ -278,3 +279,107 @@ def test_identity_guards_travel_as_descriptions_of_what_they_pinned():
     # a class defined in a function is not reachable by name; so its members are not either
     assert describe(Color) is None and describe(Color.RED) is None
     assert describe(object()) is None  # what identity meant for a plain object: nothing portable
+
+
+CHECKED = """
+import json, os, sys, torch, framegraph
+from framegraph.diagnostics import records
+from framegraph.guards.compile import CompiledGuard
+
+SHARED = os.environ["SHARED"] == "1"
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Linear(4, 4)
+        self.b = self.a if SHARED else torch.nn.Linear(4, 4)
+        self.register_buffer("shift", torch.ones(4))
+
+    def forward(self, x):
+        return torch.tanh(self.b(self.a(x)) + self.shift) * STEP
+
+STEP = 0.5
+torch.manual_seed(0)
+net, x = Net().eval(), torch.randn(2, 4)
+seen, checks = [], []
+def note(r):
+    seen.append([r.code.co_name, r.from_cache, r.fallback, r.error is None])
+    checks.append(r.compiled.guards)
+
+with records.observing(note):
+    same = torch.equal(framegraph.compile(net, backend="eager")(x), net(x))
+# the check a load restored against the one a build makes of the same guards now
+g = checks[0]
+fresh = CompiledGuard(g.guards, g.argnames)
+ns, fresh_ns = g.fn.__globals__, fresh.fn.__globals__
+restored = g.plan is None
+fn = net.forward.__func__
+accepts = [g.fn(fn, net, x), fresh.fn(fn, net, x)]  # both have run: their state cells agree
+equal = (g.fn.__code__.co_code == fresh.fn.__code__.co_code
+         and g.fn.__code__.co_consts == fresh.fn.__code__.co_consts
+         and g.fn.__code__.co_names == fresh.fn.__code__.co_names
+         and sorted(ns) == sorted(fresh_ns)
+         and all(type(ns[k]) is type(fresh_ns[k]) for k in ns)
+         and all(ns[k] == fresh_ns[k] for k in ns if type(ns[k]) in (list, tuple, str, torch.dtype)))
+STEP = 0.25  # a global the trace read
+rejects = [g.fn(fn, net, x), fresh.fn(fn, net, x)]
+STEP = 0.5
+net.b.register_forward_hook(lambda *a: None)
+rejects += [g.fn(fn, net, x), fresh.fn(fn, net, x)]
+print(json.dumps({"seen": seen, "same": [same], "restored": restored, "equal": equal,
+                  "accepts": accepts, "rejects": rejects}))
+"""
+
+
+def test_a_load_restores_the_compiled_check_as_a_build_would_make_it(tmp_path):
+    program = tmp_path / "checked.py"
+    program.write_text(CHECKED)
+
+    def go(shared):
+        env = dict(os.environ, FRAMEGRAPH_CACHE_DIR=str(tmp_path / "cache"), SHARED=shared)
+        proc = subprocess.run([sys.executable, str(program)], env=env, capture_output=True, text=True, timeout=600)
+        return _result(proc.returncode, proc.stdout, proc.stderr)
+
+    first = go("0")
+    assert first["seen"] == [["forward", False, None, True]] and not first["restored"]
+    second = go("0")
+    assert second["seen"] == [["forward", True, None, True]] and second["restored"]
+    # same code, constants (this process's ids), names and globals as a fresh build
+    assert second["equal"] and second["accepts"] == [True, True] and second["rejects"] == [False] * 4
+
+
+def test_an_object_the_trace_saw_twice_is_two_objects_now_the_entry_does_not_apply(tmp_path):
+    program = tmp_path / "checked.py"
+    program.write_text(CHECKED)
+
+    def go(shared):
+        env = dict(os.environ, FRAMEGRAPH_CACHE_DIR=str(tmp_path / "cache"), SHARED=shared)
+        proc = subprocess.run([sys.executable, str(program)], env=env, capture_output=True, text=True, timeout=600)
+        return _result(proc.returncode, proc.stdout, proc.stderr)
+
+    assert go("1")["seen"] == [["forward", False, None, True]]  # self.b is self.a
+    assert go("0")["seen"] == [["forward", False, None, True]]  # two layers: traced, eager's answer
+    assert go("1")["seen"] == [["forward", True, None, True]]
+
+
+def test_a_stored_check_takes_this_process_ids_and_refuses_what_it_cannot_place():
+    from framegraph.guards.compile import CompiledGuard
+    from framegraph.guards.kinds import Guard
+    from framegraph.guards.sources import GlobalSource
+    from framegraph.runtime.portable import NotPortable
+    from framegraph.runtime.stored_guard import export_check, import_check
+
+    one, other = object(), object()
+    both = [Guard("ID_MATCH", GlobalSource("a"), (id(one), "one")), Guard("ID_MATCH", GlobalSource("b"), (id(one), "one"))]
+    stored = export_check(CompiledGuard(both, ()))
+    here = [Guard("ID_MATCH", GlobalSource("a"), (id(other), "one")), Guard("ID_MATCH", GlobalSource("b"), (id(other), "one"))]
+    check = import_check(stored, here, ())
+    fn = types.FunctionType(compile("pass", "<t>", "exec"), {"a": other, "b": other})
+    assert check.fn(fn) and not check.fn(types.FunctionType(fn.__code__, {"a": other, "b": one}))
+    # one object where the check was built, two here: the check is built afresh
+    split = [here[0], Guard("ID_MATCH", GlobalSource("b"), (id(one), "one"))]
+    assert import_check(stored, split, ()) is None
+    # an int constant equal to an id: which literal is the id cannot be told
+    clash = [both[0], Guard("CONSTANT_MATCH", GlobalSource("n"), id(one))]
+    with pytest.raises(NotPortable):
+        export_check(CompiledGuard(clash, ()))

@@ -87,9 +87,21 @@ class CompiledGuard:
         if batched:
             batch.seal(sorted((g for g in self.guards if g in batched), key=lambda g: _leaf_order(g, leaves)),
                        leaves, readers)
+        self.batch = batch if batched else None
         self.plan = self._plan(batch, batched, groups, readers)
         self.source_code = self._render(leaves)
         self.fn = self._compile()
+
+    @classmethod
+    def restored(cls, guards: List[Guard], argnames: Tuple[str, ...], fn, source_code: str) -> "CompiledGuard":
+        """The check of ``guards`` (sorted as the build sorts them) from a function
+        compiled before: a trace-cache load (runtime/stored_guard.py) skips the build."""
+        self = cls.__new__(cls)
+        self.guards, self.argnames, self.fn, self.source_code = list(guards), tuple(argnames), fn, source_code
+        self.consts = self.batch = self.plan = None
+        self.readers = []
+        fn.compiled_guard = self
+        return self
 
     @functools.cached_property
     def lines(self) -> List[str]:
@@ -192,9 +204,7 @@ class _TensorBatch(Node):
         a reader returns, runs of a reader's values passed as ``*___rK``."""
         self.guards = guards
         self.args = _star_leaves([leaves.get(g.source) or Read(g.source) for g in guards], readers)
-        specs = [g.value for g in guards]
-        self.check = tensor_check([self._templates.pop(g) for g in guards],
-                                  [list(s.size) for s in specs], [list(s.stride) for s in specs])
+        self.check = batch_check([g.value for g in guards], [self._templates.pop(g) for g in guards])
         self._templates.clear()  # the check keeps metadata only
 
     @staticmethod
@@ -240,6 +250,13 @@ def _depth(source: Optional[Source]) -> int:
         depth += 1
         source = getattr(source, "base", None)
     return depth
+
+
+def batch_check(specs, templates=None):
+    """The one call checking tensors of ``specs`` (TensorSpecs), from their templates."""
+    if templates is None:
+        templates = [s.template() for s in specs]
+    return tensor_check(templates, [list(s.size) for s in specs], [list(s.stride) for s in specs])
 
 
 def tensor_check(templates, sizes, strides):

@@ -41,6 +41,10 @@ class Node:
     def counted(self) -> Iterable[Source]:
         return dict.fromkeys(self.reads())
 
+    def cells(self) -> list:
+        """The mutable state cells it keeps between calls (a group's last version)."""
+        return []
+
 
 class Py(Node):
     """Python text and nodes, written one after the other."""

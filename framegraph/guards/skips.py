@@ -25,6 +25,7 @@ from .sources import GLOBALS, GetItemSource, GlobalSource, Source, parts_of
 
 # ---- dict-version groups: many item checks of one dict, skipped while it is unchanged
 MIN_GROUP = 2  # below this a version check costs as much as the checks it skips
+NEVER = -1  # a group's state cell before its members first pass (no version or walk count is negative)
 
 
 def _versioned_dict(g: Guard):
@@ -60,7 +61,10 @@ class _VersionGroup(Node):
     def __init__(self, base: Optional[Source], members: List[Guard]):
         self.base, self.members = base, members
         self.checks = [KINDS[g.kind].check(g, self._value(g)) for g in members]
-        self.seen = [-1]  # the version the members last passed on (-1: none yet)
+        self.seen = [NEVER]  # the version the members last passed on
+
+    def cells(self):
+        return [self.seen]
 
     def _value(self, g: Guard) -> Node:
         """What member ``g`` checks: the dict itself, a global, or an item of the dict
@@ -110,8 +114,11 @@ class _ReaderGroup(Node):
     def __init__(self, call: _ReaderCall, members: List[Guard]):
         self.call, self.members = call, members
         self.checks = [KINDS[g.kind].check(g, Read(g.source)) for g in members]
-        self.seen = [-1]
+        self.seen = [NEVER]  # the walk count the members last passed on
         self.reads_all = call.reader.nhot < len(call.reader.leaves)
+
+    def cells(self):
+        return [self.seen]
 
     def counted(self):
         return [self.call.reader.root] if self.reads_all else []

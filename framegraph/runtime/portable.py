@@ -354,11 +354,13 @@ _REBUILDERS = (_find, _rebuild_code, _rebuild_source, _rebuild_reader, _rebuild_
 
 
 class _Pickler(pickle.Pickler):
-    def __init__(self, file, readers):
+    def __init__(self, file, readers, refuse):
         super().__init__(file, protocol=pickle.HIGHEST_PROTOCOL)
-        self.readers = readers
+        self.readers, self.refuse = readers, refuse
 
     def reducer_override(self, obj):
+        if id(obj) in self.refuse:
+            raise NotPortable(f"a {type(obj).__qualname__} of this process")
         if obj in _REBUILDERS:  # by reference, as pickle writes any function
             return NotImplemented
         if isinstance(obj, types.CodeType):
@@ -383,12 +385,13 @@ class _Pickler(pickle.Pickler):
         raise NotPortable(f"a {type(obj).__qualname__} cannot be stored")
 
 
-def dumps(obj, readers=None) -> bytes:
+def dumps(obj, readers=None, refuse=()) -> bytes:
     """Pickle ``obj``: named objects by name, code through marshal, readers by their
-    sources (``readers``: id of a reader's C object -> its ``Reader``). Raises NotPortable."""
+    sources (``readers``: id of a reader's C object -> its ``Reader``). Raises NotPortable,
+    also for an object whose id is in ``refuse`` (one that means something only here)."""
     buf = io.BytesIO()
     try:
-        _Pickler(buf, readers or {}).dump(obj)
+        _Pickler(buf, readers or {}, refuse).dump(obj)
     except NotPortable:
         raise
     except Exception as e:  # RecursionError, a __reduce__ that refuses

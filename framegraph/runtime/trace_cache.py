@@ -10,7 +10,8 @@ The key is a digest of the code object's content, the Python, torch and
 framegraph versions (framegraph's own source files included, so a changed
 compiler never reads an old entry), the compile options and the tracing
 settings of ``framegraph.config``. A file holds the entry's guards (identity
-guards as descriptions), the replacement code, the GraphModule and the
+guards as descriptions), their compiled check (stored_guard.py: a load binds
+it instead of building it), the replacement code, the GraphModule and the
 metadata of the graph's inputs.
 
 On a cache miss in the C hook, before tracing, ``load`` reads the files of the
@@ -48,6 +49,7 @@ from .cache import arg_names
 from .portable import (NotPortable, Stale, code_fingerprint, describe, dumps, export_guards, frame_scope,
                        import_guards, loads)
 from .stored_graph import graph_module, graph_state
+from .stored_guard import export_check, import_check
 
 log = logging.getLogger("framegraph")
 
@@ -160,6 +162,7 @@ def _entry_bytes(func, code, f_locals, compiled) -> bytes:
         "resume_globals": _resume_globals(func, compiled.code),
         "op_count": compiled.op_count,
         "examples": None if gm is None else _example_specs(gm),
+        "check": _check_bytes(compiled.guards),
     }
     body = dumps(entry, readers)
     graph = b""
@@ -170,6 +173,15 @@ def _entry_bytes(func, code, f_locals, compiled) -> bytes:
             raise NotPortable(str(e)) from None
         graph = dumps(state)
     return MAGIC + len(body).to_bytes(8, "little") + body + graph
+
+
+def _check_bytes(guard):
+    """The compiled check, for a load to skip the guard build; None where it cannot travel."""
+    try:
+        return export_check(guard)
+    except NotPortable as e:
+        log.debug("framegraph: the compiled check is not stored (a load builds it): %s", e)
+        return None
 
 
 def _identity_sources(guards) -> list:
@@ -297,7 +309,9 @@ def _try_entry(path, func, code, names, slots, options):
     guards = entry["guards"]
     scope = frame_scope(func, names, slots, _identity_sources(guards))
     guards = import_guards(guards, scope)
-    guard = CompiledGuard(guards, names)
+    guard = None if entry["check"] is None else import_check(entry["check"], guards, names)
+    if guard is None:
+        guard = CompiledGuard(guards, names)
     if not guard.fn(func, *slots):
         return None
     new_code, name, gm = entry["code"], None, None
