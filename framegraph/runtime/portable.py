@@ -38,7 +38,9 @@ import torch
 from .. import _C
 from ..guards.kinds import Guard, HookDicts, TensorSpec
 from ..guards.reader import Reader
-from ..guards.sources import FUNC, GLOBALS, Source, _source_fields, held_objects
+from ..guards.sources import (FUNC, GLOBALS, AttrSource, DictItemSource, GenericAttrSource, GetItemSource,
+                              GlobalSource, ListItemSource, LocalSource, Source, TupleItemSource, TypeSource,
+                              _source_fields, held_objects)
 from .stored_graph import NodeRef
 
 
@@ -209,9 +211,38 @@ def frame_scope(func, argnames, slots, sources=()) -> dict:
     return dict(zip(argnames, slots), **{GLOBALS: func.__globals__, FUNC: func}, **held_objects(sources))
 
 
-def read(source: Source, scope: dict):
-    """The value ``source`` reads in the frame ``scope`` was made for."""
-    return eval(source.expr(), {}, scope)  # noqa: S307  (our own generated expression)
+# how a source reads its value from its base's, for the kinds that sit under a
+# model's identity guards (each read as its expr() does); others are evaluated
+_STEPS = {
+    AttrSource: lambda s, base: getattr(base, s.member),
+    GenericAttrSource: lambda s, base: object.__getattribute__(base, s.member),
+    GetItemSource: lambda s, base: base[s.index],
+    DictItemSource: lambda s, base: s.owner.__getitem__(base, s.index),
+    TupleItemSource: lambda s, base: s.owner.__getitem__(base, s.index),
+    ListItemSource: lambda s, base: s.owner.__getitem__(base, s.index),
+    TypeSource: lambda s, base: type(base),
+}
+_ROOTS = {
+    LocalSource: lambda s, scope: scope[s.local_name],
+    GlobalSource: lambda s, scope: scope[GLOBALS][s.global_name],
+}
+
+
+def read(source: Source, scope: dict, memo=None):
+    """The value ``source`` reads in the frame ``scope`` was made for; ``memo`` keeps
+    the values read (a model's sources share their bases)."""
+    if memo is not None and source in memo:
+        return memo[source]
+    step = _STEPS.get(type(source))
+    if step is not None:
+        value = step(source, read(source.base, scope, memo))
+    elif type(source) in _ROOTS:
+        value = _ROOTS[type(source)](source, scope)
+    else:
+        value = eval(source.expr(), {}, scope)  # noqa: S307  (our own generated expression)
+    if memo is not None:
+        memo[source] = value
+    return value
 
 
 def _described(obj, seen: dict):
@@ -226,10 +257,10 @@ def _described(obj, seen: dict):
 def export_guards(guards, scope) -> list:
     """``guards`` as another process can check them, read against the frame that was traced."""
     described = {}  # ID_MATCH guard -> (description, the object)
-    seen = {}
+    seen, memo = {}, {}
     for g in guards:
         if g.kind == "ID_MATCH":
-            obj = read(g.source, scope)
+            obj = read(g.source, scope, memo)
             if id(obj) != g.value[0]:
                 raise NotPortable(f"{g.source.name()} no longer holds the object the trace saw")
             description = _described(obj, seen)
@@ -255,11 +286,11 @@ def import_guards(guards, scope) -> list:
     loading frame, its object compared with the description and its id guarded.
     Raises Stale when an object does not fit."""
     bound = {}  # ID_MATCH guard -> the object its source holds here
-    seen = {}
+    seen, memo = {}, {}
     for g in guards:
         if g.kind == "ID_MATCH":
             try:
-                obj = read(g.source, scope)
+                obj = read(g.source, scope, memo)
             except Exception as e:
                 raise Stale(f"{g.source.name()} cannot be read: {e!r}") from None
             if _described(obj, seen) != g.value[0]:
