@@ -152,13 +152,25 @@ def _signature(fn):
         return None
 
 
+# (id of a signature, positional count, keyword names) -> (the signature, the answer):
+# keyed by identity because a Signature hashes every parameter and default each
+# time (a few us, asked thousands of times in a model's trace); the entry holds
+# the signature, so the id cannot be reused while it is there
+_BINDS: dict = {}
+
+
 def _bound(sig, leading, args, kwargs) -> bool:
     """Whether ``sig`` takes ``leading`` + ``args`` positional and ``kwargs`` keyword
     arguments: a question of their count and names only, so asked once per shape."""
-    try:
-        return _binds_cached(sig, leading + len(args), tuple(kwargs))
-    except TypeError:  # a default value that does not hash: the signature does not either
-        return _binds(sig, leading + len(args), tuple(kwargs))
+    key = (id(sig), leading + len(args), tuple(kwargs))
+    hit = _BINDS.get(key)
+    if hit is not None and hit[0] is sig:
+        return hit[1]
+    answer = _binds(sig, key[1], key[2])
+    if len(_BINDS) >= 4096:
+        _BINDS.clear()
+    _BINDS[key] = (sig, answer)
+    return answer
 
 
 def _binds(sig, npositional, names) -> bool:
@@ -167,9 +179,6 @@ def _binds(sig, npositional, names) -> bool:
     except TypeError:
         return False
     return True
-
-
-_binds_cached = functools.lru_cache(maxsize=4096)(_binds)
 
 
 def real_signature_rejects(fn, args, kwargs) -> bool:
