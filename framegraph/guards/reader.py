@@ -130,4 +130,5 @@ class Reader:
 
         for i, leaf in enumerate(self.leaves):
             steps[node(leaf) - 1][3] = i
-        self.c = _C.SourceReader([tuple(s) for s in steps], len(self.leaves), self.nhot, self.watched)
+        self.steps = [tuple(s) for s in steps]  # the C program: (parent, step kind, name or key, leaf index)
+        self.c = _C.SourceReader(self.steps, len(self.leaves), self.nhot, self.watched)

@@ -18,8 +18,8 @@ sources, tensor specs). Three kinds of object are not:
   of a module on its own: the identity only said which module). Loading reads
   the same source in the new frame, compares the descriptions, and guards the
   new object's id.
-* framegraph's own objects in replacement code: a ``SourceReader`` is rebuilt
-  from its sources.
+* framegraph's own objects in replacement code and guards: a ``SourceReader``
+  is rebuilt from its program (the steps its sources compiled to).
 
 Anything else (an object without a name, an id-pinned instance of a plain
 class, a dynamic-shape guard) raises ``NotPortable``: the entry is not stored.
@@ -37,7 +37,6 @@ import torch
 
 from .. import _C
 from ..guards.kinds import Guard, HookDicts, TensorSpec
-from ..guards.reader import Reader
 from ..guards.sources import (FUNC, GLOBALS, AttrSource, DictItemSource, GenericAttrSource, GetItemSource,
                               GlobalSource, ListItemSource, LocalSource, Source, TupleItemSource, TypeSource,
                               _source_fields, held_objects)
@@ -377,8 +376,8 @@ def _rebuild_source(cls, fields):
     return cls(*fields)
 
 
-def _rebuild_reader(root, leaves, nhot, watched):
-    return Reader(root, leaves, nhot, watched).c
+def _rebuild_reader(steps, nleaves, nhot, watched):
+    return _C.SourceReader(steps, nleaves, nhot, watched)
 
 
 _REBUILDERS = (_find, _rebuild_code, _rebuild_source, _rebuild_reader, _rebuild_op)
@@ -402,8 +401,7 @@ class _Pickler(pickle.Pickler):
             reader = self.readers.get(id(obj))
             if reader is None:
                 raise NotPortable("a SourceReader of unknown origin")
-            watched = None if reader.watched is None else [reader.leaves[i] for i in reader.watched]
-            return _rebuild_reader, (reader.root, reader.leaves, reader.nhot, watched)
+            return _rebuild_reader, (reader.steps, len(reader.leaves), reader.nhot, reader.watched)
         if isinstance(obj, _OPS):
             return _rebuild_op, (_op_name(obj),)
         if isinstance(obj, _BY_NAME):
@@ -418,7 +416,7 @@ class _Pickler(pickle.Pickler):
 
 def dumps(obj, readers=None, refuse=()) -> bytes:
     """Pickle ``obj``: named objects by name, code through marshal, readers by their
-    sources (``readers``: id of a reader's C object -> its ``Reader``). Raises NotPortable,
+    programs (``readers``: id of a reader's C object -> its ``Reader``). Raises NotPortable,
     also for an object whose id is in ``refuse`` (one that means something only here)."""
     buf = io.BytesIO()
     try:

@@ -16,7 +16,7 @@ compiled function:
   load whose guards disagree on one id (two sources, one object in the tracing
   process, two here) builds the check afresh;
 * its globals, through the portable pickler (named objects by name, data by
-  value, SourceReaders by their sources), except what lives in this process
+  value, SourceReaders by their programs), except what lives in this process
   only: the tensor batch's check is rebuilt from its guards' specs, the groups'
   state cells start fresh, the hook dicts are the rebound guard's.
 
