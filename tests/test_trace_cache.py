@@ -4,6 +4,7 @@ Each test runs small programs in fresh interpreters that share one cache
 directory, and reads what each process compiled: for every trace attempt the
 frame's name, whether its entry came from the cache, and whether it fell back.
 """
+import functools
 import json
 import os
 import subprocess
@@ -331,15 +332,18 @@ print(json.dumps({"seen": seen, "same": [same], "restored": restored, "equal": e
 """
 
 
-def test_a_load_restores_the_compiled_check_as_a_build_would_make_it(tmp_path):
+def run_checked(tmp_path, shared):
+    """Run CHECKED (``self.b is self.a`` when ``shared`` is "1") with the cache in ``tmp_path``."""
     program = tmp_path / "checked.py"
-    program.write_text(CHECKED)
+    if not program.exists():
+        program.write_text(CHECKED)
+    env = dict(os.environ, FRAMEGRAPH_CACHE_DIR=str(tmp_path / "cache"), SHARED=shared)
+    proc = subprocess.run([sys.executable, str(program)], env=env, capture_output=True, text=True, timeout=600)
+    return _result(proc.returncode, proc.stdout, proc.stderr)
 
-    def go(shared):
-        env = dict(os.environ, FRAMEGRAPH_CACHE_DIR=str(tmp_path / "cache"), SHARED=shared)
-        proc = subprocess.run([sys.executable, str(program)], env=env, capture_output=True, text=True, timeout=600)
-        return _result(proc.returncode, proc.stdout, proc.stderr)
 
+def test_a_load_restores_the_compiled_check_as_a_build_would_make_it(tmp_path):
+    go = functools.partial(run_checked, tmp_path)
     first = go("0")
     assert first["seen"] == [["forward", False, None, True]] and not first["restored"]
     second = go("0")
@@ -349,14 +353,7 @@ def test_a_load_restores_the_compiled_check_as_a_build_would_make_it(tmp_path):
 
 
 def test_an_object_the_trace_saw_twice_is_two_objects_now_the_entry_does_not_apply(tmp_path):
-    program = tmp_path / "checked.py"
-    program.write_text(CHECKED)
-
-    def go(shared):
-        env = dict(os.environ, FRAMEGRAPH_CACHE_DIR=str(tmp_path / "cache"), SHARED=shared)
-        proc = subprocess.run([sys.executable, str(program)], env=env, capture_output=True, text=True, timeout=600)
-        return _result(proc.returncode, proc.stdout, proc.stderr)
-
+    go = functools.partial(run_checked, tmp_path)
     assert go("1")["seen"] == [["forward", False, None, True]]  # self.b is self.a
     assert go("0")["seen"] == [["forward", False, None, True]]  # two layers: traced, eager's answer
     assert go("1")["seen"] == [["forward", True, None, True]]
