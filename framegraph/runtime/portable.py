@@ -114,7 +114,7 @@ def name_of(obj):
     # builtins' own types (types.FunctionType), torch's C functions (torch.arange is a
     # static method of torch._C._VariableFunctionsClass), functions made by a factory
     # (F.max_pool2d is boolean_dispatch's closure): found in the namespaces users reach
-    where = _namespace_names().get(id(obj))
+    where = _namespace_name(obj)
     # the table was read once: the name must still hold this object (ids are reused)
     return where if where is not None and _resolve(*where) is obj else None
 
@@ -124,12 +124,32 @@ _NAMESPACES = ("types", "torch", "torch.nn.functional", "torch._C._nn", "torch._
                "torch._C._special", "torch.linalg", "torch.fft", "torch.special")
 
 
+_TABLED = (type, types.BuiltinFunctionType, types.FunctionType)
+
+
+def _namespace_name(obj):
+    """(namespace, name) of ``obj`` in the first of ``_NAMESPACES`` that holds it: under
+    its own ``__name__`` (asked of each namespace's dict, no table to build), else as
+    the table of every callable the namespaces hold says."""
+    if not isinstance(obj, _TABLED):
+        return None  # an instance (a model's layers): in no table
+    if isinstance(obj, types.FunctionType) and str(obj.__module__).partition(".")[0] not in ("torch", "types"):
+        return None  # a Python function of the program's own (a decorated method): no namespace made it
+    name = getattr(obj, "__name__", None)
+    if isinstance(name, str):
+        for module in _NAMESPACES:
+            namespace = sys.modules.get(module)
+            if namespace is not None and vars(namespace).get(name) is obj:
+                return module, name
+    return _namespace_names().get(id(obj))
+
+
 @functools.lru_cache(maxsize=1)
 def _namespace_names() -> dict:
     names = {}
     for module in reversed(_NAMESPACES):  # the first namespace's name wins
         for name, value in vars(sys.modules.get(module, types)).items():
-            if isinstance(value, (type, types.BuiltinFunctionType, types.FunctionType)):
+            if isinstance(value, _TABLED):
                 names[id(value)] = (module, name)
     return names
 
