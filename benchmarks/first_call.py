@@ -1,7 +1,7 @@
 """First call of real models: framegraph against torch._dynamo, and where framegraph's time goes.
 
     python benchmarks/first_call.py [--models gpt2,bert,...] [--layers 2,4,8,16] [--stages N] [--repeat 3]
-                                    [--trace-cache]
+                                    [--trace-cache] [--gc]
 
 Each (model, compiler) runs in a process of its own, as a new user meets it:
 torch and the compiler imported, the compiler warmed on an unrelated small
@@ -19,6 +19,11 @@ persistent trace cache (runtime/trace_cache.py): one process fills a fresh
 cache directory, the next one (measured the same way) loads from it; the
 row says how many frames came from the cache and how many were traced.
 
+``--gc`` adds the cyclic garbage collections each first call ran into, per
+generation (count and wall time): a full (generation 2) collection in a
+process holding torch and transformers takes a large part of a second, and
+a first call that allocates enough to trigger one pays it.
+
 ``--stages N`` profiles framegraph's first call of the N largest models (by
 graph operators) into exclusive time per stage: each instrumented function's
 time, less that of the instrumented functions it calls (see ``STAGES``).
@@ -26,6 +31,7 @@ time, less that of the instrumented functions it calls (see ``STAGES``).
 import argparse
 import collections
 import functools
+import gc
 import importlib
 import json
 import os
@@ -104,6 +110,31 @@ class _Stages:
 OPS = [0]
 
 
+class _GcClock:
+    """The cyclic garbage collections during a block: how many of each generation,
+    and their wall time (a full collection of a process holding torch and
+    transformers takes a large part of a second)."""
+
+    def __init__(self):
+        self.count, self.seconds, self._start = [0, 0, 0], [0.0, 0.0, 0.0], 0.0
+
+    def _callback(self, phase, info):
+        if phase == "start":
+            self._start = time.perf_counter()
+        else:
+            self.count[info["generation"]] += 1
+            self.seconds[info["generation"]] += time.perf_counter() - self._start
+
+    def __enter__(self):
+        gc.callbacks.append(self._callback)
+
+    def __exit__(self, *exc):
+        gc.callbacks.remove(self._callback)
+
+    def row(self):
+        return {"count": self.count, "ms": [round(s * 1e3, 1) for s in self.seconds]}
+
+
 def backend(gm, example_inputs):
     """Pass-through, counting the graph's operators (a module-level function: the trace
     cache keys entries by the backend's name)."""
@@ -141,11 +172,13 @@ def worker(name, compiler, stages):
         compiled = compile_fn(model)
         if probe is not None:
             probe.total.clear()
+        collections_seen = _GcClock()
         start, wall = time.process_time(), time.perf_counter()
-        compiled(**inputs)
+        with collections_seen:
+            compiled(**inputs)
         first, wall = time.process_time() - start, time.perf_counter() - wall
     row = {"model": name, "compiler": compiler, "first": first - eager, "wall": wall, "eager": eager, "ops": ops[0],
-           "from_cache": sum(loaded), "traced": len(loaded) - sum(loaded)}
+           "from_cache": sum(loaded), "traced": len(loaded) - sum(loaded), "gc": collections_seen.row()}
     if probe is not None:
         row["stages"] = {k: round(v, 5) for k, v in probe.total.most_common()}
     print("ROW " + json.dumps(row))
@@ -180,6 +213,12 @@ def best(name, compiler, repeat):
     return min(good, key=lambda r: r["first"]) if good else rows[0]
 
 
+def _gc_text(row) -> str:
+    """``n0/n1/n2 in t0/t1/t2 ms``: collections per generation and their wall time."""
+    counts, ms = row["gc"]["count"], row["gc"]["ms"]
+    return "/".join(map(str, counts)) + " in " + "/".join(f"{t:.0f}" for t in ms) + " ms"
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", default=DEFAULT_MODELS)
@@ -187,6 +226,7 @@ def main():
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--stages", type=int, default=0, help="stage profiles of the N models with most operators")
     parser.add_argument("--trace-cache", action="store_true", help="add the first call of a second process")
+    parser.add_argument("--gc", action="store_true", help="add the garbage collections during each first call")
     parser.add_argument("--json")
     parser.add_argument("--worker", nargs=2, help=argparse.SUPPRESS)
     parser.add_argument("--with-stages", action="store_true", help=argparse.SUPPRESS)
@@ -215,6 +255,8 @@ def main():
             c = row["cached"]
             line += (f" {c['first'] * 1e3:10.1f} {c['first'] / dy['first']:6.3f} "
                      f"{c['from_cache']:>6d}/{c['traced']}")
+        if args.gc:
+            line += "   gc fg " + _gc_text(fg) + ", torch._dynamo " + _gc_text(dy)
         print(line, flush=True)
     if args.stages:
         ranked = sorted((r for r in rows if "error" not in r["framegraph"]), key=lambda r: -r["framegraph"]["ops"])
