@@ -112,11 +112,7 @@ class Reader:
         self.nhot = len(self.leaves) if nhot is None else nhot
         # leaves whose checks are skipped while unchanged (None: all): only a new
         # object there counts as a walk
-        if watched is not None:
-            watched = set(watched)  # a stored reader's come as a list: no scan per leaf
-            self.watched = [i for i, s in enumerate(self.leaves) if s in watched]
-        else:
-            self.watched = None
+        self.watched = None if watched is None else [i for i, s in enumerate(self.leaves) if s in watched]
         nodes: Dict[Source, int] = {root: 0}
         steps: List[list] = []
 
