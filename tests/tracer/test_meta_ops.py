@@ -81,6 +81,26 @@ CASES = [
     ("call_function", operator.getitem,  # integer tensors index: the result's shape is their broadcast
      lambda m: (fake(m, 2, 16), (fake(m, 2, 1, 1, 1, dtype=torch.int64), fake(m, 1, 1, 16, 1, dtype=torch.int64))),
      {}),
+    # what vision models are built of
+    ("call_function", F.batch_norm, lambda m: (fake(m, 2, 8, 5, 5), fake(m, 8), fake(m, 8), fake(m, 8), fake(m, 8),
+                                               False, 0.1, 1e-5), {}),
+    ("call_function", F.batch_norm, lambda m: (mode_channels_last(m, 2, 8, 5, 5), fake(m, 8), fake(m, 8)), {}),
+    ("call_function", F.batch_norm, lambda m: (fake(m, 4, 8), None, None), {"training": True}),  # no running stats
+    ("call_function", F.group_norm, lambda m: (fake(m, 2, 8, 5, 5), 4, fake(m, 8), fake(m, 8)), {}),
+    ("call_function", F.instance_norm, lambda m: (fake(m, 2, 8, 5, 5),), {}),
+    ("call_function", F.interpolate, lambda m: (fake(m, 1, 4, 6, 6),), {"scale_factor": 2.0, "mode": "nearest"}),
+    ("call_function", F.interpolate, lambda m: (mode_channels_last(m, 1, 4, 6, 6),),
+     {"size": (9, 7), "mode": "bilinear", "align_corners": False}),
+    ("call_function", torch.einsum, lambda m: ("bhqd,bhkd->bhqk", fake(m, 2, 2, 5, 8), fake(m, 2, 2, 7, 8)), {}),
+    ("call_function", torch.linalg.vector_norm, lambda m: (fake(m, 3, 4),), {"dim": -1, "keepdim": True}),
+    ("call_function", F.hardswish, lambda m: (fake(m, 2, 8, 5, 5),), {}),
+    ("call_function", F.hardtanh, lambda m: (mode_channels_last(m, 2, 8, 5, 5), 0.0, 6.0), {}),
+    ("call_function", F.relu6, lambda m: (fake(m, 3, 4),), {"inplace": True}),
+    ("call_function", F.leaky_relu, lambda m: (fake(m, 3, 4), 0.2), {}),
+    ("call_function", F.elu, lambda m: (fake(m, 3, 4, dtype=torch.float64),), {}),
+    ("call_function", F.mish, lambda m: (fake(m, 3, 4),), {}),
+    ("call_function", F.softplus, lambda m: (fake(m, 3, 4),), {"beta": 2.0}),
+    ("call_function", F.glu, lambda m: (fake(m, 3, 8),), {"dim": -1}),
 ]
 
 
@@ -117,6 +137,9 @@ def test_not_engaged_where_fake_tensor_mode_must_decide(mode):
         ("call_function", operator.getitem, (x, fake(mode, 3, dtype=torch.bool))),  # data-dependent size
         ("call_method", "to", (x, "cpu")),
         ("call_function", operator.add, (x, torch.randn(3, 4))),  # a real tensor
+        # training mode writes the running statistics: FakeTensorMode's run bumps their versions
+        ("call_function", F.batch_norm, (x, fake(mode, 4), fake(mode, 4), None, None, True)),
+        ("call_function", F.instance_norm, (fake(mode, 2, 4, 3), fake(mode, 4), fake(mode, 4))),
     ]
     for kind, target, args in not_engaged:
         assert meta_ops.run_meta(mode, kind, target, args, {}) is meta_ops.NOT_ENGAGED, target
