@@ -127,6 +127,10 @@ def run_meta(mode, kind: str, target, args: tuple, kwargs: dict) -> Any:
     key = tuple(key)
     try:
         spec = _SPECS.get(key)
+        if spec is None and target in _LIKE_INPUT:
+            spec = _like_input(target, args, kwargs, tensors)
+            if spec is not None:
+                _SPECS[key] = spec
         if spec is not None and not _has_view(spec) and not torch._C._len_torch_dispatch_stack():
             # fresh tensors only: made straight as FakeTensors over meta storage,
             # what _MetaKernels would wrap them into, without the dispatch round trip
@@ -145,6 +149,42 @@ def run_meta(mode, kind: str, target, args: tuple, kwargs: dict) -> Any:
         return _wrap(mode, out, device)
     except Exception:
         return NOT_ENGAGED
+
+
+# Ops whose result, for a dense floating-point input, is a fresh tensor with
+# the input's shape, strides and dtype: elementwise activations (one tensor in)
+# and inference batch norm (per-channel statistics of the input's dtype). Their
+# meta kernels are Python decompositions, about a millisecond on each new
+# shape; the rule gives the same metadata (the tests check it against
+# FakeTensorMode). The number is the position of the ``inplace`` flag: an
+# in-place call returns its argument and takes the kernels' path.
+_LIKE_INPUT = {
+    F.relu: 1, F.relu6: 1, F.silu: 1, F.hardswish: 1, F.hardsigmoid: 1, F.mish: 1, F.selu: 1, F.hardtanh: 3,
+    F.leaky_relu: 2, F.elu: 2, F.celu: 2, F.gelu: None, F.softplus: None, F.tanh: None, F.sigmoid: None,
+    torch.tanh: None, torch.sigmoid: None, F.batch_norm: None,
+}
+_FLOATS = (torch.float32, torch.float16, torch.bfloat16, torch.float64)
+
+
+def _like_input(target, args, kwargs, tensors):
+    """The spec of a fresh tensor like ``args[0]``, or None where the rule does not certainly hold."""
+    x = args[0]
+    if x is not tensors[0] or x.dtype not in _FLOATS or "out" in kwargs:
+        return None
+    inplace = _LIKE_INPUT[target]
+    if inplace is not None and _argument(args, kwargs, inplace, "inplace", False):
+        return None
+    if target is F.batch_norm:
+        if x.dim() < 2 or _argument(args, kwargs, 5, "training", False):
+            return None
+        for t in tensors[1:]:
+            if t.dtype != x.dtype or t.shape != (x.shape[1],):
+                return None
+    elif len(tensors) != 1:
+        return None
+    if not (x.is_contiguous() or x.dim() == 4 and x.is_contiguous(memory_format=torch.channels_last)):
+        return None
+    return ("new", tuple(x.shape), x.stride(), x.dtype)
 
 
 class _MetaKernels(TorchDispatchMode):

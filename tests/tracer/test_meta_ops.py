@@ -260,3 +260,32 @@ def test_tied_weights_stay_one_input_and_share_their_fake():
         assert torch.equal(out, f(ids))
     assert backend.frame_count == 1
     assert len(backend.example_inputs[0]) == 2  # ids and the one weight
+
+
+LAYOUTS = {
+    "contiguous": lambda m, dtype: fake(m, 2, 8, 5, 3, dtype=dtype),
+    "channels last": lambda m, dtype: m.from_tensor(
+        torch.randn(2, 8, 5, 3).to(dtype).to(memory_format=torch.channels_last), static_shapes=True),
+    "transposed": lambda m, dtype: m.from_tensor(torch.randn(2, 8, 3, 5).to(dtype).transpose(2, 3),
+                                                 static_shapes=True),
+    "sliced": lambda m, dtype: m.from_tensor(torch.randn(2, 8, 5, 6).to(dtype)[..., ::2], static_shapes=True),
+    "size-one dims": lambda m, dtype: fake(m, 1, 8, 1, 3, dtype=dtype),
+}
+
+
+@pytest.mark.parametrize("layout", LAYOUTS.values(), ids=LAYOUTS.keys())
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float64, torch.int64])
+def test_ops_whose_result_is_like_their_input_agree_with_fake_tensor_mode(mode, layout, dtype):
+    for target in meta_ops._LIKE_INPUT:
+        x = layout(mode, dtype)
+        if target is F.batch_norm:
+            args = (x, *(fake(mode, 8, dtype=dtype) for _ in range(4)), False)
+        else:
+            args = (x,)
+        with torch.no_grad():
+            try:
+                expected = slow(mode, "call_function", target, args, {})
+            except (RuntimeError, ValueError):
+                continue  # not defined for this dtype (integer activations)
+            fast = meta_ops.run_meta(mode, "call_function", target, args, {})
+            assert meta_ops.same_meta(fast, expected), (target, fast.stride(), expected.stride())
