@@ -1,7 +1,7 @@
 """First call of real models: framegraph against torch._dynamo, and where framegraph's time goes.
 
     python benchmarks/first_call.py [--models gpt2,bert,...] [--layers 2,4,8,16] [--stages N] [--repeat 3]
-                                    [--trace-cache] [--gc]
+                                    [--trace-cache] [--gc] [--vision-deep]
 
 Each (model, compiler) runs in a process of its own, as a new user meets it:
 torch and the compiler imported, the compiler warmed on an unrelated small
@@ -23,6 +23,9 @@ row says how many frames came from the cache and how many were traced.
 generation (count and wall time): a full (generation 2) collection in a
 process holding torch and transformers takes a large part of a second, and
 a first call that allocates enough to trigger one pays it.
+
+``--vision-deep`` adds vision models deep enough for 100 or more operators
+(benchmarks/zoo.py ``VISION_DEEP``).
 
 ``--stages N`` profiles framegraph's first call of the N largest models (by
 graph operators) into exclusive time per stage: each instrumented function's
@@ -72,7 +75,10 @@ def _build(name):
         cfg = GPT2Config(n_layer=int(name.split(":")[1]), n_head=2, n_embd=64, vocab_size=zoo.VOCAB, n_positions=64,
                          bos_token_id=0, eos_token_id=0)
         return GPT2LMHeadModel(cfg).eval(), {"input_ids": zoo._ids(), "use_cache": False}
-    model, inputs, _ = zoo.build_arch(name)
+    if name in zoo.VISION_DEEP:
+        model, inputs, _ = zoo.build(zoo.VISION_DEEP[name])
+    else:
+        model, inputs, _ = zoo.build_arch(name)
     return model.eval(), inputs
 
 
@@ -222,6 +228,8 @@ def _gc_text(row) -> str:
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", default=DEFAULT_MODELS)
+    parser.add_argument("--vision-deep", action="store_true",
+                        help="add the vision models with 100+ operators (benchmarks/zoo.py VISION_DEEP)")
     parser.add_argument("--layers", default="", help="GPT-2 layer counts for the scaling table, e.g. 2,4,8,16")
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--stages", type=int, default=0, help="stage profiles of the N models with most operators")
@@ -235,6 +243,11 @@ def main():
         worker(*args.worker, args.with_stages)
         return
     names = [m for m in args.models.split(",") if m] + [f"gpt2:{n}" for n in args.layers.split(",") if n]
+    if args.vision_deep:
+        sys.path.insert(0, HERE)
+        import zoo
+
+        names += [n for n in zoo.VISION_DEEP if n not in names]
     rows = []
     extra = f" {'cached ms':>10s} {'ratio':>6s} {'loaded/traced':>13s}" if args.trace_cache else ""
     print(f"{'model':14s} {'ops':>5s} {'framegraph ms':>14s} {'torch._dynamo ms':>17s} {'ratio':>6s}{extra}",

@@ -335,12 +335,67 @@ def build_arch(name, attn=None, seed=0):
     ``attn`` picks the attention implementation ("eager", "sdpa"); None keeps
     the model's default.
     """
+    return build(ARCHS[name], attn, seed)
+
+
+def build(arch, attn=None, seed=0):
+    """(model in eval mode, inputs dict, config) for an ``Arch``, random weights."""
     import transformers
 
-    arch = ARCHS[name]
     cfg = getattr(transformers, arch.config)(**arch.kwargs)
     torch.manual_seed(seed)
     extra = {} if attn is None else {"attn_implementation": attn}
     cls = getattr(transformers, arch.model)
     model = cls.from_config(cfg, **extra) if arch.model == "AutoModel" else cls._from_config(cfg, **extra)
     return model.eval(), _inputs(arch, cfg), cfg
+
+
+# Vision models at a depth with 100 or more operators in their graphs (the zoo's
+# own vision entries are one or two blocks deep): first_call.py measures these
+# where the compile time of real-sized image models is the question.
+_STAGES4 = dict(hidden_sizes=[16, 32, 64, 128], depths=[2, 2, 2, 2])
+VISION_DEEP = {
+    "vit-8": Arch("vision", "ViTConfig", "image", **dict(VIS, num_hidden_layers=8)),
+    "deit-8": Arch("vision", "DeiTConfig", "image", **dict(VIS, num_hidden_layers=8)),
+    "beit-8": Arch("vision", "BeitConfig", "image", **dict(VIS, num_hidden_layers=8)),
+    "dinov2-8": Arch("vision", "Dinov2Config", "image", **dict(VIS, num_hidden_layers=8)),
+    "yolos-8": Arch("vision", "YolosConfig", "image", num_detection_tokens=4,
+                    **dict(VIS, image_size=[32, 32], num_hidden_layers=8)),
+    "swin-4stage": Arch("vision", "SwinConfig", "image", image_size=64, patch_size=2, embed_dim=16,
+                        depths=[2, 2, 2, 2], num_heads=[1, 2, 2, 4], window_size=4),
+    "swinv2-4stage": Arch("vision", "Swinv2Config", "image", image_size=64, patch_size=2, embed_dim=16,
+                          depths=[2, 2, 2, 2], num_heads=[1, 2, 2, 4], window_size=4),
+    "convnext-4stage": Arch("vision", "ConvNextConfig", "image", num_stages=4, hidden_sizes=[16, 32, 64, 128],
+                            depths=[2, 2, 6, 2]),
+    "convnextv2-4stage": Arch("vision", "ConvNextV2Config", "image", num_stages=4, **_STAGES4),
+    "resnet-34": Arch("vision", "ResNetConfig", "image", embedding_size=16, layer_type="basic",
+                      hidden_sizes=[16, 32, 64, 128], depths=[3, 4, 6, 3]),
+    "resnet-50": Arch("vision", "ResNetConfig", "image", embedding_size=16, layer_type="bottleneck",
+                      hidden_sizes=[32, 64, 128, 256], depths=[3, 4, 6, 3]),
+    "regnet-4stage": Arch("vision", "RegNetConfig", "image", embedding_size=16, groups_width=8, **_STAGES4),
+    "bit-4stage": Arch("vision", "BitConfig", "image", embedding_size=16, num_groups=8, **_STAGES4),
+    "mobilenet_v1": Arch("vision", "MobileNetV1Config", "image", image_size=IMG, depth_multiplier=0.25),
+    "mobilenet_v2": ARCHS["mobilenet_v2"],
+    "mobilevit": ARCHS["mobilevit"],
+    "efficientnet": Arch("vision", "EfficientNetConfig", "image", image_size=IMG, width_coefficient=0.25,
+                         depth_coefficient=0.5, hidden_dim=320),
+    "levit-3stage": Arch("vision", "LevitConfig", "image", image_size=IMG, hidden_sizes=[32, 48, 64],
+                         num_attention_heads=[2, 2, 2], depths=[2, 2, 2], key_dim=[8, 8, 8], mlp_ratio=[2, 2, 2],
+                         attention_ratio=[2, 2, 2]),
+    "cvt-3stage": Arch("vision", "CvtConfig", "image", embed_dim=[16, 32, 64], num_heads=[1, 2, 2], depth=[1, 2, 4],
+                       patch_sizes=[7, 3, 3], patch_stride=[4, 2, 2], patch_padding=[2, 1, 1],
+                       mlp_ratio=[2.0, 2.0, 2.0], attention_drop_rate=[0.0] * 3, drop_rate=[0.0] * 3,
+                       drop_path_rate=[0.0] * 3, qkv_bias=[True] * 3, cls_token=[False, False, True],
+                       qkv_projection_method=["dw_bn"] * 3, kernel_qkv=[3] * 3, padding_kv=[1] * 3,
+                       stride_kv=[2] * 3, padding_q=[1] * 3, stride_q=[1] * 3),
+    "poolformer-4stage": Arch("vision", "PoolFormerConfig", "image", num_encoder_blocks=4, patch_sizes=[7, 3, 3, 3],
+                              strides=[4, 2, 2, 2], padding=[2, 1, 1, 1], **_STAGES4),
+    "segformer-4stage": Arch("vision", "SegformerConfig", "image", num_encoder_blocks=4, depths=[2, 2, 2, 2],
+                             sr_ratios=[8, 4, 2, 1], hidden_sizes=[16, 32, 64, 128], patch_sizes=[7, 3, 3, 3],
+                             strides=[4, 2, 2, 2], num_attention_heads=[1, 2, 2, 4], mlp_ratios=[2, 2, 2, 2],
+                             decoder_hidden_size=32),
+    "focalnet-4stage": Arch("vision", "FocalNetConfig", "image", image_size=IMG, patch_size=2, embed_dim=16,
+                            depths=[2, 2, 2, 2]),
+    "pvt_v2-4stage": Arch("vision", "PvtV2Config", "image", hidden_sizes=[16, 32, 64, 128], depths=[2, 2, 2, 2],
+                          num_attention_heads=[1, 2, 2, 4], sr_ratios=[8, 4, 2, 1]),
+}
