@@ -76,7 +76,7 @@ def _build(name):
                          bos_token_id=0, eos_token_id=0)
         return GPT2LMHeadModel(cfg).eval(), {"input_ids": zoo._ids(), "use_cache": False}
     if name in zoo.VISION_DEEP:
-        model, inputs, _ = zoo.build(zoo.VISION_DEEP[name])
+        model, inputs, _ = zoo.build_from(zoo.VISION_DEEP[name])
     else:
         model, inputs, _ = zoo.build_arch(name)
     return model.eval(), inputs

@@ -335,10 +335,10 @@ def build_arch(name, attn=None, seed=0):
     ``attn`` picks the attention implementation ("eager", "sdpa"); None keeps
     the model's default.
     """
-    return build(ARCHS[name], attn, seed)
+    return build_from(ARCHS[name], attn, seed)
 
 
-def build(arch, attn=None, seed=0):
+def build_from(arch, attn=None, seed=0):
     """(model in eval mode, inputs dict, config) for an ``Arch``, random weights."""
     import transformers
 
