@@ -33,6 +33,7 @@ from typing import Any
 
 import torch
 import torch.nn.functional as F
+from torch._prims_common import suggest_memory_format
 from torch._subclasses.fake_tensor import FakeTensor, in_kernel_invocation_manager
 from torch.utils._python_dispatch import TorchDispatchMode
 
@@ -210,9 +211,42 @@ class _MetaKernels(TorchDispatchMode):
             if _device(kwargs["device"]) != self.device:
                 raise TypeError("a factory on another device")
             kwargs = {**kwargs, "device": torch.device("meta")}
+        if func in _RESIZES:
+            out = _resized(self.device, *args)
+            if out is not None:
+                return _wrap(self.mode, out, self.device, strict=False)
         with in_kernel_invocation_manager(self.mode):
             out = func(*args, **kwargs)
         return _wrap(self.mode, out, self.device, strict=False)
+
+
+# Resampling to a size the caller computed (F.interpolate passes it): the
+# result is the input's batch and channels at that size, in the input's dtype. The meta kernels are Python decompositions that compute
+# every output coordinate: 5 to 50 ms on each new shape.
+_RESIZES = {getattr(torch.ops.aten, name).default for name in (
+    "upsample_nearest1d", "upsample_nearest2d", "upsample_nearest3d", "upsample_linear1d", "upsample_bilinear2d",
+    "upsample_bicubic2d", "upsample_trilinear3d", "_upsample_nearest_exact1d", "_upsample_nearest_exact2d",
+    "_upsample_nearest_exact3d")}
+
+
+def _resized(device, x, output_size, *rest):
+    """A meta tensor like ``x`` resized to ``output_size``, or None where the kernels must decide.
+
+    The format is the one the decompositions pick, ``suggest_memory_format``
+    of the input; off the CPU they make some channels-last results contiguous
+    (by device and channel count), so there only a contiguous one is certain."""
+    if len(output_size) != x.dim() - 2 or not all(type(n) is int and n >= 0 for n in output_size):
+        return None
+    fmt = suggest_memory_format(x)
+    if fmt is not torch.contiguous_format and device.type != "cpu":
+        return None
+    return torch.empty((*x.shape[:2], *output_size), dtype=x.dtype, device="meta", memory_format=fmt)
+    size = (*x.shape[:2], *output_size)
+    if x.is_contiguous() and not (x.dim() == 4 and x.is_contiguous(memory_format=torch.channels_last)):
+        return torch.empty(size, dtype=x.dtype, device="meta")
+    if x.dim() == 4 and x.is_contiguous(memory_format=torch.channels_last) and not x.is_contiguous():
+        return torch.empty(size, dtype=x.dtype, device="meta", memory_format=torch.channels_last)
+    return None
 
 
 def _device(device) -> torch.device:
