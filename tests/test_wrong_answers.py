@@ -634,3 +634,22 @@ def test_a_write_through_dunder_dict_skips_a_property():
     expected = f(torch.ones(1))
     assert_same(framegraph.compile(f, backend=cnt)(torch.ones(1)), expected)
     assert cnt.frame_count == 1  # the write runs in CPython, between graphs
+
+
+@pytest.mark.parametrize("norm", [nn.BatchNorm1d, nn.InstanceNorm1d])
+def test_a_training_norm_whose_output_is_unused_still_updates_its_running_statistics(norm):
+    def f(m, x):
+        m(x)  # only the running statistics change
+        return x + 1
+
+    def make():
+        torch.manual_seed(0)
+        return norm(4, track_running_stats=True).train()
+
+    eager, compiled, x = make(), make(), torch.randn(8, 4, 5)
+    cnt = CountingBackend()
+    assert_same(framegraph.compile(f, backend=cnt, fullgraph=True)(compiled, x), f(eager, x))
+    assert cnt.frame_count == 1
+    assert torch.equal(compiled.running_mean, eager.running_mean)
+    assert torch.equal(compiled.running_var, eager.running_var)
+    assert not torch.equal(compiled.running_mean, torch.zeros(4))

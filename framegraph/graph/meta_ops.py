@@ -82,7 +82,8 @@ def _argument(args, kwargs, index, name, default):
 
 
 # Ops that write to an argument in some of their calls: the fast path rebuilds
-# results from their metadata and would skip the write's version bump.
+# results from their metadata and would skip the write's version bump, and
+# dead code elimination must keep the call although its result is unused.
 # Training-mode batch norm updates its running statistics in place; so does
 # instance norm when it uses the input's statistics and was given running ones.
 _WRITES_WHEN = {
@@ -91,6 +92,15 @@ _WRITES_WHEN = {
     F.instance_norm: lambda a, k: _argument(a, k, 5, "use_input_stats", True) and (
         _argument(a, k, 1, "running_mean", None) is not None or _argument(a, k, 2, "running_var", None) is not None),
 }
+
+
+def writes_arguments(target, args, kwargs) -> bool:
+    """Whether this call of ``target`` writes to a tensor argument without saying so in
+    its name or an ``inplace``/``out`` argument (``_WRITES_WHEN``); ``args`` may be FX nodes."""
+    when = _WRITES_WHEN.get(target)
+    return when is not None and bool(when(args, kwargs))
+
+
 _PLAIN = (int, float, bool, str, type(None), torch.dtype, torch.memory_format, torch.layout)
 _INDEX = (int, slice, type(None), type(Ellipsis))
 NOT_ENGAGED = object()
@@ -107,7 +117,7 @@ def run_meta(mode, kind: str, target, args: tuple, kwargs: dict) -> Any:
             return NOT_ENGAGED
     elif target not in _FUNCTIONS:
         return NOT_ENGAGED
-    elif target in _WRITES_WHEN and _WRITES_WHEN[target](args, kwargs):
+    elif writes_arguments(target, args, kwargs):
         return NOT_ENGAGED
     if mode.in_kernel_invocation or torch._C._len_torch_function_stack() or torch._C._is_any_autocast_enabled():
         return NOT_ENGAGED  # autocast changes result dtypes, which the cache key does not hold
