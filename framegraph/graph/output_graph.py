@@ -61,10 +61,9 @@ def _is_impure(node: torch.fx.Node) -> bool:
     result is unused."""
     if node.op in ("placeholder", "output") or node.meta.get("returns_argument"):
         return True
-    if _writes_in_place(node) or _mutates_by_schema(node):
+    if _writes_in_place(node) or _mutates_by_schema(node) or (  # training batch norm: its running stats
+            node.op == "call_function" and meta_ops.writes_arguments(node.target, node.args, node.kwargs)):
         return True
-    if node.op == "call_function" and meta_ops.writes_arguments(node.target, node.args, node.kwargs):
-        return True  # training batch norm: its running statistics
     if node.op == "call_function" and (node.target is _GRAD_TOGGLE or node.target in _STATE_TARGETS):
         return True
     if node.meta.get("no_op"):  # it handed back its argument untouched: it drew nothing either
