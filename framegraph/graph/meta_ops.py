@@ -141,7 +141,7 @@ def run_meta(mode, kind: str, target, args: tuple, kwargs: dict) -> Any:
         if spec is None and target in _LIKE_INPUT:
             spec = _like_input(target, args, kwargs, tensors)
             if spec is not None:
-                _SPECS[key] = spec
+                _remember(key, spec)
         if spec is not None and not _has_view(spec) and not torch._C._len_torch_dispatch_stack():
             # fresh tensors only: made straight as FakeTensors over meta storage,
             # what _MetaKernels would wrap them into, without the dispatch round trip
@@ -154,9 +154,7 @@ def run_meta(mode, kind: str, target, args: tuple, kwargs: dict) -> Any:
                     target(*args, **kwargs)
                 spec = _spec(out, tensors)
                 if spec is not None:
-                    if len(_SPECS) >= _MAX_SPECS:
-                        _SPECS.clear()
-                    _SPECS[key] = spec
+                    _remember(key, spec)
         return _wrap(mode, out, device)
     except Exception:
         return NOT_ENGAGED
@@ -231,8 +229,9 @@ class _MetaKernels(TorchDispatchMode):
 
 
 # Resampling to a size the caller computed (F.interpolate passes it): the
-# result is the input's batch and channels at that size, in the input's dtype. The meta kernels are Python decompositions that compute
-# every output coordinate: 5 to 50 ms on each new shape.
+# result is the input's batch and channels at that size, in the input's
+# dtype. The meta kernels are Python decompositions that compute every output
+# coordinate: 5 to 70 ms on each new shape.
 _RESIZES = {getattr(torch.ops.aten, name).default for name in (
     "upsample_nearest1d", "upsample_nearest2d", "upsample_nearest3d", "upsample_linear1d", "upsample_bilinear2d",
     "upsample_bicubic2d", "upsample_trilinear3d", "_upsample_nearest_exact1d", "_upsample_nearest_exact2d",
@@ -251,12 +250,6 @@ def _resized(device, x, output_size, *rest):
     if fmt is not torch.contiguous_format and device.type != "cpu":
         return None
     return torch.empty((*x.shape[:2], *output_size), dtype=x.dtype, device="meta", memory_format=fmt)
-    size = (*x.shape[:2], *output_size)
-    if x.is_contiguous() and not (x.dim() == 4 and x.is_contiguous(memory_format=torch.channels_last)):
-        return torch.empty(size, dtype=x.dtype, device="meta")
-    if x.dim() == 4 and x.is_contiguous(memory_format=torch.channels_last) and not x.is_contiguous():
-        return torch.empty(size, dtype=x.dtype, device="meta", memory_format=torch.channels_last)
-    return None
 
 
 def _device(device) -> torch.device:
@@ -275,6 +268,13 @@ _DEVICE = torch.ops.prim.device.default
 # same few shapes in every layer). Specs hold no tensors.
 _SPECS: dict = {}
 _MAX_SPECS = 8192
+
+
+def _remember(key, spec):
+    """Keep ``spec`` for calls with ``key``'s metadata (the table is bounded)."""
+    if len(_SPECS) >= _MAX_SPECS:
+        _SPECS.clear()
+    _SPECS[key] = spec
 
 
 def _leaves(value, tensors, key, mode) -> bool:
