@@ -59,6 +59,7 @@ from .core.exceptions import EXC_INFO_MODELS
 from .iteration.iterators import ChangedSize, wrap_changed_size
 from .objects.classes import CLASS_DECORATORS, ClassDecoratorVariable
 from .objects.copying import COPY_MODELS
+from .objects.dataclass_fields import DATACLASS_MODELS
 from .containers.modules import PythonModuleVariable
 from .objects.supers import OBJECT_SLOTS, ObjectSlotVariable
 from .objects.user_defined import UserDefinedClassVariable, UserDefinedObjectVariable, bind_class_attribute
@@ -299,6 +300,8 @@ def _wrap_function(tx, value, source):
         return ModelledCallVariable(value, OPTIM_MODELS[value], source=source)
     if value in TYPING_MODELS:  # typing.cast(typ, val) is val
         return ModelledCallVariable(value, TYPING_MODELS[value], source=source)
+    if value in DATACLASS_MODELS:  # dataclasses.fields without its generator
+        return ModelledCallVariable(value, DATACLASS_MODELS[value], source=source)
     if value in TRACE_TIME or is_graph_callable(value):
         return TorchFunctionVariable(value, source=source)
     return UserFunctionVariable(value, source=source)
