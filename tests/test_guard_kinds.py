@@ -185,3 +185,16 @@ def test_a_float_argument_of_another_zero_sign_recompiles():
         assert torch.equal(compiled(x, s), f(x, s))
     assert compiled(x, -0.0).tolist() == [-1.0, -1.0]
     assert cnt.frame_count == 2
+
+
+def test_identity_checks_of_consecutive_values_are_one_tuple_comparison_that_catches_any_swap():
+    layers = [object() for _ in range(6)]
+    m = types.SimpleNamespace(**{f"l{i}": layer for i, layer in enumerate(layers)})
+    g = CompiledGuard([Guard("ID_MATCH", AttrSource(LocalSource("m"), f"l{i}"), (id(layer), "layer"))
+                       for i, layer in enumerate(layers)], ("m",))
+    assert f"tuple(map(id, ___a0[0:6])) == {tuple(map(id, layers))!r}" in g.source_code
+    assert g(FN, m) and g(FN, m)
+    for i in (0, 3, 5):  # the first, a middle and the last of the run
+        swapped = types.SimpleNamespace(**vars(m))
+        setattr(swapped, f"l{i}", object())
+        assert not g(FN, swapped), i

@@ -380,3 +380,19 @@ def test_a_stored_check_takes_this_process_ids_and_refuses_what_it_cannot_place(
     clash = [both[0], Guard("CONSTANT_MATCH", GlobalSource("n"), id(one))]
     with pytest.raises(NotPortable):
         export_check(CompiledGuard(clash, ()))
+
+
+def test_a_run_of_identity_checks_takes_this_process_ids():
+    from framegraph.guards.compile import CompiledGuard
+    from framegraph.guards.kinds import Guard
+    from framegraph.guards.sources import AttrSource, LocalSource
+    from framegraph.runtime.stored_guard import export_check, import_check
+
+    def guards(objs):
+        return [Guard("ID_MATCH", AttrSource(LocalSource("m"), f"l{i}"), (id(o), "layer")) for i, o in enumerate(objs)]
+
+    there, here = [object() for _ in range(5)], [object() for _ in range(5)]
+    check = import_check(export_check(CompiledGuard(guards(there), ("m",))), guards(here), ("m",))
+    fn = types.FunctionType(compile("pass", "<t>", "exec"), {})
+    assert check.fn(fn, types.SimpleNamespace(**{f"l{i}": o for i, o in enumerate(here)}))
+    assert not check.fn(fn, types.SimpleNamespace(**{f"l{i}": o for i, o in enumerate(there)}))

@@ -113,7 +113,7 @@ class _ReaderGroup(Node):
 
     def __init__(self, call: _ReaderCall, members: List[Guard]):
         self.call, self.members = call, members
-        self.checks = [KINDS[g.kind].check(g, Read(g.source)) for g in members]
+        self.checks = _identity_runs(call, members)
         self.seen = [NEVER]  # the walk count the members last passed on
         self.reads_all = call.reader.nhot < len(call.reader.leaves)
 
@@ -131,6 +131,53 @@ class _ReaderGroup(Node):
                 lambda: f"({self.call.all_name} := {r.consts(reader.c)}.all({r.read(reader.root)})) is not None"))
         seen, walks = r.consts(self.seen), f"{r.consts(reader.c)}.walks"
         return f"({seen}[0] == {walks} or ({' and '.join(checks)} and {seen}.__setitem__(0, {walks}) is None))"
+
+
+MIN_RUN = 4  # identity checks of consecutive values compared as one tuple, from this many
+
+
+class _IdentityRun(Node):
+    """``tuple(map(id, ___aK[i:j])) == (id_i, ...)``: the identity checks of values
+    ``i`` to ``j`` of one reader call as one comparison. A module's parameters and
+    submodules sit next to each other in a reader's values; compiled one by one,
+    their thousands of ``id(...) == N`` were most of a large model's guard source
+    (``compile()`` costs about 8 us a comparison). The ids are literals of the code,
+    like a single check's, so the trace cache rebinds them the same way."""
+
+    def __init__(self, call: _ReaderCall, start: int, ids: List[int]):
+        self.call, self.start, self.ids = call, start, ids
+
+    def render(self, r: Render) -> str:
+        call, end = self.call, self.start + len(self.ids)
+        name = call.name if end <= call.reader.nhot else call.all_name
+        return f"tuple(map(id, {name}[{self.start}:{end}])) == {tuple(self.ids)!r}"
+
+
+def _identity_runs(call: _ReaderCall, members: List[Guard]) -> List[Node]:
+    """The members' checks in order, runs of identity checks of consecutive values
+    (all returned by the call, or all by ``all()``) joined into one ``_IdentityRun``."""
+    index = {s: i for i, s in enumerate(call.reader.leaves)}
+    nhot = call.reader.nhot
+    checks: List[Node] = []
+    run: List[Guard] = []
+
+    def flush():
+        if len(run) >= MIN_RUN:
+            checks.append(_IdentityRun(call, index[run[0].source], [g.value[0] for g in run]))
+        else:
+            checks.extend(KINDS[g.kind].check(g, Read(g.source)) for g in run)
+        run.clear()
+
+    for g in members:
+        i = index.get(g.source) if g.kind == "ID_MATCH" else None
+        if run and (i is None or i != index[run[-1].source] + 1 or i == nhot):
+            flush()
+        if i is None:
+            checks.append(KINDS[g.kind].check(g, Read(g.source)))
+        else:
+            run.append(g)
+    flush()
+    return checks
 
 
 def reader_calls(guards: List[Guard], batched):

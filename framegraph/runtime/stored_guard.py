@@ -10,7 +10,8 @@ MODULE_HOOKS guard, which it holds in its globals. So an entry keeps the
 compiled function:
 
 * its code, through marshal; a load puts, in place of each id among the code's
-  constants, the id its guard holds in this process. An int is an id's literal
+  constants (an int, or an item of a tuple of ints: a run of identity checks
+  compared as one tuple), the id its guard holds in this process. An int is an id's literal
   only where that id's guard wrote it: the store refuses a check where another
   int the function may hold (of a guard's value or source) equals an id, and a
   load whose guards disagree on one id (two sources, one object in the tracing
@@ -107,7 +108,7 @@ def import_check(blob: bytes, guards: List[Guard], argnames: Tuple[str, ...]) ->
             return None
         new_ids[old] = now.pop()
     code = marshal.loads(data["code"])
-    code = code.replace(co_consts=tuple(new_ids.get(c, c) if type(c) is int else c for c in code.co_consts))
+    code = code.replace(co_consts=tuple(_rebound(c, new_ids) for c in code.co_consts))
     namespace = {"__builtins__": _BUILTINS, **data["namespace"]}
     for name in data["cells"]:
         namespace[name] = [NEVER]
@@ -124,6 +125,16 @@ def import_check(blob: bytes, guards: List[Guard], argnames: Tuple[str, ...]) ->
     fn = types.FunctionType(code, namespace, "__guard")
     namespace["__guard"] = fn
     return CompiledGuard.restored(guards, argnames, fn, data["text"])
+
+
+def _rebound(const, new_ids):
+    """A constant of the check with this process's ids: an id's literal, or a tuple of
+    them (the identity checks of consecutive values, guards/skips.py ``_IdentityRun``)."""
+    if type(const) is int:
+        return new_ids.get(const, const)
+    if type(const) is tuple and const and all(type(c) is int for c in const):
+        return tuple(new_ids.get(c, c) for c in const)
+    return const
 
 
 def _ints(value, out: set, depth: int = 0) -> None:

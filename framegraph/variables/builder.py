@@ -294,14 +294,11 @@ def _wrap_function(tx, value, source):
         return PureCallVariable(value, source=source)
     if value in CLASS_DECORATORS:  # dataclass on a class the trace built: run now (classes.py)
         return ClassDecoratorVariable(value, source=source)
-    if value in COPY_MODELS:
-        return ModelledCallVariable(value, COPY_MODELS[value], source=source)
-    if value in OPTIM_MODELS:  # step counters stay Python numbers (optim.py)
-        return ModelledCallVariable(value, OPTIM_MODELS[value], source=source)
-    if value in TYPING_MODELS:  # typing.cast(typ, val) is val
-        return ModelledCallVariable(value, TYPING_MODELS[value], source=source)
-    if value in DATACLASS_MODELS:  # dataclasses.fields without its generator
-        return ModelledCallVariable(value, DATACLASS_MODELS[value], source=source)
+    # copy.deepcopy, optimizers' step counters (Python numbers), typing.cast(typ, val) is val,
+    # dataclasses.fields without its generator: library functions modelled over trackers
+    for models in (COPY_MODELS, OPTIM_MODELS, TYPING_MODELS, DATACLASS_MODELS):
+        if value in models:
+            return ModelledCallVariable(value, models[value], source=source)
     if value in TRACE_TIME or is_graph_callable(value):
         return TorchFunctionVariable(value, source=source)
     return UserFunctionVariable(value, source=source)
