@@ -32,7 +32,8 @@ from torch import nn
 
 from .. import _C
 from ..errors import unsupported
-from ..guards.sources import AttrSource, GetItemSource, ListItemSource, Source, TupleItemSource, numpy_tensor_source
+from ..guards.sources import (AttrSource, ConstSource, GetItemSource, ListItemSource, Source, TupleItemSource,
+                              numpy_tensor_source)
 from .callables.builtin_methods import is_unbound_builtin_method
 from .callables.builtins import BUILTINS, BuiltinVariable, PURE
 from .callables.functions import UserFunctionVariable
@@ -51,7 +52,7 @@ from .containers.object_dicts import is_object_keyed, wrap_object_keyed_dict
 from .containers.sets import SCALARS, SetVariable, same_table
 from .core import space
 from .core.aliases import remember_object, same_object
-from .core.base import VariableTracker, guard_identity
+from .core.base import STABLE_MODULES, VariableTracker, guard_identity
 from .core.call_shapes import own_methods
 from .core.constant import (CONSTANT_TYPES, ConstantVariable, is_constant_value, is_struct_sequence,
                             wrap_constant)
@@ -557,6 +558,10 @@ BY_BASE = (
 def wrap_value(tx, value, source: Optional[Source] = None, guard: bool = True) -> VariableTracker:
     """The tracker for ``value`` read from ``source`` (None: a value made in the trace)."""
     cache = tx.output.by_source
+    if source is None and type(value) is types.FunctionType and _user_code(value):
+        # a user's function reached where torch keeps it unguarded (a global module hook):
+        # its cells, defaults and globals need sources, to be guarded and written back
+        source, guard = ConstSource.of(value), False
     if source is not None and source in cache:
         return cache[source]
     alias = same_object(tx, value, source)  # a mutable object met before, through another source
@@ -587,6 +592,11 @@ def wrap_value(tx, value, source: Optional[Source] = None, guard: bool = True) -
         cache[source] = var
         remember_object(tx, value, var)
     return var
+
+
+def _user_code(fn) -> bool:
+    """Is ``fn`` defined outside the modules whose globals a trace takes as they are?"""
+    return (fn.__module__ or "").partition(".")[0] not in STABLE_MODULES
 
 
 def _item_source(source, index):

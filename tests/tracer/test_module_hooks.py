@@ -84,6 +84,34 @@ def test_a_global_forward_hook_runs_in_the_graph_and_its_removal_recompiles():
     assert cnt.frame_count == 2
 
 
+def test_a_global_hook_writes_what_it_closes_over_and_reads_its_current_values():
+    lin = nn.Linear(3, 3)
+    log, scale = [], [2.0]
+
+    def hook(module, args, out):
+        log.append(type(module).__name__)
+        return out * scale[0]
+
+    def f(x):
+        return lin(x) + 1
+
+    cnt = CountingBackend()
+    compiled = framegraph.compile(f, backend=cnt, fullgraph=True)
+    x = torch.randn(2, 3)
+    handle = module_mod.register_module_forward_hook(hook)
+    try:
+        out = compiled(x)
+        assert log == ["Linear"]
+        assert_same(out, f(x))
+        scale[0] = 3.0  # a value the hook reads: guarded, so the next call sees it
+        out = compiled(x)
+        assert log == ["Linear"] * 3
+        assert_same(out, f(x))
+    finally:
+        handle.remove()
+    assert cnt.frame_count == 2
+
+
 def test_adding_or_removing_a_hook_between_calls_recompiles():
     lin = nn.Linear(4, 4)
     compiled, cnt = compiled_counting(lin)
