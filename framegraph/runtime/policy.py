@@ -25,7 +25,7 @@ import inspect
 import torch
 from torch._higher_order_ops.invoke_subgraph import invoke_subgraph_placeholder
 
-from ..variables.builder import SUBSTITUTES
+from ..variables.callables.trace_time import SUBSTITUTES
 from ..variables.callables.functions import CONSTANT_RESULT_MARK
 from ..variables.tensors.torch_fn import DISALLOWED, IN_GRAPH
 

@@ -101,7 +101,7 @@ def key_of(code, options) -> str:
 def _policy() -> tuple:
     """What the program said about callables (allow_in_graph, disallow_in_graph,
     substitute_in_graph): it changes what a trace makes of a call."""
-    from ..variables.builder import SUBSTITUTES
+    from ..variables.callables.trace_time import SUBSTITUTES
     from ..variables.tensors.torch_fn import DISALLOWED, IN_GRAPH
 
     return (sorted(repr(_described(fn)) for fn in IN_GRAPH), sorted(repr(_described(fn)) for fn in DISALLOWED),

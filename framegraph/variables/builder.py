@@ -39,7 +39,8 @@ from .callables.builtins import BUILTINS, BuiltinVariable, PURE
 from .callables.functions import UserFunctionVariable
 from .callables.partials import partial_class, wrap_partial
 from .callables.trace_time import (EnvironVariable, ModelledCallVariable, NULL_CONTEXTS, NullContextClassVariable,
-                                   OpaqueConstantVariable, PURE_CALLS, PureCallVariable, TYPING_MODELS)
+                                   OpaqueConstantVariable, PURE_CALLS, PureCallVariable, TYPING_MODELS,
+                                   chosen_by_user)
 from .callables.weak_refs import wrap_weakref
 from .callables.twins import TwinFunctionVariable, has_twin
 from .callables.wrappers import (BreakingCallVariable, LruCacheVariable, grad_mode_exit, is_grad_mode_exit,
@@ -58,9 +59,8 @@ from .core.constant import (CONSTANT_TYPES, ConstantVariable, is_constant_value,
                             wrap_constant)
 from .core.exceptions import EXC_INFO_MODELS
 from .iteration.iterators import ChangedSize, wrap_changed_size
-from .objects.classes import CLASS_DECORATORS, ClassDecoratorVariable
+from .objects.classes import CLASS_DECORATORS, DATACLASS_MODELS, ClassDecoratorVariable
 from .objects.copying import COPY_MODELS
-from .objects.dataclass_fields import DATACLASS_MODELS
 from .containers.modules import PythonModuleVariable
 from .objects.supers import OBJECT_SLOTS, ObjectSlotVariable
 from .objects.user_defined import UserDefinedClassVariable, UserDefinedObjectVariable, bind_class_attribute
@@ -77,7 +77,7 @@ from .tensors.numpy_arrays import (NumpyArrayVariable, NumpyFunctionVariable, Nu
 from .tensors.optim import OPTIM_MODELS, without_dynamo_patch
 from .tensors.rng import is_rng_method
 from .tensors.transforms import TRANSFORMS, JvpVariable, TransformVariable, VjpVariable
-from .tensors.torch_fn import TRACE_TIME, TorchFunctionVariable, is_disallowed, is_graph_callable, is_shape_hint
+from .tensors.torch_fn import TRACE_TIME, TorchFunctionVariable, is_graph_callable, is_shape_hint
 # Every floor, so that what each registers in the space is there before any trace runs.
 from . import callables, containers, core, iteration, objects, subclasses, tensors  # noqa: F401
 
@@ -276,7 +276,7 @@ def _wrap_function(tx, value, source):
     if value.__module__ is not None and value.__module__.startswith("numpy") and numpy_counterpart(value):
         return _wrap_numpy_function(tx, value, source)  # np.isclose, np.linalg.norm: written in Python
     guard_identity(tx, value, source)
-    chosen = _chosen_by_user(value, source)
+    chosen = chosen_by_user(value, source)
     if chosen is not None:
         return chosen
     if value in TRANSFORMS:  # torch.vmap, torch.func.grad ...: one node (transforms.py)
@@ -304,40 +304,6 @@ def _wrap_function(tx, value, source):
         return TorchFunctionVariable(value, source=source)
     return UserFunctionVariable(value, source=source)
 
-
-# original -> (substitute, can_constant_fold_through): framegraph.substitute_in_graph
-SUBSTITUTES = {}
-
-
-def _chosen_by_user(value, source):
-    """The tracker of a callable the user told framegraph how to trace
-    (runtime/policy.py), or None. Its identity is guarded already."""
-    if is_disallowed(value):
-        return BreakingCallVariable(value, "disallowed_in_graph",
-                                    f"{getattr(value, '__qualname__', value)} is marked by disallow_in_graph")
-    try:
-        substitute = SUBSTITUTES.get(value)
-    except TypeError:  # unhashable
-        return None
-    if substitute is None:
-        return None
-    traceable, fold = substitute
-
-    def call_substitute(tx, *args, **kwargs):
-        if fold and all(v.is_python_constant() for v in list(args) + list(kwargs.values())):
-            try:
-                result = value(*(a.as_python_constant() for a in args),
-                               **{k: v.as_python_constant() for k, v in kwargs.items()})
-            except Exception:  # the substitute meets the error where the original does
-                result = _NO_RESULT
-            if result is not _NO_RESULT and is_constant_value(result):
-                return wrap_constant(result)
-        return UserFunctionVariable(traceable).call(tx, list(args), kwargs)
-
-    return ModelledCallVariable(value, call_substitute, source=source)
-
-
-_NO_RESULT = object()
 
 _TORCH_DISABLED = torch._disable_dynamo(lambda: None).__code__  # the code of its wrapper
 # the file of torch.compile's wrappers (read by name: framegraph never imports torch._dynamo)
@@ -448,7 +414,7 @@ def _wrap_builtin(tx, value, source):
     if str(getattr(value, "__module__", None)).startswith("numpy") and numpy_counterpart(value):
         return _wrap_numpy_function(tx, value, source)  # np.zeros, np.dot: NumPy's C functions
     guard_identity(tx, value, source)  # a global rebound to another builtin must not reuse the graph
-    chosen = _chosen_by_user(value, source)
+    chosen = chosen_by_user(value, source)
     if chosen is not None:
         return chosen
     if value in PURE_CALLS:

@@ -19,6 +19,10 @@ Type annotations evaluated in function bodies are answered the same way:
 is its second argument (``TYPING_MODELS``); torch's foreach optimizers call
 ``cast(list[Tensor], ...)`` on every tensor list.
 
+``chosen_by_user`` answers for the callables the user told framegraph how to
+trace: ``disallow_in_graph(fn)`` is a break at the call, ``substitute_in_graph``
+traces the substitute (or, folding through constants, runs ``fn`` now).
+
 ``EnvironVariable`` models ``os.environ`` reads (``os.environ.get(k, d)``):
 the value is read at trace time. Environment variables are not guarded,
 like torch.compile: configuration read once per process.
@@ -40,7 +44,9 @@ from ..core.constant import ConstantVariable, is_constant_value, wrap_constant
 from ..core.exceptions import python_operation
 from ..tensors.ctx_managers import ContextManagerVariable
 from ..tensors.nn_module import NNModuleVariable
+from ..tensors.torch_fn import is_disallowed
 from .functions import UserFunctionVariable, UserMethodVariable
+from .wrappers import BreakingCallVariable
 
 
 @space.register
@@ -286,3 +292,39 @@ class NullContextClassVariable(CallableVariable):
 
 NULL_CONTEXTS = frozenset({contextlib.nullcontext, torch.autograd.profiler.record_function,
                            torch.fx.traceback.annotate})
+
+
+# ---- callables the user told framegraph how to trace (runtime/policy.py)
+# original -> (substitute, can_constant_fold_through): framegraph.substitute_in_graph
+SUBSTITUTES = {}
+
+
+def chosen_by_user(value, source):
+    """The tracker of a callable the user told framegraph how to trace
+    (runtime/policy.py), or None. Its identity is guarded already."""
+    if is_disallowed(value):
+        return BreakingCallVariable(value, "disallowed_in_graph",
+                                    f"{getattr(value, '__qualname__', value)} is marked by disallow_in_graph")
+    try:
+        substitute = SUBSTITUTES.get(value)
+    except TypeError:  # unhashable
+        return None
+    if substitute is None:
+        return None
+    traceable, fold = substitute
+
+    def call_substitute(tx, *args, **kwargs):
+        if fold and all(v.is_python_constant() for v in list(args) + list(kwargs.values())):
+            try:
+                result = value(*(a.as_python_constant() for a in args),
+                               **{k: v.as_python_constant() for k, v in kwargs.items()})
+            except Exception:  # the substitute meets the error where the original does
+                result = _NO_RESULT
+            if result is not _NO_RESULT and is_constant_value(result):
+                return wrap_constant(result)
+        return UserFunctionVariable(traceable).call(tx, list(args), kwargs)
+
+    return ModelledCallVariable(value, call_substitute, source=source)
+
+
+_NO_RESULT = object()
