@@ -158,7 +158,7 @@ def _examples(fakes, spec):
         return next(fakes)
     kind, parts = spec
     items = [_examples(fakes, part) for part in parts]
-    return dict(zip(kind, items)) if isinstance(kind, tuple) else kind(items)
+    return dict(zip(kind, items)) if isinstance(kind, tuple) else kind.py_type(items)  # a tuple or list of fakes
 
 
 def tensor_operands(var, what):

@@ -15,8 +15,12 @@ the transform's own batching and derivative rules.
 The body must follow the operators' rules (no side effects, no graph break,
 no in-place write to an input); otherwise the call is a break and CPython runs
 the transform, its frames unmodified (convert_frame never traces inside a
-functorch level). Keyword arguments of the transformed function, ``has_aux``,
-and ``out_dims`` other than an int are breaks too.
+functorch level). ``has_aux`` (``grad``, ``grad_and_value``, ``jacrev``,
+``jacfwd``, ``vjp``) takes a function returning ``(tensor, aux)``, ``aux`` tensors
+in tuples, lists and dicts: the body returns the tensor and then aux's leaves,
+and the graph's call hands the leaves back as the auxiliary output. vmap's
+``out_dims`` is an int or a tuple of ints, one per output. Keyword arguments of
+the transformed function, and other ``out_dims``, are breaks.
 """
 import functools
 import inspect
@@ -25,8 +29,8 @@ import torch
 
 from ...errors import unsupported
 from ..core.base import VariableTracker
-from ..containers.lists import TupleVariable
-from .control_flow import examples_of, flatten, share_operands, trace_body, unflatten
+from ..containers.lists import ListVariable, TupleVariable
+from .control_flow import dict_pairs, examples_of, flatten, leaf_count, share_operands, trace_body, unflatten
 from .tensor import TensorVariable
 
 
@@ -43,10 +47,23 @@ def run_vmap(body, in_dims, out_dims, randomness, chunk_size, *operands):
                       chunk_size=chunk_size)(*operands)
 
 
+def _with_aux(body):
+    def fn(*args):
+        out = body(*args)
+        return out[0], tuple(out[1:])
+    return fn
+
+
 def run_derivative(body, transform, argnums, *operands):
     """``transform(f, argnums)(*operands)`` for a body that returns one tensor; ``argnums``
     is a tuple of the flat operands', so the result is one per operand chosen."""
     return _DERIVATIVES[transform](_only_output(body), argnums=argnums)(*operands)
+
+
+def run_derivative_aux(body, transform, argnums, *operands):
+    """``transform(f, argnums, has_aux=True)(*operands)`` for a body that returns the
+    tensor differentiated, then the leaves of the auxiliary output (handed back as a tuple)."""
+    return _DERIVATIVES[transform](_with_aux(body), argnums=argnums, has_aux=True)(*operands)
 
 
 _DERIVATIVES = {
@@ -133,18 +150,24 @@ class VjpVariable(VariableTracker):
 
     def call(self, tx, args, kwargs):
         what = "the function torch.func.vjp differentiates"
-        if kwargs.get("has_aux") is not None and kwargs["has_aux"].as_python_constant() or \
-                set(kwargs) - {"has_aux"}:
-            unsupported("unsupported_call", "torch.func.vjp with has_aux")
+        has_aux = kwargs.get("has_aux")
+        if set(kwargs) - {"has_aux"} or has_aux is not None and not has_aux.is_python_constant():
+            unsupported("unsupported_call", f"torch.func.vjp with keywords {sorted(kwargs)}")
+        has_aux = has_aux is not None and bool(has_aux.as_python_constant())
         if not args or not all(isinstance(a, TensorVariable) for a in args[1:]):
             unsupported("control_flow_body", f"{what}: only tensors as primals")
         fn, primals = args[0], list(args[1:])
         traced = trace_body(tx, fn, [p.fake for p in primals], "vjp_body", what)
-        if traced.spec != "tensor":
+        if has_aux:
+            _aux_spec(traced.spec, what)  # (tensor, aux): the pullback differentiates the tensor
+        elif traced.spec != "tensor":
             unsupported("control_flow_body", f"{what} returns more than one tensor")
         lifted, lifted_fakes = share_operands([traced])
         out = fn.call(tx, primals, {})  # a pure function (trace_body checked): its output, in this graph
-        return TupleVariable([out, PullbackVariable(traced, primals, lifted, lifted_fakes)])
+        pullback = PullbackVariable(traced, primals, lifted, lifted_fakes)
+        if has_aux:
+            return TupleVariable([out.items[0], pullback, out.items[1]])
+        return TupleVariable([out, pullback])
 
 
 class PullbackVariable(VariableTracker):
@@ -188,15 +211,58 @@ class TransformVariable(VariableTracker):
         fn = options.pop("func")
         for name, value in options.items():  # a default is a plain value; a given one a tracker
             if isinstance(value, VariableTracker):
-                if not value.is_python_constant():
-                    unsupported("unsupported_call", f"torch.func.{self.kind}'s {name} is not a constant")
-                options[name] = value.as_python_constant()
-        if options.get("has_aux") or options.get("_preallocate_and_copy"):
-            unsupported("unsupported_call", f"torch.func.{self.kind} with has_aux")
+                options[name] = _constant_tree(value, f"torch.func.{self.kind}'s {name}")
+        if options.get("_preallocate_and_copy"):
+            unsupported("unsupported_call", f"torch.func.{self.kind} with _preallocate_and_copy")
         return TransformedVariable(self.kind, fn, options)
 
     def __repr__(self):
         return f"TransformVariable({self.kind})"
+
+
+def _constant_tree(var, what):
+    """The value of a constant, or of tuples, lists and dicts of them (``in_dims``)."""
+    if var.is_python_constant():
+        return var.as_python_constant()
+    pairs = dict_pairs(var)
+    if pairs is not None:
+        return {k: _constant_tree(v, what) for k, v in pairs}
+    if type(var) in (TupleVariable, ListVariable):
+        return type(var).py_type(_constant_tree(v, what) for v in var.items)
+    unsupported("unsupported_call", f"{what} is not a constant")
+
+
+def _example(output, fake, dim):
+    return fake if dim is None else _one_example(output, fake, dim)
+
+
+def _leaf_in_dims(spec, dims, what) -> list:
+    """An argument's ``in_dims`` (an int or None for all of it, or a tuple, list or
+    dict of them matching its structure, as vmap reads a pytree) per tensor leaf."""
+    if dims is None or type(dims) is int:
+        return [dims] * leaf_count(spec)
+    if spec != "tensor":
+        kind, parts = spec
+        if isinstance(kind, tuple) and type(dims) is dict and set(dims) == set(kind):
+            return [d for key, part in zip(kind, parts) for d in _leaf_in_dims(part, dims[key], what)]
+        if not isinstance(kind, tuple) and type(dims) in (tuple, list) and len(dims) == len(parts):
+            return [d for part, sub in zip(parts, dims) for d in _leaf_in_dims(part, sub, what)]
+    unsupported("control_flow_body", f"{what}: in_dims {dims!r} for an argument of another structure")
+
+
+def _leaf_out_dims(spec, out_dims, what):
+    """``out_dims`` (an int per output of a function returning a tuple or list) per
+    tensor leaf of the body's flat result, which vmap applies to the tuple it returns."""
+    if spec == "tensor" or isinstance(spec[0], tuple) or len(spec[1]) != len(out_dims):
+        unsupported("control_flow_body", f"{what}: out_dims {out_dims!r} for a result of another structure")
+    return tuple(d for d, part in zip(out_dims, spec[1]) for _ in range(leaf_count(part)))
+
+
+def _aux_spec(spec, what):
+    """The auxiliary output's structure, of a function returning ``(tensor, aux)``."""
+    if spec == "tensor" or len(spec[1]) != 2 or spec[1][0] != "tensor" or isinstance(spec[0], tuple):
+        unsupported("control_flow_body", f"{what} with has_aux must return (tensor, aux)")
+    return spec[1][1]
 
 
 class TransformedVariable(VariableTracker):
@@ -222,20 +288,22 @@ class TransformedVariable(VariableTracker):
         in_dims = self.options["in_dims"]
         in_dims = (in_dims,) * len(args) if isinstance(in_dims, int) or in_dims is None else tuple(in_dims)
         out_dims = self.options["out_dims"]
-        if len(in_dims) != len(args) or not all(d is None or type(d) is int for d in in_dims):
-            unsupported("control_flow_body", f"{what}: in_dims {in_dims} for {len(args)} arguments "
-                                             "(an int or None per argument is modelled)")
-        if type(out_dims) is not int:
-            unsupported("control_flow_body", f"{what}: out_dims {out_dims!r} (an int is modelled)")
-        if all(d is None for d in in_dims):
+        if len(in_dims) != len(args):
+            unsupported("control_flow_body", f"{what}: in_dims {in_dims} for {len(args)} arguments")
+        per_leaf = [_leaf_in_dims(spec, d, what) for (_, spec), d in zip(flat, in_dims)]
+        if not (type(out_dims) is int or type(out_dims) is tuple and all(type(d) is int for d in out_dims)):
+            unsupported("control_flow_body", f"{what}: out_dims {out_dims!r} (an int, or a tuple of them)")
+        if all(d is None for dims in per_leaf for d in dims):
             unsupported("control_flow_body", f"{what}: no input is batched")
         output = tx.output
-        examples = [examples_of(a, what, (lambda f: f) if d is None else (lambda f, d=d: _one_example(output, f, d)))
-                    for a, d in zip(args, in_dims)]
+        examples = [examples_of(a, what, lambda f, it=iter(dims): _example(output, f, next(it)))
+                    for a, dims in zip(args, per_leaf)]
         traced = trace_body(tx, self.fn, examples, "vmap_body", what)
+        if type(out_dims) is tuple:  # one per output, each an int: per leaf of the flat result
+            out_dims = _leaf_out_dims(traced.spec, out_dims, what)
         lifted, lifted_fakes = share_operands([traced])
         leaves = [leaf for arg_leaves, _ in flat for leaf in arg_leaves]
-        leaf_dims = tuple(d for (arg_leaves, _), d in zip(flat, in_dims) for _ in arg_leaves)
+        leaf_dims = tuple(d for dims in per_leaf for d in dims)
         options = (leaf_dims + (None,) * len(lifted), out_dims, self.options["randomness"],
                    self.options["chunk_size"])
         result = tx.output.call_operator(
@@ -254,15 +322,23 @@ class TransformedVariable(VariableTracker):
         chosen = [a % len(args) for a in chosen]
         leaf_argnums = tuple(i for a in chosen for i in range(starts[a], starts[a + 1]))
         traced = trace_body(tx, self.fn, [examples_of(a, what) for a in args], f"{self.kind}_body", what)
-        if traced.spec != "tensor":
+        aux_spec = _aux_spec(traced.spec, what) if self.options.get("has_aux") else None
+        if aux_spec is None and traced.spec != "tensor":
             unsupported("control_flow_body", f"{what} returns more than one tensor")
         lifted, lifted_fakes = share_operands([traced])
         leaves = [leaf for arg_leaves, _ in flat for leaf in arg_leaves]
+        run = run_derivative if aux_spec is None else run_derivative_aux
         result = tx.output.call_operator(
-            tx, run_derivative, (traced.body, self.kind, leaf_argnums, *(a.node for a in leaves), *lifted),
+            tx, run, (traced.body, self.kind, leaf_argnums, *(a.node for a in leaves), *lifted),
             (traced.body, self.kind, leaf_argnums, *(a.fake for a in leaves), *lifted_fakes))
         specs = [flat[a][1] for a in chosen]
         regroup = (lambda per_leaf: _regroup(per_leaf, specs, type(argnums) is int))
+        if aux_spec is not None:  # (result, aux); grad_and_value's is (grads, (value, aux))
+            first, rest = result.items
+            if self.kind == "grad_and_value":
+                value, aux = rest.items
+                return TupleVariable([regroup(first), TupleVariable([value, unflatten(iter(aux.items), aux_spec)])])
+            return TupleVariable([regroup(first), unflatten(iter(rest.items), aux_spec)])
         if self.kind == "grad_and_value":
             grads, value = result.items
             return TupleVariable([regroup(grads), value])
