@@ -53,7 +53,7 @@ from .containers.object_dicts import is_object_keyed, wrap_object_keyed_dict
 from .containers.sets import SCALARS, SetVariable, same_table
 from .core import space
 from .core.aliases import remember_object, same_object
-from .core.base import STABLE_MODULES, VariableTracker, guard_identity
+from .core.base import VariableTracker, guard_identity, type_lookup, user_code
 from .core.call_shapes import own_methods
 from .core.constant import (CONSTANT_TYPES, ConstantVariable, is_constant_value, is_struct_sequence,
                             wrap_constant)
@@ -81,9 +81,25 @@ from .tensors.torch_fn import TRACE_TIME, TorchFunctionVariable, is_graph_callab
 # Every floor, so that what each registers in the space is there before any trace runs.
 from . import callables, containers, core, iteration, objects, subclasses, tensors  # noqa: F401
 
+
 @space.register
 class EnumVariable(ConstantVariable):
-    """An enum member: compared by identity, never in the graph."""
+    """An enum member: compared by identity, never in the graph. A method its class
+    defines in Python is bound to the member and inlined, as an instance's is."""
+
+    def _user_method(self, name) -> bool:
+        cls = type(self.value)
+        return type(type_lookup(cls, name)[1]) is types.FunctionType and user_code(cls)
+
+    def getattr(self, tx, name):
+        if self._user_method(name):
+            return space.class_attribute(tx, self, name)
+        return super().getattr(tx, name)
+
+    def call_method(self, tx, name, args, kwargs):
+        if self._user_method(name):
+            return self.getattr(tx, name).call(tx, args, kwargs)
+        return super().call_method(tx, name, args, kwargs)
 
 
 def _guard(tx, kind, source, value=None):
@@ -524,7 +540,7 @@ BY_BASE = (
 def wrap_value(tx, value, source: Optional[Source] = None, guard: bool = True) -> VariableTracker:
     """The tracker for ``value`` read from ``source`` (None: a value made in the trace)."""
     cache = tx.output.by_source
-    if source is None and type(value) is types.FunctionType and _user_code(value):
+    if source is None and type(value) is types.FunctionType and user_code(value):
         # a user's function reached where torch keeps it unguarded (a global module hook):
         # its cells, defaults and globals need sources, to be guarded and written back
         source, guard = ConstSource.of(value), False
@@ -558,11 +574,6 @@ def wrap_value(tx, value, source: Optional[Source] = None, guard: bool = True) -
         cache[source] = var
         remember_object(tx, value, var)
     return var
-
-
-def _user_code(fn) -> bool:
-    """Is ``fn`` defined outside the modules whose globals a trace takes as they are?"""
-    return (fn.__module__ or "").partition(".")[0] not in STABLE_MODULES
 
 
 def _item_source(source, index):

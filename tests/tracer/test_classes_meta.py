@@ -58,6 +58,35 @@ def test_enum_lookup_by_value_and_by_name():
     check(f, torch.ones(2), 1)
 
 
+class Activation(enum.Enum):
+    RELU = "relu"
+    TANH = "tanh"
+
+    def apply(self, t):
+        return torch.relu(t) if self is Activation.RELU else torch.tanh(t)
+
+    def scaled(self, t, k=2.0):
+        return self.apply(t) * k
+
+
+def test_a_method_of_an_enum_is_inlined_for_a_member_and_guarded_on_the_class():
+    def f(x, act):
+        return Activation.TANH.scaled(x) + act.apply(x)
+
+    check(f, torch.randn(3), Activation.RELU)
+    cnt = CountingBackend()
+    compiled = framegraph.compile(f, backend=cnt, fullgraph=True)
+    x = torch.randn(3)
+    assert_same(compiled(x, Activation.RELU), f(x, Activation.RELU))
+    original = Activation.apply
+    Activation.apply = lambda self, t: t * 100  # the class's method replaced: a new trace
+    try:
+        assert_same(compiled(x, Activation.RELU), f(x, Activation.RELU))
+    finally:
+        Activation.apply = original
+    assert cnt.frame_count == 2
+
+
 def test_str_enum_from_a_config_string():
     def f(x, padding):
         strategy = Padding(padding)

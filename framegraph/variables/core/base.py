@@ -37,6 +37,11 @@ STABLE_MODULES = ("torch", "math", "operator", "functools", "itertools", "collec
                   "framegraph", "numpy", "contextlib", "copy", "re")
 
 
+def user_code(obj) -> bool:
+    """Is the class or function ``obj`` defined outside ``STABLE_MODULES`` (a user's own)?"""
+    return (getattr(obj, "__module__", None) or "").partition(".")[0] not in STABLE_MODULES
+
+
 def guard_identity(tx, value, source):
     """Guard that ``source`` still holds this very object (ID_MATCH), when it has a source."""
     if source is not None:

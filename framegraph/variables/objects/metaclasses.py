@@ -27,7 +27,7 @@ from ...errors import unsupported
 from ...guards.sources import AttrSource, TypeSource
 from ..callables.functions import UserFunctionVariable
 from ..core import space
-from ..core.base import STABLE_MODULES, VariableTracker, guard_identity
+from ..core.base import VariableTracker, guard_identity, user_code
 from ..core.constant import ConstantVariable
 from ..core.exceptions import raise_in_trace
 from ..iteration.object_iteration import iterator_of
@@ -55,7 +55,7 @@ def meta_attribute(cls, name, tx=None):
 
 
 def _stable(meta) -> bool:
-    return (meta.__module__ or "").split(".")[0] in STABLE_MODULES
+    return not user_code(meta)
 
 
 def _guard(tx, class_var, name, attr):

@@ -10,7 +10,7 @@ made anew by each call from the same body, so only its bases need guards.
 """
 from ...guards.sources import AttrSource, GetItemSource
 from ..core import space
-from .user_defined import _user_class
+from ..core.base import user_code
 
 
 @space.register
@@ -24,14 +24,14 @@ def guard_absent(tx, cls, cls_source, class_var, name) -> bool:
         for base in class_var.name_and_bases[1:]:
             base_cls = getattr(base, "cls", None)
             if base_cls is None:
-                if not base.is_python_constant() or _user_class(base.as_python_constant()):
+                if not base.is_python_constant() or user_code(base.as_python_constant()):
                     return False  # a base the tracer cannot re-read
                 continue  # a builtin base (object, dict): nothing a program sets
-            if _user_class(base_cls) and not guard_absent(tx, base_cls, base.source, base, name):
+            if user_code(base_cls) and not guard_absent(tx, base_cls, base.source, base, name):
                 return False
         return True
     for i, klass in enumerate(cls.__mro__):
-        if _user_class(klass):
+        if user_code(klass):
             klass_source = GetItemSource(AttrSource(cls_source, "__mro__"), i) if i else cls_source
             tx.output.add_guard("DICT_CONTAINS", AttrSource(klass_source, "__dict__"), (name, False))
     return True

@@ -31,7 +31,7 @@ from ..callables.trace_time import class_getitem, is_pure_class_getitem
 from ..callables.wrappers import INSTANCE_METHOD, LruCacheVariable, cpp_method
 from ..core import space
 from ..core.aliases import class_source
-from ..core.base import STABLE_MODULES, VariableTracker, guard_identity, tp_name, type_lookup
+from ..core.base import VariableTracker, guard_identity, tp_name, type_lookup, user_code
 from ..core.constant import ConstantVariable
 from ..core.exceptions import ExceptionVariable, TracedException, python_operation, raise_in_trace
 from ..core.ops import _is_not_implemented, dunder_name
@@ -94,10 +94,6 @@ def class_attribute(tx, obj, name):
     return lookup_attribute(tx, obj, name, lambda n: None)
 
 
-def _user_class(cls) -> bool:
-    return (cls.__module__ or "").split(".")[0] not in STABLE_MODULES
-
-
 _C_DESCRIPTORS = (types.GetSetDescriptorType, types.MemberDescriptorType)
 
 # dunders set to None that CPython reads as "not supported", each with its own TypeError
@@ -124,7 +120,7 @@ def class_of(tx, obj):
     created an object made in the trace."""
 
     cls = obj.python_type()
-    if not _user_class(cls):  # torch's and the standard library's classes are assumed stable
+    if not user_code(cls):  # torch's and the standard library's classes are assumed stable
         return tx.wrap(cls)
     if obj.source is not None:
         return tx.wrap(cls, TypeSource(obj.source))
@@ -162,7 +158,7 @@ def lookup_attribute(tx, obj, name, instance_dict_lookup):
         elif maker is not None and maker.source is not None:
             source = AttrSource(maker.source, name)
     if found and isinstance(attr, property):
-        return bind_class_attribute(tx, obj, attr, source, guard=_user_class(cls))
+        return bind_class_attribute(tx, obj, attr, source, guard=user_code(cls))
     value = instance_dict_lookup(name)
     if value is not None:
         return value
@@ -183,7 +179,7 @@ def lookup_attribute(tx, obj, name, instance_dict_lookup):
             value = getattr(real, name)
         return tx.wrap(value, instance_attr_source(obj.source, cls, name))
     if found:
-        user = _user_class(cls)
+        user = user_code(cls)
         if user:
             _guard_not_shadowed(tx, obj, cls, name)
         return bind_class_attribute(tx, obj, attr, source, guard=user)
@@ -256,7 +252,7 @@ class UserDefinedClassVariable(MetaclassSlots, VariableTracker):
             unsupported("unsupported_attribute", f"{self.cls.__name__}.{name}: a {type(attr).__name__} "
                                                  "read through the class")
         source = AttrSource(self.source, name) if self.source is not None else None
-        return tx.wrap(attr, source, guard=_user_class(self.cls))  # `Cfg.scale = 3.0` recompiles
+        return tx.wrap(attr, source, guard=user_code(self.cls))  # `Cfg.scale = 3.0` recompiles
 
     def hasattr(self, tx, name):
         found, attr = class_attr(tx, self.cls, name)
