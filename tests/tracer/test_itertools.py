@@ -220,3 +220,38 @@ def test_the_pairwise_recipe_with_tee():
         return [b - a for a, b in pairwise(xs)]
 
     check(f, [torch.randn(2) for _ in range(4)])
+
+
+def test_groupby_groups_runs_of_equal_keys_in_one_graph():
+    def f(state):
+        out = {}
+        for prefix, group in itertools.groupby(sorted(state), key=lambda k: k.split(".")[0]):
+            out[prefix] = sum(state[k] for k in group)
+        return out, [k for k, _ in itertools.groupby("aabbbac")]
+
+    state = {"enc.w": torch.ones(2), "dec.w": torch.ones(2), "enc.b": torch.ones(2)}
+    check(f, state)
+
+
+def test_groupby_drops_a_group_skipped_and_reads_one_item_ahead():
+    seen = []
+
+    def key(pair):
+        seen.append(pair[1])  # the key function runs once per item read, in order
+        return pair[1] > 0
+
+    def f(pairs):
+        groups = itertools.groupby(pairs, key=key)
+        k1, g1 = next(groups)
+        k2, g2 = next(groups)  # g1 is empty from here on
+        first = next(g2)[0] * 2
+        rest = [k for k, _ in groups]
+        return k1, list(g1), k2, first, rest, list(g2), len(seen)
+
+    pairs = [(torch.ones(1) * i, tag) for i, tag in enumerate([1, 2, -1, -2, 3])]
+    expected = f(pairs)
+    seen.clear()
+    cnt = CountingBackend()
+    actual = framegraph.compile(f, backend=cnt, fullgraph=True)(pairs)
+    assert_same(actual, expected)
+    assert seen == [1, 2, -1, -2, 3] and cnt.frame_count == 1

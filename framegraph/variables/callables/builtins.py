@@ -43,6 +43,7 @@ from ..iteration.iteration_protocol import (CallableIteratorVariable, SequenceRe
                                             index_of)
 from ..iteration.iterators import (EnumerateVariable, FilterVariable, GiveBackUnread, ListIteratorVariable, MapVariable,
                                    ZipVariable)
+from ..iteration.groupby import MODELS as GROUPBY_MODELS
 from ..iteration.itertools_iters import MODELS as ITERTOOLS_MODELS
 from .lru_caches import MODELS as LRU_MODELS
 from ..tensors.tensor import TensorVariable
@@ -544,6 +545,7 @@ def _object(tx, *args, **kwargs):
 BUILTINS[object] = _object
 BUILTINS.update(BUILTIN_METHOD_MODELS)
 BUILTINS.update(ITERTOOLS_MODELS)
+BUILTINS.update(GROUPBY_MODELS)
 BUILTINS.update(LRU_MODELS)  # _lru_cache_wrapper(...) made in the trace (lru_caches.py)
 BUILTINS.update(OPERATOR_GETTER_MODELS)
 BUILTINS.update(IDENTITY_MODELS)  # id(), _thread.get_ident() (identity.py)
