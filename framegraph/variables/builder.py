@@ -22,6 +22,7 @@ import collections
 import enum
 import functools
 import os
+import re
 import types
 import typing
 import weakref
@@ -475,9 +476,10 @@ def _wrap_enum(tx, value, source):
 
 
 def _wrap_annotation(tx, value, source):
-    """A type annotation object: ``list[Tensor]`` stored in a global, or a ``typing``
-    form (``Optional``, ``List[int]``, a TypeVar). These are immutable, and
-    subscripting them is a pure (cached) computation, so every use runs now."""
+    """An immutable object whose every use runs now: a type annotation (``list[Tensor]``
+    stored in a global, a ``typing`` form such as ``Optional``, ``List[int]``, a TypeVar:
+    subscripting them is a pure, cached computation), or a compiled regular expression
+    and its matches (``PAT.match(name).group(1)`` on a constant name is a constant)."""
     guard_identity(tx, value, source)
     return OpaqueConstantVariable(value, source=source)
 
@@ -514,6 +516,7 @@ EXACT = {
     _C.Wrapper: wrap_framegraph_wrapper, functools._lru_cache_wrapper: _wrap_lru_cache,
     os._Environ: lambda tx, value, source: EnvironVariable(source=source),
     types.GenericAlias: _wrap_annotation, types.UnionType: _wrap_annotation,  # int | None
+    re.Pattern: _wrap_annotation, re.Match: _wrap_annotation,  # immutable: every use runs now
     functools.partial: wrap_partial, weakref.ReferenceType: wrap_weakref,
 }
 if np is not None:  # NumPy on tensors (numpy_arrays.py)

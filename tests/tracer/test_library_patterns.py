@@ -12,6 +12,7 @@ import dataclasses
 import functools
 import inspect
 import os
+import re
 from typing import Optional
 
 import pytest
@@ -326,3 +327,22 @@ def test_a_sentinel_made_with_object(framegraph_trace):
 
     check(fn, torch.ones(2))
     assert framegraph_trace.graphs == 1
+
+
+LAYER = re.compile(r"layers\.(\d+)\.(weight|bias)")
+
+
+def test_a_compiled_pattern_matches_a_constant_name_at_trace_time_and_the_name_is_guarded():
+    def f(x, name):
+        m = LAYER.match(name)
+        if m is None:
+            return x
+        return x * (int(m.group(1)) + 1), m.group(2), m.span(), LAYER.sub("L", name)
+
+    cnt = CountingBackend()
+    compiled = framegraph.compile(f, backend=cnt, fullgraph=True)
+    x = torch.randn(2)
+    for name in ("layers.3.weight", "layers.7.bias", "embed.weight", "layers.3.weight"):
+        assert_same(compiled(x, name), f(x, name))
+    # a graph per matching name (its groups are constants of the graph); no match returns x: no graph
+    assert cnt.frame_count == 2
