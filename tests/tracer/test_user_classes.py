@@ -748,3 +748,39 @@ def test_the_instance_dict_after_a_deletion_is_left_to_cpython():
     obj.scale = expected.scale = 2.0
     assert_same(framegraph.compile(f, backend="eager")(torch.ones(2), obj), f(torch.ones(2), expected))
     assert vars(obj) == vars(expected) == {}
+
+
+class Positive:
+    """A validating descriptor, as configuration and optimizer classes write them."""
+
+    def __set_name__(self, owner, name):
+        self.private = "_" + name
+
+    def __get__(self, obj, objtype=None):
+        return self if obj is None else getattr(obj, self.private)
+
+    def __set__(self, obj, value):
+        setattr(obj, self.private, max(value, 1e-3))
+
+
+class Schedule:
+    lr = Positive()
+
+    def __init__(self, lr):
+        self.lr = lr
+
+
+def test_a_data_descriptor_of_a_user_class_runs_its_set_and_get_and_wins_over_the_instance_dict():
+    def f(x, outside):
+        made = Schedule(-1.0)
+        outside.lr = outside.lr * 2
+        return x * made.lr + outside.lr, made._lr
+
+    outside, again = Schedule(0.5), Schedule(0.5)
+    for obj in (outside, again):
+        obj.__dict__["lr"] = 100.0  # a data descriptor goes before the instance's own dict
+    cnt = CountingBackend()
+    compiled = framegraph.compile(f, backend=cnt, fullgraph=True)
+    x = torch.randn(3)
+    assert_same(compiled(x, outside), f(x, again))
+    assert outside._lr == again._lr == 1.0 and cnt.frame_count == 1

@@ -27,7 +27,7 @@ from ...errors import unsupported
 from ...guards.sources import AttrSource, GetItemSource
 from ..callables.functions import UserFunctionVariable
 from ..core import space
-from ..core.base import guard_identity
+from ..core.base import guard_identity, type_lookup, user_code
 from ..core.constant import ConstantVariable
 from ..core.exceptions import TracedException, raise_in_trace
 
@@ -113,6 +113,8 @@ def descriptor_get(tx, obj, attr, source):
     without one (its ``__get__`` may be C code, or user code the lookup does not trace)."""
     cls = type(attr)
     model = _MODELS.get((getattr(cls, "__module__", None), getattr(cls, "__qualname__", None)))
+    if model is None and user_code(cls) and type(type_lookup(cls, "__get__")[1]) is types.FunctionType:
+        model = traced_get  # a user's descriptor class: its __get__ is traced like any method
     if model is None:
         unsupported("unsupported_attribute", f"descriptor {cls.__name__}")
     return model(tx, obj, attr, source)

@@ -141,6 +141,23 @@ def bound_written(attr, obj):
     return UserMethodVariable(attr, obj) if isinstance(attr, BaseUserFunctionVariable) else attr
 
 
+def _user_data_descriptor(attr) -> bool:
+    """A descriptor of a user's class with ``__set__`` or ``__delete__``: it wins over the
+    instance's ``__dict__`` (PyObject_GenericGetAttr)."""
+    kind = type(attr)
+    return user_code(kind) and (hasattr(kind, "__set__") or hasattr(kind, "__delete__")) and hasattr(kind, "__get__")
+
+
+def class_attr_source(tx, obj, cls, name):
+    """Where class attribute ``name`` of ``obj``'s class is re-read from (None: nowhere)."""
+    maker = getattr(obj, "class_var", None)
+    if obj.source is not None:
+        return AttrSource(class_source(tx, obj.source, cls), name)
+    if maker is not None and maker.source is not None:
+        return AttrSource(maker.source, name)
+    return None
+
+
 @space.register
 def lookup_attribute(tx, obj, name, instance_dict_lookup):
     """Generic attribute lookup; ``instance_dict_lookup(name)`` -> tracker or None."""
@@ -152,12 +169,8 @@ def lookup_attribute(tx, obj, name, instance_dict_lookup):
     if found and isinstance(attr, VariableTracker):  # written in the trace: a value, or a function
         return instance_dict_lookup(name) or bound_written(attr, obj)
     if found:  # a class attribute is re-read from the class: its mutations are real ones
-        maker = getattr(obj, "class_var", None)
-        if obj.source is not None:
-            source = AttrSource(class_source(tx, obj.source, cls), name)
-        elif maker is not None and maker.source is not None:
-            source = AttrSource(maker.source, name)
-    if found and isinstance(attr, property):
+        source = class_attr_source(tx, obj, cls, name)
+    if found and (isinstance(attr, property) or _user_data_descriptor(attr)):  # before the instance's dict
         return bind_class_attribute(tx, obj, attr, source, guard=user_code(cls))
     value = instance_dict_lookup(name)
     if value is not None:
@@ -454,9 +467,14 @@ class UserDefinedObjectVariable(ObjectIteration, VariableTracker):
         if found and _is_slot(attr, name) and not self.overrides_setattr:  # a member of a Python class's __slots__
             self.attrs[name] = value
             return
-        if found and hasattr(type(attr), "__set__"):  # a data descriptor's __set__ decides
-            unsupported("unsupported_attribute", f"setting {self.cls.__name__}.{name} ({type(attr).__name__})")
         user_setattr = type_lookup(self.cls, "__setattr__")[1]
+        if found and hasattr(type(attr), "__set__"):  # a data descriptor's __set__ decides
+            if user_setattr is not object.__setattr__ or \
+                    type(type_lookup(type(attr), "__set__")[1]) is not types.FunctionType:
+                unsupported("unsupported_attribute", f"setting {self.cls.__name__}.{name} ({type(attr).__name__})")
+            descriptor = tx.wrap(attr, class_attr_source(tx, self, self.cls, name))
+            descriptor.getattr(tx, "__set__").call(tx, [self, value], {})  # tp_descr_set, written in Python
+            return
         if user_setattr is not object.__setattr__:
             if not isinstance(user_setattr, types.FunctionType):
                 unsupported("unsupported_attribute", f"{self.cls.__name__} overrides __setattr__")
