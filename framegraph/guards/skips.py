@@ -219,19 +219,23 @@ def reader_calls(guards: List[Guard], batched):
             hot.update(readable(r) for r in KINDS[g.kind].reads(g))
     for root in by_root:
         hot.update(part for part in _parts(root) if part in owner)
+    members_of: Dict[Source, List[Guard]] = {}  # in the guards' order (one pass: roots x guards was a tenth)
+    for g in guards:
+        if g in members:
+            members_of.setdefault(owner[g.source], []).append(g)
     calls, leaves, by_call = [], {}, {}
     for k, root in enumerate(_roots_in_order(by_root, owner)):
         sources = by_root[root]
         ordered = [s for s in sources if s in hot] + [s for s in sources if s not in hot]
         nhot = sum(1 for s in sources if s in hot)
-        watched = {r for g in members if owner[g.source] == root for r in KINDS[g.kind].reads(g)}
+        watched = {r for g in members_of.get(root, ()) for r in KINDS[g.kind].reads(g)}
         call = _ReaderCall(Reader(root, ordered, nhot, watched), k)
         calls.append(call)
         by_call[root] = call
         leaves.update((s, Leaf(call, i)) for i, s in enumerate(ordered))
     groups: Dict[Guard, _ReaderGroup] = {}
     for root, call in by_call.items():
-        mine = [g for g in guards if g in members and owner[g.source] == root]
+        mine = members_of.get(root)
         if mine:
             grp = _ReaderGroup(call, mine)
             groups.update((g, grp) for g in mine)
