@@ -2,15 +2,18 @@
 
 Compiling a module traces its whole call: forward pre-hooks, forward, forward
 hooks (with kwargs, ``always_call``, global ones). Adding or removing a hook
-later is a guard failure and a recompile, never a stale answer.
+later is a guard failure and a recompile, never a stale answer. A tensor hook
+registered on a tensor the graph makes is part of the graph and shapes the
+gradient as in eager.
 """
+import pytest
 import torch
 from torch import nn
 from torch.nn.modules import module as module_mod
 
 import framegraph
 
-from helpers import CountingBackend, assert_same
+from helpers import CountingBackend, assert_same, run_counted
 
 
 def compiled_counting(module):
@@ -134,3 +137,52 @@ def test_replacing_a_hook_by_another_recompiles():
     lin.register_forward_hook(lambda m, args, out: out + 2)
     assert_same(compiled(x), lin(x))
     assert cnt.frame_count == 2
+
+
+W = torch.tensor([1.0, -2.0, 0.5])
+
+
+def hooked_after_a_use(x):
+    y = x * 2
+    z = y.sin()  # a use before the hook: its gradient goes through the hook too, as in eager
+    y.register_hook(lambda g: g * W)
+    return (z + y.cos() * 3).sum()
+
+
+def hooked_then_used(x):
+    y = x.exp()
+    y.register_hook(lambda g: g.clamp(max=0.5) + 1)
+    return (y * y).sum()
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+@pytest.mark.parametrize("fn", [hooked_after_a_use, hooked_then_used])
+def test_a_hook_on_a_tensor_made_in_the_graph_is_one_graph_and_shapes_the_gradient(fn, backend):
+    x = torch.randn(3, requires_grad=True)
+    fn(x).backward()
+    expected, x.grad = x.grad, None
+    cnt = CountingBackend()
+
+    def counted(gm, example_inputs):
+        cnt(gm, example_inputs)
+        return framegraph.backends.lookup_backend(backend)[0](gm, example_inputs)
+
+    out = framegraph.compile(fn, backend=counted, fullgraph=True)(x)
+    out.backward()
+    assert_same(x.grad, expected)
+    assert cnt.frame_count == 1
+
+
+def test_a_hook_with_a_side_effect_breaks_and_still_runs():
+    seen = []
+
+    def f(x):
+        y = x * 2
+        y.register_hook(lambda g: seen.append(g.sum()) or g)
+        return y.sum()
+
+    x = torch.randn(3, requires_grad=True)
+    out, cnt, breaks, errors = run_counted(f, x)
+    out.backward()
+    assert len(seen) == 1 and torch.equal(x.grad, torch.full((3,), 2.0))
+    assert cnt.frame_count == 2 and len(breaks) == 1 and not errors  # at the registration

@@ -201,6 +201,9 @@ class TensorVariable(VariableTracker):
             return ConstantVariable(self.fake.type())
         if name == "__getitem__":
             return self.getitem(tx, args[0])
+        if name == "register_hook" and self.source is None and len(args) == 1 and not kwargs \
+                and self.fake.requires_grad:
+            return space.register_hook_in_graph(tx, self, args[0])  # tensor_hooks.py
         return tx.output.call_method(tx, name, [self] + list(args), kwargs)
 
     def truth(self, tx):
