@@ -255,3 +255,26 @@ def test_groupby_drops_a_group_skipped_and_reads_one_item_ahead():
     actual = framegraph.compile(f, backend=cnt, fullgraph=True)(pairs)
     assert_same(actual, expected)
     assert seen == [1, 2, -1, -2, 3] and cnt.frame_count == 1
+
+
+# the comprehensions after the break run as they are: a real groupby's state is C's, not readable
+@pytest.mark.expect_fallback("unsupported_call", "cannot_resume")
+def test_a_groupby_not_started_at_a_graph_break_is_rebuilt_and_one_part_way_is_a_break():
+    def fresh(x, words):
+        groups = itertools.groupby(words, key=len)
+        y = x * 2
+        framegraph.graph_break()
+        return y, [(k, list(g)) for k, g in groups]
+
+    def started(x, words):
+        groups = itertools.groupby(words, key=len)
+        k, _ = next(groups)
+        y = x * k
+        framegraph.graph_break()
+        return y, [key for key, _ in groups]
+
+    words = ["a", "b", "cc", "dd", "e"]
+    for fn, graphs in ((fresh, 1), (started, 0)):  # part way: the frame runs as it is
+        cnt = CountingBackend()
+        assert_same(framegraph.compile(fn, backend=cnt)(torch.ones(2), words), fn(torch.ones(2), words))
+        assert cnt.frame_count == graphs, fn.__name__

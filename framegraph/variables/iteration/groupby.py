@@ -18,6 +18,7 @@ from ...errors import unsupported
 from ..containers.lists import TupleVariable
 from ..core.iterator import IteratorVariable
 from ..core.ops import compare, is_identical
+from .itertools_iters import emit_call
 
 _GROUPER = type(next(itertools.groupby([0]))[1])
 
@@ -59,14 +60,7 @@ class GroupByVariable(IteratorVariable):
     def reconstruct(self, cg):
         if self.currkey is not None:
             unsupported("cannot_resume", "an itertools.groupby part way through")
-        cg.emit_op("PUSH_NULL")
-        cg.load_const(itertools.groupby)
-        cg(self.inner)
-        if self.key is None:
-            cg.call(1)
-        else:
-            cg(self.key)
-            cg.call(2)
+        emit_call(cg, itertools.groupby, self.inner, self.key)  # a key of None: groupby's own default
 
 
 class GrouperVariable(IteratorVariable):

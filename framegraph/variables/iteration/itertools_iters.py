@@ -33,7 +33,7 @@ def _never(_):
     return False
 
 
-def _emit_call(cg, fn, *args):
+def emit_call(cg, fn, *args):
     """``fn(*args)``; each argument a tracker, or a plain constant."""
     cg.emit_op("PUSH_NULL")
     cg.load_const(fn)
@@ -85,10 +85,10 @@ class IsliceVariable(IteratorVariable):
 
     def reconstruct(self, cg):
         if self.inner is None:
-            _emit_call(cg, itertools.islice, (), 0)
+            emit_call(cg, itertools.islice, (), 0)
             return
         stop = None if self.stop is None else self.stop - self.cnt
-        _emit_call(cg, itertools.islice, self.inner, self.next_index - self.cnt, stop, self.step)
+        emit_call(cg, itertools.islice, self.inner, self.next_index - self.cnt, stop, self.step)
 
 
 def _islice(tx, iterable, *args):
@@ -125,7 +125,7 @@ class ChainVariable(IteratorVariable):
             self.active = None
 
     def reconstruct(self, cg):
-        _emit_call(cg, _chain_rest, self.sources, self.active if self.active is not None else ())
+        emit_call(cg, _chain_rest, self.sources, self.active if self.active is not None else ())
 
 
 def _chain_rest(sources, active):
@@ -152,7 +152,7 @@ class CompressVariable(IteratorVariable):
                 return item
 
     def reconstruct(self, cg):
-        _emit_call(cg, itertools.compress, self.data, self.selectors)
+        emit_call(cg, itertools.compress, self.data, self.selectors)
 
 
 class TakeWhileVariable(IteratorVariable):
@@ -175,9 +175,9 @@ class TakeWhileVariable(IteratorVariable):
 
     def reconstruct(self, cg):
         if self.stopped:
-            _emit_call(cg, itertools.takewhile, _never, ())
+            emit_call(cg, itertools.takewhile, _never, ())
         else:
-            _emit_call(cg, itertools.takewhile, self.predicate, self.inner)
+            emit_call(cg, itertools.takewhile, self.predicate, self.inner)
 
 
 class DropWhileVariable(IteratorVariable):
@@ -197,7 +197,7 @@ class DropWhileVariable(IteratorVariable):
                 return item
 
     def reconstruct(self, cg):
-        _emit_call(cg, itertools.dropwhile, _never if self.started else self.predicate, self.inner)
+        emit_call(cg, itertools.dropwhile, _never if self.started else self.predicate, self.inner)
 
 
 class AccumulateVariable(IteratorVariable):
@@ -226,9 +226,9 @@ class AccumulateVariable(IteratorVariable):
         if self.total is not None:  # a running total cannot be handed to a new accumulate
             unsupported("cannot_resume", "an itertools.accumulate part way through")
         if self.initial is None:
-            _emit_call(cg, itertools.accumulate, self.inner, self.func)
+            emit_call(cg, itertools.accumulate, self.inner, self.func)
         else:
-            _emit_call(cg, _accumulate_from, self.inner, self.func, self.initial)
+            emit_call(cg, _accumulate_from, self.inner, self.func, self.initial)
 
 
 def _accumulate_from(iterable, func, initial):
@@ -256,7 +256,7 @@ class StarmapVariable(IteratorVariable):
         return None if args is None else self.fn.call(tx, args.unpack(tx), {})
 
     def reconstruct(self, cg):
-        _emit_call(cg, itertools.starmap, self.fn, self.inner)
+        emit_call(cg, itertools.starmap, self.fn, self.inner)
 
 
 class FilterFalseVariable(IteratorVariable):
@@ -279,7 +279,7 @@ class FilterFalseVariable(IteratorVariable):
                 return item
 
     def reconstruct(self, cg):
-        _emit_call(cg, itertools.filterfalse, self.predicate, self.inner)
+        emit_call(cg, itertools.filterfalse, self.predicate, self.inner)
 
 
 class CycleVariable(IteratorVariable):
@@ -313,7 +313,7 @@ class CycleVariable(IteratorVariable):
     def reconstruct(self, cg):
         if self.saved:  # its saved items have no constructor argument (only deprecated pickling)
             unsupported("graph_output", "rebuilding an itertools.cycle that has saved items")
-        _emit_call(cg, itertools.cycle, self.inner if self.inner is not None else ())
+        emit_call(cg, itertools.cycle, self.inner if self.inner is not None else ())
 
 
 def _is_none_var(v):
@@ -348,7 +348,7 @@ class ZipLongestVariable(IteratorVariable):
     def reconstruct(self, cg):
         if self.done or not all(self.active):
             unsupported("cannot_resume", "an itertools.zip_longest with an exhausted input")
-        _emit_call(cg, _zip_longest_with, self.fillvalue, *self.inners)
+        emit_call(cg, _zip_longest_with, self.fillvalue, *self.inners)
 
 
 def _zip_longest_with(fillvalue, *iterables):
@@ -377,7 +377,7 @@ class CountVariable(IteratorVariable):
         _endless("count")
 
     def reconstruct(self, cg):
-        _emit_call(cg, itertools.count, self.current, self.step)
+        emit_call(cg, itertools.count, self.current, self.step)
 
 
 def _count(tx, start=ConstantVariable(0), step=ConstantVariable(1)):
@@ -411,9 +411,9 @@ class RepeatVariable(IteratorVariable):
 
     def reconstruct(self, cg):
         if self.times is None:
-            _emit_call(cg, itertools.repeat, self.obj)
+            emit_call(cg, itertools.repeat, self.obj)
         else:
-            _emit_call(cg, itertools.repeat, self.obj, self.times)
+            emit_call(cg, itertools.repeat, self.obj, self.times)
 
 
 def _repeat(tx, obj, times=None):
@@ -461,13 +461,13 @@ class PairwiseVariable(IteratorVariable):
 
     def reconstruct(self, cg):
         if self.inner is None:
-            _emit_call(cg, itertools.pairwise, ())
+            emit_call(cg, itertools.pairwise, ())
         elif self.old is None:
-            _emit_call(cg, itertools.pairwise, self.inner)
+            emit_call(cg, itertools.pairwise, self.inner)
         else:
             cg.emit_op("PUSH_NULL")
             cg.load_const(itertools.pairwise)
-            _emit_call(cg, itertools.chain, TupleVariable([self.old]), self.inner)
+            emit_call(cg, itertools.chain, TupleVariable([self.old]), self.inner)
             cg.call(1)
 
 
