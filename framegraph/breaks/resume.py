@@ -95,7 +95,7 @@ def _build(code, offset, layout, live_locals, cell_args):
         inst.starts_line = None
     body = [_neutralise(i) for i in insts]
     varnames = args + [v for v in code.co_varnames if v not in args]
-    line = target.positions.lineno if target.positions and target.positions.lineno else code.co_firstlineno
+    line = target.positions[0] if target.positions and target.positions[0] else code.co_firstlineno
     # co_name stays the function's own, as CPython's tracebacks show it
     # (traceback.extract_tb(...).name); the qualname says where it resumes
     return bytecode.assemble(

@@ -11,6 +11,7 @@ of its instruction, which is the EXTENDED_ARG prefix when there is one; we
 map those offsets to the prefixed instruction.
 """
 
+import bisect
 import dis
 
 from framegraph import pyver
@@ -23,12 +24,10 @@ _CACHES = [pyver.inline_cache_entries(name) if name in pyver.OPNAMES else 0 for 
 _SIZE = [2 * (1 + n) for n in _CACHES]  # bytes from one instruction to the next
 # FORMAT_VALUE's conversions as dis names them (3.13 has no FORMAT_VALUE).
 _FORMAT_CONVERTERS = getattr(dis, "FORMAT_VALUE_CONVERTERS", None)
-_Positions = dis.Positions
 # What each opcode's argument indexes, by opcode number; the common kinds are
 # resolved inline in _read (decoding was a sixth of a first trace of a model).
 _KIND = [pyver.arg_kind(name) if name in pyver.OPNAMES else None for name in _OPNAMES]
 _CONST, _NAME, _LOCAL = pyver.ARG_CONST, pyver.ARG_NAME, pyver.ARG_LOCAL
-_new_tuple = tuple.__new__
 
 
 def decode(code):
@@ -84,7 +83,7 @@ def _read(code):
         else:
             argval = _argval(opname, arg, names, consts, varname)
         inst = Instruction(opname, arg, argval, here, linestarts.get(here) if line is None else line,
-                           _new_tuple(_Positions, positions[here >> 1]))
+                           positions[here >> 1])
         instructions.append(inst)
         by_start[first] = inst
         starts.append(first)
@@ -120,7 +119,7 @@ def _attach_exception_table(code, instructions, by_start, starts):
     """Point each covered instruction's ``exn_entry`` at its range's entry."""
     for start, end, target, depth, lasti in pyver.parse_exception_table(
             code.co_exceptiontable):
-        covered = [inst for inst, off in zip(instructions, starts) if start <= off < end]
+        covered = instructions[bisect.bisect_left(starts, start):bisect.bisect_left(starts, end)]  # starts ascend
         entry = ExceptionTableEntry(start=covered[0], end=covered[-1],
                                     target=by_start[target], depth=depth, lasti=lasti)
         for inst in covered:

@@ -21,7 +21,6 @@ push-NULL flag (see ``pyver.load_global_arg``); the assembler fills in the rest.
 """
 
 import dataclasses
-import dis
 from typing import Any, Optional
 
 from framegraph import pyver
@@ -50,16 +49,17 @@ class ExceptionTableEntry:
                 f"{_short(self.target)}, depth={self.depth}, lasti={self.lasti})")
 
 
-@dataclasses.dataclass(eq=False)
+@dataclasses.dataclass(eq=False, slots=True)
 class Instruction:
-    """One instruction; compared by identity so it can be a jump target."""
+    """One instruction; compared by identity so it can be a jump target. ``positions``
+    is the ``(lineno, end_lineno, col_offset, end_col_offset)`` tuple of ``co_positions()``."""
 
     opname: str
     arg: Optional[int] = None
     argval: Any = None
     offset: Optional[int] = None
     starts_line: Optional[int] = None
-    positions: Optional[dis.Positions] = None
+    positions: Optional[tuple] = None
     target: Optional["Instruction"] = None
     exn_entry: Optional[ExceptionTableEntry] = None
 
