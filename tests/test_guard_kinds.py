@@ -80,6 +80,7 @@ def examples():
         "ODICT_TABLE_KEYS": (Guard("ODICT_TABLE_KEYS", X, ("b", "a")), (_moved_ordered_dict(), 0),
                              (collections.OrderedDict(a=1, b=2), 0)),
         "IS_SAME": (Guard("IS_SAME", X, Y), (OBJ, OBJ), (OBJ, OTHER)),
+        "IS_NOT_SAME": (Guard("IS_NOT_SAME", X, Y), (OBJ, OTHER), (OBJ, OBJ)),
         "TENSOR_MATCH": (Guard("TENSOR_MATCH", X, TensorSpec.of(torch.zeros(2))), (torch.ones(2), 0),
                          (torch.ones(3), 0)),
     }

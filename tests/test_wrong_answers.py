@@ -653,3 +653,29 @@ def test_a_training_norm_whose_output_is_unused_still_updates_its_running_statis
     assert torch.equal(compiled.running_mean, eager.running_mean)
     assert torch.equal(compiled.running_var, eager.running_var)
     assert not torch.equal(compiled.running_mean, torch.zeros(4))
+
+
+def test_two_arguments_met_as_two_objects_are_guarded_to_stay_two():
+    def f(x, y):
+        return x is y, x + y
+
+    cnt = CountingBackend()
+    compiled = framegraph.compile(f, backend=cnt)
+    b = torch.ones(3)
+    for args in ((b, b.clone()), (b, b), (b, b.clone())):
+        assert_same(compiled(*args), f(*args))
+    assert cnt.frame_count == 2  # the same tensor twice is another graph
+
+
+def test_tensor_facts_outside_its_guard_are_guarded_where_read():
+    base, w = torch.arange(6.0), torch.randn(2, requires_grad=True)
+    cases = [(lambda x: (x.storage_offset(), x + 1), [base[0:2], base[1:3]]),
+             (lambda x: (x[1:].storage_offset(), x + 1), [base[0:2], base[1:3]]),  # of a view the graph made
+             (lambda x: (x._is_view(), x + 1), [base[1:3].clone(), base[1:3]]),
+             (lambda x: (x.is_leaf, x * 1), [w, w * 2])]
+    for fn, inputs in cases:
+        cnt = CountingBackend()
+        compiled = framegraph.compile(fn, backend=cnt)
+        for x in inputs:
+            assert_same(compiled(x), fn(x))
+        assert cnt.frame_count == 2

@@ -520,6 +520,12 @@ _KINDS = [
         line=lambda g: f"{g.source.name()} is {g.value.name()}",
         explain=lambda g, value: f"{g.source.name()} is no longer the same object as {g.value.name()}",
         same_object=lambda g: True, second_source=True),
+    GuardKind(  # value: the other Source, holding another object (``x is y`` was False)
+        "IS_NOT_SAME", 4,
+        check=lambda g, v: Py(v, " is not ", Read(g.value)),
+        line=lambda g: f"{g.source.name()} is not {g.value.name()}",
+        explain=lambda g, value: f"{g.source.name()} is now the same object as {g.value.name()}",
+        same_object=lambda g: True, second_source=True),
     GuardKind(  # value: a TensorSpec
         "TENSOR_MATCH", 5,
         check=lambda g, v: all_of(_tensor_parts(g.value, v)),

@@ -316,8 +316,9 @@ def plain_value(value, kind):
 
 
 @source
-class WeakRefCallSource(Source):
-    """``base()``, where ``base`` is a ``weakref.ref``: the object it refers to, or None."""
+class CallSource(Source):
+    """``base()`` with no arguments: a ``weakref.ref``'s referent (or None), or a bound
+    method's answer (a tensor input's ``storage_offset()``)."""
 
     base: Source
 

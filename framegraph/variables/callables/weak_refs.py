@@ -10,7 +10,7 @@ references it keeps this way.
 import weakref
 
 from ...errors import unsupported
-from ...guards.sources import WeakRefCallSource
+from ...guards.sources import CallSource
 from ..core.base import VariableTracker, known_type
 from ..core.constant import ConstantVariable
 from ..core.exceptions import raise_in_trace
@@ -29,7 +29,7 @@ class WeakRefVariable(VariableTracker):
     def call(self, tx, args, kwargs):
         if args or kwargs:
             unsupported("unsupported_call", "weakref.ref() takes no arguments")
-        return tx.wrap(self.ref(), WeakRefCallSource(self.source))
+        return tx.wrap(self.ref(), CallSource(self.source))
 
     def __repr__(self):
         return f"WeakRefVariable({self.source.name()})"

@@ -369,6 +369,11 @@ def is_op(tx, a: VariableTracker, b: VariableTracker) -> bool:
         return False  # a constant (None, True...) is never a non-constant tracked object
     if a.source is not None and a.source == b.source:
         return True
+    if a.source is not None and b.source is not None and (a.mutable or b.mutable):
+        # two objects from outside, met as two (the same one met twice is one tracker):
+        # guarded to stay two, so that `f(t, t)` does not reuse the answer of `f(t, u)`
+        tx.output.add_guard("IS_NOT_SAME", a.source, b.source)
+        return False
     if a.mutable or b.mutable:
         return False  # created in the trace: a fresh object
     if _same_function(tx, a, b):

@@ -18,7 +18,7 @@ import torch
 
 from ...config import config
 from ...errors import unsupported
-from ...guards.sources import AttrSource
+from ...guards.sources import AttrSource, CallSource
 from ...side_effects import record_mutation
 from ..core import space
 from ..core.base import METHOD_NAME_ATTRS, VariableTracker, bound_method_attr, bound_method_type, type_lookup
@@ -38,6 +38,9 @@ META_METHODS = frozenset({
     "is_contiguous", "element_size", "get_device", "is_signed", "__len__", "is_inference",
     "storage_offset",
 })
+# Facts of a tensor its TENSOR_MATCH guard (type, dispatch keys, dtype, device, sizes,
+# strides, requires_grad) does not decide: guarded where the trace reads them.
+UNGUARDED_FACTS = frozenset({"storage_offset", "_is_view", "is_pinned", "is_shared"})
 # Methods that change what autograd does with this very tensor at run time: a graph
 # intermediate is not the tensor backward reaches, so they run between two graphs.
 AUTOGRAD_RUNTIME_METHODS = frozenset({"retain_grad"})
@@ -80,6 +83,8 @@ class TensorVariable(VariableTracker):
     def getattr(self, tx, name):
         if name in ("shape",):
             return symbolic_meta(tx, self, "size", [], self.fake.shape) or wrap_constant(self.fake.shape)
+        if name == "is_leaf" and self.source is not None:  # an input's grad_fn is not in its guard
+            _guard_fact(tx, self, name, lambda s: AttrSource(s, name))
         if name in META_ATTRS:
             return wrap_constant(getattr(self.fake, name))
         if name in GRAPH_ATTRS:
@@ -175,6 +180,11 @@ class TensorVariable(VariableTracker):
             output.set_grad_mode(mode)
 
     def call_method(self, tx, name, args, kwargs):
+        if name in UNGUARDED_FACTS and not args and not kwargs:
+            value = getattr(self.fake, name)()
+            if type(value) in (int, bool):
+                _guard_fact(tx, self, name, lambda s: CallSource(AttrSource(s, name)))
+                return ConstantVariable(value)
         if name in META_METHODS:
             cargs, ckwargs = space.lower_constants(args, kwargs)
             value = getattr(self.fake, name)(*cargs, **ckwargs)
@@ -228,6 +238,17 @@ class TensorVariable(VariableTracker):
 
     def __repr__(self):
         return "TensorVariable()"
+
+
+def _guard_fact(tx, tensor, name, source_of):
+    """Guard fact ``name`` (``source_of(s)`` reads it) of ``tensor`` if it is an input; of
+    a tensor the graph made, of every input, from which it may derive (a view's
+    ``storage_offset()`` is its base's plus the view's own)."""
+    output = tx.output
+    for var in [tensor] if tensor.source is not None else list(output.inputs):
+        if var.source is not None:
+            value = getattr(var.fake, name)
+            output.add_guard("CONSTANT_MATCH", source_of(var.source), value() if callable(value) else value)
 
 
 def keep_version(t):
