@@ -11,6 +11,7 @@ import torch
 from torch import nn
 
 import framegraph
+from framegraph.diagnostics.records import observing
 from helpers import CountingBackend, assert_same, check, check_breaks, run_counted
 
 
@@ -679,3 +680,65 @@ def test_tensor_facts_outside_its_guard_are_guarded_where_read():
         for x in inputs:
             assert_same(compiled(x), fn(x))
         assert cnt.frame_count == 2
+
+
+def test_a_symbolic_int_reaches_a_functionalizing_backend_as_its_symint():
+    # an int made dynamic after a recompile was handed to AOTAutograd as a plain int, which
+    # made its own symbol of it and specialised a 1: the graph returned 2 for every count
+    class Counter(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.calls = 0
+
+        def forward(self, x):
+            self.calls += 1
+            return x + 1, self.calls
+
+    def f(x, n):
+        return x + 1, n + 1
+
+    x = torch.ones(3)
+    cnt = CountingBackend()
+
+    def counted(gm, example_inputs):
+        cnt(gm, example_inputs)
+        return framegraph.backends.lookup_backend("aot_eager")[0](gm, example_inputs)
+
+    m = Counter()
+    compiled_m, compiled_f = framegraph.compile(m, backend=counted), framegraph.compile(f, backend=counted)
+    assert [compiled_m(x)[1] for _ in range(5)] == [1, 2, 3, 4, 5] and m.calls == 5
+    assert [compiled_f(x, n)[1] for n in range(5)] == [1, 2, 3, 4, 5]
+    assert cnt.frame_count == 4  # each: the first value, then one graph for any int
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_requires_grad_on_a_tensor_made_inside_and_a_resized_input_are_left_to_cpython(backend):
+    def leaf_made_inside(x):
+        w = torch.ones(3).requires_grad_()
+        return x * w
+
+    def gradient_penalty(x):
+        x = x.detach().requires_grad_(True)
+        (grad,) = torch.autograd.grad((x.sin() * x).sum(), x)
+        return grad
+
+    def resize_input(x):
+        x.resize_(2, 2)
+        return x.sum()
+
+    for fn in (leaf_made_inside, gradient_penalty, resize_input):
+        x, y = torch.arange(6.0)[:3].clone(), torch.arange(6.0)[:3].clone()
+        if fn is resize_input:
+            x, y = torch.arange(6.0), torch.arange(6.0)
+        breaks, errors = [], []
+
+        def observe(record):
+            breaks.extend(record.compiled.breaks if record.compiled is not None else [])
+            errors.extend([record.error] if record.error is not None else [])
+
+        with observing(observe):
+            out = framegraph.compile(fn, backend=backend)(x)
+        expected = fn(y)
+        assert_same(out, expected)
+        assert out.requires_grad == expected.requires_grad and x.shape == y.shape, fn.__name__
+        assert breaks and not errors, fn.__name__  # the calls CPython makes

@@ -45,7 +45,8 @@ from ..guards.reader import plan_inputs
 from ..variables.core.aliases import Aliases
 from ..variables.core.base import VariableTracker
 from ..variables.core.constant import ConstantVariable, is_constant_value, wrap_constant
-from ..variables.containers.lists import BaseListVariable, NamedTupleVariable, SizeVariable, TupleVariable
+from ..variables.containers.lists import (BaseListVariable, ListVariable, NamedTupleVariable, SizeVariable,
+                                          TupleVariable)
 from ..variables.tensors.symint import SYM_TYPES, SymNodeVariable, has_symbols, wrap_sym
 from ..variables.tensors.tensor import TensorVariable
 
@@ -391,8 +392,6 @@ class OutputGraph:
             items = [self._wrap_result(self.graph.call_function(operator.getitem, (node, i)), v, arguments)
                      for i, v in enumerate(fake)]
             if type(fake) is list:
-                from ..variables.containers.lists import ListVariable
-
                 return ListVariable(items)
             if type(fake) is tuple:
                 return TupleVariable(items)
@@ -421,7 +420,8 @@ class OutputGraph:
         for attr, body in self.submodules.items():
             root.add_module(attr, body)
         gm = torch.fx.GraphModule(root, self.graph, class_name=name)
-        examples = list(self.example_inputs)  # in the placeholders' order, as _order_inputs left them
+        # in the placeholders' order; a symbolic int as its SymInt (AOTAutograd specialised a plain 1)
+        examples = [v.value if isinstance(v, SymNodeVariable) else x for v, x in zip(self.inputs, self.example_inputs)]
         try:
             self.shapes.hand_to_backend()
             compiled = call_backend(self.options, gm, examples, self.fake_mode)

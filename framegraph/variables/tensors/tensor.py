@@ -41,6 +41,8 @@ META_METHODS = frozenset({
 # Facts of a tensor its TENSOR_MATCH guard (type, dispatch keys, dtype, device, sizes,
 # strides, requires_grad) does not decide: guarded where the trace reads them.
 UNGUARDED_FACTS = frozenset({"storage_offset", "_is_view", "is_pinned", "is_shared"})
+# In-place changes of a tensor's shape or storage.
+METADATA_WRITES = frozenset({"resize_", "resize_as_", "set_"})
 # Methods that change what autograd does with this very tensor at run time: a graph
 # intermediate is not the tensor backward reaches, so they run between two graphs.
 AUTOGRAD_RUNTIME_METHODS = frozenset({"retain_grad"})
@@ -202,6 +204,15 @@ class TensorVariable(VariableTracker):
             unsupported("data_dependent_value", "Tensor.is_set_to() of two tensors")
         if name in AUTOGRAD_RUNTIME_METHODS:
             unsupported("autograd_runtime_state", f"Tensor.{name}()")
+        if name == "requires_grad_" and self.source is None and not self.fake.requires_grad:
+            cargs, ckwargs = space.lower_constants(args, kwargs)
+            if cargs[0] if cargs else ckwargs.get("requires_grad", True):
+                # a leaf that requires grad, made inside: AOTAutograd's traced graph hands back a
+                # tensor without it (and autograd.grad of it fails), so CPython makes it
+                unsupported("autograd_runtime_state", "Tensor.requires_grad_() on a tensor the graph makes")
+        if name in METADATA_WRITES and self.source is not None:
+            # a functionalizing backend's graph does not hand a new shape or storage back to the caller's tensor
+            unsupported("side_effect", f"Tensor.{name}() of a tensor from outside the frame")
         if name in DATA_METHODS:
             unsupported("data_dependent_value", f"Tensor.{name}() needs the tensor's data")
         if name == "numpy":  # the same data seen as an ndarray (numpy_arrays.py)
