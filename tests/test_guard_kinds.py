@@ -81,6 +81,8 @@ def examples():
                              (collections.OrderedDict(a=1, b=2), 0)),
         "IS_SAME": (Guard("IS_SAME", X, Y), (OBJ, OBJ), (OBJ, OTHER)),
         "IS_NOT_SAME": (Guard("IS_NOT_SAME", X, Y), (OBJ, OTHER), (OBJ, OBJ)),
+        "STORAGE_GROUPS": (Guard("STORAGE_GROUPS", None, ((X, Y), (0, 1))), (torch.ones(2), torch.ones(2)),
+                           (lambda t: (t[:1], t[1:]))(torch.ones(2))),
         "TENSOR_MATCH": (Guard("TENSOR_MATCH", X, TensorSpec.of(torch.zeros(2))), (torch.ones(2), 0),
                          (torch.ones(3), 0)),
     }

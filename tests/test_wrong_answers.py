@@ -742,3 +742,26 @@ def test_requires_grad_on_a_tensor_made_inside_and_a_resized_input_are_left_to_c
         assert_same(out, expected)
         assert out.requires_grad == expected.requires_grad and x.shape == y.shape, fn.__name__
         assert breaks and not errors, fn.__name__  # the calls CPython makes
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_an_argument_written_in_place_is_guarded_on_which_arguments_share_its_storage(backend):
+    def f(x, y):
+        x.add_(1)
+        return y * 2
+
+    cnt = CountingBackend()
+
+    def counted(gm, example_inputs):
+        cnt(gm, example_inputs)
+        return framegraph.backends.lookup_backend(backend)[0](gm, example_inputs)
+
+    compiled = framegraph.compile(f, backend=counted)
+    calls = [lambda: (torch.zeros(3), torch.zeros(3)),
+             lambda: (lambda t: (t, t))(torch.zeros(3)),  # one tensor twice
+             lambda: (lambda b: (b[:3], b[2:]))(torch.zeros(5)),  # two views of one storage
+             lambda: (torch.zeros(3), torch.zeros(3))]
+    for make in calls:
+        assert_same(compiled(*make()), f(*make()))
+    # distinct storages; one tensor twice (one input, IS_SAME); two views of one storage
+    assert cnt.frame_count == 3

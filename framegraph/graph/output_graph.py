@@ -36,11 +36,12 @@ from torch._subclasses.fake_tensor import (
 )
 
 from . import bodies, meta_ops
+from .final_guards import add_final_guards
 from ..backends.distributed import backend_for
 from ..config import config
 from ..errors import BackendError, unsupported
 from .dynamic import ShapeContext
-from ..guards.kinds import Guard, HookDicts, TensorSpec, global_state
+from ..guards.kinds import Guard, TensorSpec, global_state
 from ..guards.reader import plan_inputs
 from ..variables.core.aliases import Aliases
 from ..variables.core.base import VariableTracker
@@ -407,11 +408,10 @@ class OutputGraph:
     # ---- finishing
     def compile(self, outputs: List[TensorVariable], name: str):
         """Finish the graph with ``outputs``; return (compiled callable, GraphModule) or (None, None)."""
-        if self.hook_dicts:
-            self.add_guard("MODULE_HOOKS", None, HookDicts(self.hook_dicts.values()))
         self.graph.output(tuple(t.node for t in outputs))
         self.graph.eliminate_dead_code(is_impure_node=_is_impure)
         self._prune_inputs()
+        add_final_guards(self, lambda node: _writes_in_place(node) or _mutates_by_schema(node))
         self._add_shape_guard()
         if not self._has_work(outputs):
             return None, None

@@ -530,6 +530,12 @@ _KINDS = [
         "TENSOR_MATCH", 5,
         check=lambda g, v: all_of(_tensor_parts(g.value, v)),
         line=_tensor_line, explain=_tensor_explain, batched=True),
+    GuardKind(  # value: (sources of tensors, storage_groups of them): which share a storage
+        "STORAGE_GROUPS", 5,
+        check=lambda g, v: Py(Const(storage_groups), "((", *_joined(Read(s) for s in g.value[0]),
+                              f",)) == {g.value[1]!r}"),
+        line=lambda g: f"storage groups of {', '.join(s.name() for s in g.value[0])} are {g.value[1]!r}",
+        more_sources=lambda g: g.value[0]),
     GuardKind(  # the shape relations of a dynamic-shape trace (value: dynamic.ShapeGuards), written
         # by its own printer over the sources' expressions (which refer to math.inf, torch.sym_float)
         "SHAPE_ENV", 6,
@@ -540,6 +546,19 @@ _KINDS = [
         names={"math": math, "torch": torch}),
 ]
 KINDS: Dict[str, GuardKind] = {kind.name: kind for kind in _KINDS}
+
+
+def storage_groups(tensors) -> tuple:
+    """For each tensor, the index of the first of ``tensors`` sharing its storage."""
+    first = {}
+    return tuple(first.setdefault(t.untyped_storage().data_ptr(), i) for i, t in enumerate(tensors))
+
+
+def _joined(nodes):
+    out = []
+    for i, node in enumerate(nodes):
+        out += [", ", node] if i else [node]
+    return out
 
 
 def function_guard_values(obj) -> Tuple[int, str]:
