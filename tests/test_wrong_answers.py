@@ -682,6 +682,18 @@ def test_tensor_facts_outside_its_guard_are_guarded_where_read():
         assert cnt.frame_count == 2
 
 
+def test_a_graph_made_views_offset_beside_an_int_argument_made_dynamic():
+    def f(x, n):
+        m = n + 1  # the int's input first, then the offset (it guards every tensor input's)
+        return x[1:].storage_offset() + m, x + m
+
+    cnt = CountingBackend()
+    compiled = framegraph.compile(f, backend=cnt)
+    for n in range(4):  # n turns symbolic after the second call: an input with no tensor facts
+        assert_same(compiled(torch.arange(6.0), n), f(torch.arange(6.0), n))
+    assert cnt.frame_count == 2
+
+
 def test_a_symbolic_int_reaches_a_functionalizing_backend_as_its_symint():
     # an int made dynamic after a recompile was handed to AOTAutograd as a plain int, which
     # made its own symbol of it and specialised a 1: the graph returned 2 for every count
@@ -726,22 +738,29 @@ def test_requires_grad_on_a_tensor_made_inside_and_a_resized_input_are_left_to_c
         x.resize_(2, 2)
         return x.sum()
 
-    for fn in (leaf_made_inside, gradient_penalty, resize_input):
+    # under aot_eager, autograd.grad runs the backward GraphModule in CPython: a frame compiled too
+    penalty_graphs = 2 if backend == "eager" else 3
+    for fn, graphs in ((leaf_made_inside, 2), (gradient_penalty, penalty_graphs), (resize_input, 1)):
         x, y = torch.arange(6.0)[:3].clone(), torch.arange(6.0)[:3].clone()
         if fn is resize_input:
             x, y = torch.arange(6.0), torch.arange(6.0)
-        breaks, errors = [], []
+        breaks, errors, cnt = [], [], CountingBackend()
 
         def observe(record):
             breaks.extend(record.compiled.breaks if record.compiled is not None else [])
             errors.extend([record.error] if record.error is not None else [])
 
+        def counted(gm, example_inputs):
+            cnt(gm, example_inputs)
+            return framegraph.backends.lookup_backend(backend)[0](gm, example_inputs)
+
         with observing(observe):
-            out = framegraph.compile(fn, backend=backend)(x)
+            out = framegraph.compile(fn, backend=counted)(x)
         expected = fn(y)
         assert_same(out, expected)
         assert out.requires_grad == expected.requires_grad and x.shape == y.shape, fn.__name__
         assert breaks and not errors, fn.__name__  # the calls CPython makes
+        assert cnt.frame_count == graphs, (fn.__name__, cnt.frame_count)
 
 
 @pytest.mark.parametrize("backend", ["eager", "aot_eager"])

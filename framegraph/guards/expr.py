@@ -63,12 +63,17 @@ class Py(Node):
                 yield from p.reads()
 
 
+def joined(parts, sep: str) -> list:
+    """The parts with ``sep`` between them, to hand to ``Py``."""
+    out = []
+    for i, part in enumerate(parts):
+        out += [sep, part] if i else [part]
+    return out
+
+
 def all_of(parts) -> Py:
     """``(a and b and ...)``."""
-    out = ["("]
-    for i, part in enumerate(parts):
-        out += [" and ", part] if i else [part]
-    return Py(*out, ")")
+    return Py("(", *joined(parts, " and "), ")")
 
 
 @dataclasses.dataclass(frozen=True)

@@ -18,7 +18,7 @@ from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Tuple
 
 import torch
 
-from .expr import Const, Node, Py, Read, all_of
+from .expr import Const, Node, Py, Read, all_of, joined
 from .sources import FUNC, GLOBALS, LocalSource, Source
 
 _dispatch_keys = torch._C._dispatch_keys
@@ -532,7 +532,7 @@ _KINDS = [
         line=_tensor_line, explain=_tensor_explain, batched=True),
     GuardKind(  # value: (sources of tensors, storage_groups of them): which share a storage
         "STORAGE_GROUPS", 5,
-        check=lambda g, v: Py(Const(storage_groups), "((", *_joined(Read(s) for s in g.value[0]),
+        check=lambda g, v: Py(Const(storage_groups), "((", *joined((Read(s) for s in g.value[0]), ", "),
                               f",)) == {g.value[1]!r}"),
         line=lambda g: f"storage groups of {', '.join(s.name() for s in g.value[0])} are {g.value[1]!r}",
         more_sources=lambda g: g.value[0]),
@@ -552,13 +552,6 @@ def storage_groups(tensors) -> tuple:
     """For each tensor, the index of the first of ``tensors`` sharing its storage."""
     first = {}
     return tuple(first.setdefault(t.untyped_storage().data_ptr(), i) for i, t in enumerate(tensors))
-
-
-def _joined(nodes):
-    out = []
-    for i, node in enumerate(nodes):
-        out += [", ", node] if i else [node]
-    return out
 
 
 def function_guard_values(obj) -> Tuple[int, str]:

@@ -257,7 +257,7 @@ def _guard_fact(tx, tensor, name, source_of):
     ``storage_offset()`` is its base's plus the view's own)."""
     output = tx.output
     for var in [tensor] if tensor.source is not None else list(output.inputs):
-        if var.source is not None:
+        if isinstance(var, TensorVariable) and var.source is not None:  # (an int input has no tensor facts)
             value = getattr(var.fake, name)
             output.add_guard("CONSTANT_MATCH", source_of(var.source), value() if callable(value) else value)
 
