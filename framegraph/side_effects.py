@@ -70,6 +70,7 @@ class SideEffects:
         self._globals: Dict[Any, Any] = {}  # (id(globals dict), name) -> value tracker
         self.mutations = 0  # every recorded mutation, repeats included (generators check it)
         self.local_mutations = 0  # in-place changes of objects made in the trace (autograd_function.py)
+        self.tensor_writes = 0  # ops recorded that write to a tensor (or to global state)
         # id(class) -> (class, {name: tracker or DELETED}): attribute writes to classes,
         # read back by the rest of the trace (variables/class_attrs.py)
         self.class_attrs: Dict[int, Any] = {}

@@ -185,6 +185,7 @@ class OutputGraph:
         self.hook_dicts: Dict[int, dict] = {}  # hook dicts of the modules called: must stay as they are
         self.traced_files: set = set()  # the files of the code the trace stepped through
         self.constant_results: list = []  # (callable, args, kwargs, answer) of calls run as constants
+        self.attribute_reads: dict = {}  # reads through a Python __getattribute__ (tracer/memo.py)
         self.inputs: List[TensorVariable] = []
         self.example_inputs: List[torch.Tensor] = []
         self.input_guards: Dict[int, Guard] = {}
@@ -267,6 +268,8 @@ class OutputGraph:
         self._bind_unbacked(node, fake)
         if _is_impure(node) and getattr(self, "side_effects", None) is not None:
             self.side_effects.local_mutations += 1  # an in-place tensor op (autograd_function.py checks)
+            if not _draws_random(node):  # a write may change a tensor's metadata (tracer/memo.py)
+                self.side_effects.tensor_writes += 1
         if tx is not None:  # for the `graph` log: which user line made this node
             node.meta["location"] = (tx.code.co_filename, tx.current_line())
         return self._wrap_result(node, fake, arguments, versions)

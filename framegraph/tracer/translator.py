@@ -42,6 +42,7 @@ from ..variables.iteration.generators import GeneratorVariable
 from . import handlers  # noqa: F401  (registers every handler)
 from .exceptions import unwind
 from .frame import LazyVariable, frame_cells, frame_locals
+from .memo import getattribute_call
 from .registry import dispatch_table
 
 DISPATCH = dispatch_table()
@@ -325,6 +326,13 @@ def inline_call(parent, fn_var, args, kwargs):
     ``GeneratorTranslator``, which runs one ``yield`` at a time as the consumer
     asks (``variables/generators.py``), so its side effects happen when CPython's would."""
     code = fn_var.get_code()
+    if code.co_name == "__getattribute__":  # a configuration's attribute reads (memo.py)
+        return getattribute_call(parent.output, fn_var, args, kwargs,
+                                 lambda: _inline(parent, fn_var, code, args, kwargs))
+    return _inline(parent, fn_var, code, args, kwargs)
+
+
+def _inline(parent, fn_var, code, args, kwargs):
     if code.co_flags & _ASYNC:
         unsupported("generator", f"calling the coroutine function {code.co_name}")
     if parent.depth >= MAX_INLINE_DEPTH:

@@ -495,7 +495,7 @@ def _wrap_object(tx, value, source):
         unsupported("unsupported_value", type(value).__name__)
     if partial_class(type(value)):  # a copy of partial's C type, a subclass keeping its C code
         return wrap_partial(tx, value, source)
-    if isinstance(value, functools.partial):  # a subclass with its own __call__, __new__, ...
+    if issubclass(type(value), functools.partial):  # a subclass with its own __call__, __new__, ...
         unsupported("unsupported_value", f"a subclass of functools.partial ({type(value).__name__})")
     if value_base(type(value)) is not None:  # class Name(str): its value, and an object
         return wrap_value_instance(tx, value, source)

@@ -135,6 +135,25 @@ def real_object(obj):
     return obj.module if isinstance(obj, NNModuleVariable) else getattr(obj, "value", None)
 
 
+def real_dict(value):
+    """``value``'s instance dict as ``PyObject_GenericGetAttr`` finds it, or None. Never
+    through the class's own ``__getattribute__``: that is user code, which the trace runs
+    itself (a real call here would do its side effects a second time, at trace time)."""
+    try:
+        return object.__getattribute__(value, "__dict__")
+    except AttributeError:
+        return None
+
+
+def _generic_hasattr(value, name) -> bool:
+    """``hasattr`` as ``PyObject_GenericGetAttr`` answers it (a ``__slots__`` member set or not)."""
+    try:
+        object.__getattribute__(value, name)
+    except AttributeError:
+        return False
+    return True
+
+
 @space.register
 def bound_written(attr, obj):
     """A class attribute the trace wrote (class_attrs.py), read through an instance."""
@@ -391,7 +410,7 @@ class UserDefinedObjectVariable(ObjectIteration, VariableTracker):
         if self.value is None or name in self.attrs:  # attrs: written in this trace
             written = self.attrs.get(name)
             return None if written is DELETED else written  # `del obj.name` in this trace
-        d = getattr(self.value, "__dict__", None)
+        d = real_dict(self.value)
         if d is None or name not in d:
             return None
 
@@ -424,11 +443,11 @@ class UserDefinedObjectVariable(ObjectIteration, VariableTracker):
             return True  # their getters never raise (subtype_dict, subtype_getweakref, object_get_class)
         if self.value is not None and not deleted:
             if found:  # a C descriptor (a __slots__ member): only the real object knows
-                if not hasattr(self.value, name):
+                if not _generic_hasattr(self.value, name):
                     # nothing a guard re-reads stays true when the member is set later
                     unsupported("unsupported_attribute", f"hasattr of an unset member {self.cls.__name__}.{name}")
                 return None  # the read is traced, its value guarded: a `del` later misses the guard
-            d = getattr(self.value, "__dict__", None)
+            d = real_dict(self.value)
             present = isinstance(d, dict) and name in d
             if isinstance(d, dict) and self.source is not None:
                 tx.output.add_guard("DICT_CONTAINS", instance_attr_source(self.source, self.cls, "__dict__"),
@@ -447,7 +466,7 @@ class UserDefinedObjectVariable(ObjectIteration, VariableTracker):
         absent from the instance's ``__dict__`` and from the ``__dict__`` of each user class
         of the MRO (``obj.name = 1`` or ``Class.name = 1`` later make a new trace)."""
         if self.value is not None and self.attrs.get(name) is not DELETED:  # a deletion guarded it
-            d = getattr(self.value, "__dict__", None)
+            d = real_dict(self.value)
             if not isinstance(d, dict) or self.source is None:
                 return  # __slots__, or nothing to guard: not modelled
             tx.output.add_guard("DICT_CONTAINS", instance_attr_source(self.source, self.cls, "__dict__"),
