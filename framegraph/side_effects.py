@@ -85,6 +85,12 @@ class SideEffects:
         return self._keys[key]
 
     # ---- recording
+    def impure_op(self, draws_random: bool):
+        """An op that dead code elimination keeps was recorded: one that writes to a tensor
+        (or to global state: it may change a tensor's metadata, tracer/memo.py), or draws."""
+        self.local_mutations += 1  # an in-place tensor op (autograd_function.py checks)
+        self.tensor_writes += not draws_random
+
     def track_object(self, var, what: str):
         self.mutations += 1
         kind = var.replay_kind

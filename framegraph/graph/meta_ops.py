@@ -37,6 +37,8 @@ from torch._prims_common import suggest_memory_format
 from torch._subclasses.fake_tensor import FakeTensor, in_kernel_invocation_manager
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from .meta_rules import RULES, UNCACHED, argument
+
 _FUNCTIONS = {
     # functional layers
     F.linear, F.layer_norm, F.gelu, F.silu, F.relu, F.softmax, F.log_softmax, F.dropout, F.embedding,
@@ -56,8 +58,8 @@ _FUNCTIONS = {
     torch.logical_not, torch.bitwise_and, torch.bitwise_or, torch.bitwise_not, torch.cumsum, torch.diff,
     operator.eq, operator.ne, operator.lt, operator.le, operator.gt, operator.ge, operator.and_, operator.or_,
     operator.invert, torch.zeros_like, torch.ones_like, torch.full_like, torch.empty_like,
-    # pooling (a convolution's output strides are the backend's choice: FakeTensorMode asks it)
-    F.max_pool2d, F.avg_pool2d, F.adaptive_avg_pool2d, F.adaptive_avg_pool1d, F.avg_pool1d,
+    # convolution (by rule only: meta_rules.conv2d) and pooling
+    F.conv2d, F.max_pool2d, F.avg_pool2d, F.adaptive_avg_pool2d, F.adaptive_avg_pool1d, F.avg_pool1d,
     # what vision models are built of; FakeTensorMode runs each one's Python
     # decomposition op by op, 5 to 30 ms on every new shape
     F.batch_norm, F.group_norm, F.instance_norm, F.interpolate, torch.einsum, torch.linalg.vector_norm,
@@ -76,21 +78,16 @@ _METHODS = {
 }
 
 
-def _argument(args, kwargs, index, name, default):
-    """A call's argument given by position or by name."""
-    return args[index] if len(args) > index else kwargs.get(name, default)
-
-
 # Ops that write to an argument in some of their calls: the fast path rebuilds
 # results from their metadata and would skip the write's version bump, and
 # dead code elimination must keep the call although its result is unused.
 # Training-mode batch norm updates its running statistics in place; so does
 # instance norm when it uses the input's statistics and was given running ones.
 _WRITES_WHEN = {
-    F.batch_norm: lambda a, k: _argument(a, k, 5, "training", False) and (
-        _argument(a, k, 1, "running_mean", None) is not None or _argument(a, k, 2, "running_var", None) is not None),
-    F.instance_norm: lambda a, k: _argument(a, k, 5, "use_input_stats", True) and (
-        _argument(a, k, 1, "running_mean", None) is not None or _argument(a, k, 2, "running_var", None) is not None),
+    F.batch_norm: lambda a, k: argument(a, k, 5, "training", False) and (
+        argument(a, k, 1, "running_mean", None) is not None or argument(a, k, 2, "running_var", None) is not None),
+    F.instance_norm: lambda a, k: argument(a, k, 5, "use_input_stats", True) and (
+        argument(a, k, 1, "running_mean", None) is not None or argument(a, k, 2, "running_var", None) is not None),
 }
 
 
@@ -138,9 +135,12 @@ def run_meta(mode, kind: str, target, args: tuple, kwargs: dict) -> Any:
     key = tuple(key)
     try:
         spec = _SPECS.get(key)
-        if spec is None and target in _LIKE_INPUT:
-            spec = _like_input(target, args, kwargs, tensors)
-            if spec is not None:
+        rule = RULES.get(target) if spec is None else None
+        if rule is not None:
+            spec = rule(target, args, kwargs, tensors)
+            if spec is None and target in UNCACHED:
+                return NOT_ENGAGED
+            if spec is not None and target not in UNCACHED:
                 _remember(key, spec)
         if spec is not None and not _has_view(spec) and not torch._C._len_torch_dispatch_stack():
             # fresh tensors only: made straight as FakeTensors over meta storage,
@@ -158,42 +158,6 @@ def run_meta(mode, kind: str, target, args: tuple, kwargs: dict) -> Any:
         return _wrap(mode, out, device)
     except Exception:
         return NOT_ENGAGED
-
-
-# Ops whose result, for a dense floating-point input, is a fresh tensor with
-# the input's shape, strides and dtype: elementwise activations (one tensor in)
-# and inference batch norm (per-channel statistics of the input's dtype). Their
-# meta kernels are Python decompositions, about a millisecond on each new
-# shape; the rule gives the same metadata (the tests check it against
-# FakeTensorMode). The number is the position of the ``inplace`` flag: an
-# in-place call returns its argument and takes the kernels' path.
-_LIKE_INPUT = {
-    F.relu: 1, F.relu6: 1, F.silu: 1, F.hardswish: 1, F.hardsigmoid: 1, F.mish: 1, F.selu: 1, F.hardtanh: 3,
-    F.leaky_relu: 2, F.elu: 2, F.celu: 2, F.gelu: None, F.softplus: None, F.tanh: None, F.sigmoid: None,
-    torch.tanh: None, torch.sigmoid: None, F.batch_norm: None,
-}
-_FLOATS = (torch.float32, torch.float16, torch.bfloat16, torch.float64)
-
-
-def _like_input(target, args, kwargs, tensors):
-    """The spec of a fresh tensor like ``args[0]``, or None where the rule does not certainly hold."""
-    x = args[0]
-    if x is not tensors[0] or x.dtype not in _FLOATS or "out" in kwargs:
-        return None
-    inplace = _LIKE_INPUT[target]
-    if inplace is not None and _argument(args, kwargs, inplace, "inplace", False):
-        return None
-    if target is F.batch_norm:
-        if x.dim() < 2 or _argument(args, kwargs, 5, "training", False):
-            return None
-        for t in tensors[1:]:
-            if t.dtype != x.dtype or t.shape != (x.shape[1],):
-                return None
-    elif len(tensors) != 1:
-        return None
-    if not (x.is_contiguous() or x.dim() == 4 and x.is_contiguous(memory_format=torch.channels_last)):
-        return None
-    return ("new", tuple(x.shape), x.stride(), x.dtype)
 
 
 class _MetaKernels(TorchDispatchMode):

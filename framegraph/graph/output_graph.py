@@ -28,19 +28,19 @@ import torch
 import torch._guards
 import torch.fx
 from torch.fx.experimental.symbolic_shapes import compute_unbacked_bindings
-from torch.amp.autocast_mode import _enter_autocast, _exit_autocast
-from torch.autograd.grad_mode import _enter_inference_mode, _exit_inference_mode
 from torch._subclasses.fake_tensor import (
     DataDependentOutputException,
     DynamicOutputShapeException,
 )
 
 from . import bodies, meta_ops
+from .node_effects import GRAD_TOGGLE, STATE_TARGETS, draws_random, is_impure, mutates_by_schema, \
+    writes_in_place
+from .dynamic import ShapeContext
 from .final_guards import add_final_guards
 from ..backends.distributed import backend_for
 from ..config import config
 from ..errors import BackendError, unsupported
-from .dynamic import ShapeContext
 from ..guards.kinds import Guard, TensorSpec, global_state
 from ..guards.reader import plan_inputs
 from ..variables.core.aliases import Aliases
@@ -50,72 +50,6 @@ from ..variables.containers.lists import (BaseListVariable, ListVariable, NamedT
                                           TupleVariable)
 from ..variables.tensors.symint import SYM_TYPES, SymNodeVariable, has_symbols, wrap_sym
 from ..variables.tensors.tensor import TensorVariable
-
-_GRAD_TOGGLE = torch._C._set_grad_enabled
-# Entering and leaving autocast / inference mode (variables/ctx_managers.py): kept by DCE.
-_STATE_TARGETS = frozenset({_enter_autocast, _exit_autocast, _enter_inference_mode, _exit_inference_mode})
-
-
-def _is_impure(node: torch.fx.Node) -> bool:
-    """Nodes DCE must keep: mutations (``add_``, ``out=``, ``inplace=True``, ``x[i] = v``,
-    ``x += v`` in any spelling, any op that returns its own argument), global-state
-    changes and random ops, whose RNG draws must happen as in eager even when the
-    result is unused."""
-    if node.op in ("placeholder", "output") or node.meta.get("returns_argument"):
-        return True
-    if _writes_in_place(node) or _mutates_by_schema(node) or (  # training batch norm: its running stats
-            node.op == "call_function" and meta_ops.writes_arguments(node.target, node.args, node.kwargs)):
-        return True
-    if node.op == "call_function" and (node.target is _GRAD_TOGGLE or node.target in _STATE_TARGETS):
-        return True
-    if node.meta.get("no_op"):  # it handed back its argument untouched: it drew nothing either
-        return False
-    return _draws_random(node)
-
-
-def _mutates_by_schema(node: torch.fx.Node) -> bool:
-    """An operator whose schema says it writes to an argument (``Tensor(a!)``): a
-    ``torch.library.custom_op`` with ``mutates_args``, an aten ``out=`` overload."""
-    target = node.target
-    if isinstance(target, torch._ops.OpOverloadPacket):  # its out= overloads: _writes_in_place sees out=
-        return any(getattr(target, name)._schema.is_mutable for name in target.overloads() if "out" not in name)
-    return isinstance(target, torch._ops.OpOverload) and target._schema.is_mutable
-
-
-def _draws_random(node: torch.fx.Node) -> bool:
-    """A node that draws from torch's RNG (``randn``, ``dropout``, ``x.bernoulli_()``)."""
-    name = node.target if node.op == "call_method" else getattr(node.target, "__name__", "")
-    return node.op in ("call_function", "call_method") and name.lstrip("_").rstrip("_") in _RANDOM
-
-
-def _writes_in_place(node: torch.fx.Node) -> bool:
-    """Does ``node`` write to its first argument (``x.add_(1)``, ``x[i] = v``, ``x += v``,
-    ``out=x``, ``inplace=True``)? A ``contiguous()`` that returns its argument does not."""
-    if node.kwargs.get("inplace") is True or "out" in node.kwargs:
-        return True
-    target = node.target
-    name = target if node.op == "call_method" else getattr(target, "__name__", "")
-    if node.op == "call_function" and target in _OPERATOR_FUNCTIONS:
-        # operator's names end in "_" where they would clash with keywords: and_ or_ not_ is_
-        return target is operator.setitem or target in _INPLACE_OPERATORS
-    if name in _INPLACE_DUNDERS:
-        return True
-    return name.endswith("_") and not name.endswith("__")
-
-
-_INPLACE_DUNDERS = {"__setitem__", "__delitem__"} | {
-    f"__i{op}__" for op in ("add", "sub", "mul", "matmul", "truediv", "floordiv", "mod", "pow", "lshift",
-                            "rshift", "and", "or", "xor")}
-_RANDOM = {"rand", "randn", "randint", "randperm", "rand_like", "randn_like", "randint_like", "bernoulli",
-           "multinomial", "normal", "poisson", "dropout", "dropout1d", "dropout2d", "dropout3d",
-           "alpha_dropout", "feature_alpha_dropout", "rrelu", "gumbel_softmax", "native_dropout",
-           "uniform", "exponential", "geometric", "cauchy", "log_normal", "random"}  # the last: x.uniform_()...
-_INPLACE_OPERATORS = {getattr(operator, n) for n in dir(operator) if n.startswith("i") and
-                      n not in ("index", "indexOf", "is_", "is_not", "itemgetter", "invert", "is_none",
-                                "is_not_none")}
-_OPERATOR_FUNCTIONS = {f for n, f in vars(operator).items() if not n.startswith("_") and callable(f)
-                       and not isinstance(f, type)}
-
 
 class _QuietMetaFailures(logging.Filter):
     """FakeTensorMode logs a traceback for every op that fails on fake inputs.
@@ -201,10 +135,10 @@ class OutputGraph:
 
     # ---- guards and inputs
     # whether a node must stay although nothing uses its result (trackers ask through the instance)
-    is_impure = staticmethod(_is_impure)
-    writes_in_place = staticmethod(_writes_in_place)
-    mutates_by_schema = staticmethod(_mutates_by_schema)
-    draws_random = staticmethod(_draws_random)
+    is_impure = staticmethod(is_impure)
+    writes_in_place = staticmethod(writes_in_place)
+    mutates_by_schema = staticmethod(mutates_by_schema)
+    draws_random = staticmethod(draws_random)
 
     def add_guard(self, kind: str, source, value=None) -> None:
         self.guards[Guard(kind, source, value)] = None
@@ -266,10 +200,8 @@ class OutputGraph:
         fake = self._run_fake(kind, target, fake_args, fake_kwargs)
         node = self.graph.create_node(kind, target, tuple(node_args), node_kwargs)
         self._bind_unbacked(node, fake)
-        if _is_impure(node) and getattr(self, "side_effects", None) is not None:
-            self.side_effects.local_mutations += 1  # an in-place tensor op (autograd_function.py checks)
-            if not _draws_random(node):  # a write may change a tensor's metadata (tracer/memo.py)
-                self.side_effects.tensor_writes += 1
+        if is_impure(node) and getattr(self, "side_effects", None) is not None:
+            self.side_effects.impure_op(draws_random(node))
         if tx is not None:  # for the `graph` log: which user line made this node
             node.meta["location"] = (tx.code.co_filename, tx.current_line())
         return self._wrap_result(node, fake, arguments, versions)
@@ -403,7 +335,7 @@ class OutputGraph:
         if isinstance(fake, SYM_TYPES):
             return wrap_sym(node, fake)
         if isinstance(fake, torch.Size) or is_constant_value(fake):
-            if not node.users and not _is_impure(node):
+            if not node.users and not is_impure(node):
                 self.graph.erase_node(node)
             return wrap_constant(fake)
         unsupported("unsupported_value", f"{_target_name(node.target)} returned {type(fake).__name__}")
@@ -412,9 +344,9 @@ class OutputGraph:
     def compile(self, outputs: List[TensorVariable], name: str):
         """Finish the graph with ``outputs``; return (compiled callable, GraphModule) or (None, None)."""
         self.graph.output(tuple(t.node for t in outputs))
-        self.graph.eliminate_dead_code(is_impure_node=_is_impure)
+        self.graph.eliminate_dead_code(is_impure_node=is_impure)
         self._prune_inputs()
-        add_final_guards(self, lambda node: _writes_in_place(node) or _mutates_by_schema(node))
+        add_final_guards(self, lambda node: writes_in_place(node) or mutates_by_schema(node))
         self._add_shape_guard()
         if not self._has_work(outputs):
             return None, None
@@ -471,8 +403,8 @@ class OutputGraph:
     def set_grad_mode(self, mode: bool) -> None:
         """Switch grad mode in the graph, and for the rest of the trace."""
         if mode != self.grad_mode:
-            self.graph.call_function(_GRAD_TOGGLE, (mode,))
-            _GRAD_TOGGLE(mode)
+            self.graph.call_function(GRAD_TOGGLE, (mode,))
+            GRAD_TOGGLE(mode)
             self.grad_mode = mode
 
     def enter_state(self, switch, values) -> torch.fx.Node:
@@ -498,7 +430,7 @@ class OutputGraph:
 
     def _has_work(self, outputs) -> bool:
         ops = [n for n in self.graph.nodes if n.op not in ("placeholder", "output")]
-        if any(n.target is not _GRAD_TOGGLE and n.target not in _STATE_TARGETS for n in ops):
+        if any(n.target is not GRAD_TOGGLE and n.target not in STATE_TARGETS for n in ops):
             return True
         toggles = [n.args[0] for n in ops]
         return bool(toggles) and toggles[-1] != self.initial_grad_mode

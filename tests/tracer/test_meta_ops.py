@@ -13,7 +13,7 @@ from torch._subclasses.fake_tensor import FakeTensor, FakeTensorMode
 from torch.fx.experimental.symbolic_shapes import ShapeEnv
 
 import framegraph
-from framegraph.graph import meta_ops
+from framegraph.graph import meta_ops, meta_rules
 from helpers import CountingBackend, check
 
 
@@ -287,7 +287,7 @@ LAYOUTS = {
 @pytest.mark.parametrize("layout", LAYOUTS.values(), ids=LAYOUTS.keys())
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float64, torch.int64])
 def test_ops_whose_result_is_like_their_input_agree_with_fake_tensor_mode(mode, layout, dtype):
-    for target in meta_ops._LIKE_INPUT:
+    for target in meta_rules.LIKE_INPUT:
         x = layout(mode, dtype)
         if target is F.batch_norm:
             args = (x, *(fake(mode, 8, dtype=dtype) for _ in range(4)), False)
@@ -300,3 +300,108 @@ def test_ops_whose_result_is_like_their_input_agree_with_fake_tensor_mode(mode, 
                 continue  # not defined for this dtype (integer activations)
             fast = meta_ops.run_meta(mode, "call_function", target, args, {})
             assert meta_ops.same_meta(fast, expected), (target, fast.stride(), expected.stride())
+
+
+LAYOUTS_2D = {
+    "contiguous": lambda m, dtype: fake(m, 6, 4, dtype=dtype),
+    "transposed": lambda m, dtype: fake(m, 4, 6, dtype=dtype).t(),
+    "sliced": lambda m, dtype: fake(m, 6, 8, dtype=dtype)[:, ::2],
+    "expanded": lambda m, dtype: fake(m, 1, 4, dtype=dtype).expand(6, 4),
+}
+
+
+def _rule_calls(m, x, dtype):
+    """Calls of each op with a rule, around ``x`` (last dimension 3 or 4)."""
+    n = x.shape[-1]
+    w, b = fake(m, n, dtype=dtype), fake(m, n, dtype=dtype)
+    yield F.layer_norm, (x, (n,), w, b)
+    yield F.layer_norm, (x, (n,), None, None)
+    yield torch.layer_norm, (x, x.shape[-2:], fake(m, *x.shape[-2:], dtype=dtype), None)
+    yield F.linear, (x, fake(m, 7, n, dtype=dtype), fake(m, 7, dtype=dtype))
+    yield F.linear, (x, fake(m, 7, n, dtype=dtype))
+    yield F.linear, (x[0, 0, 0], fake(m, 7, n, dtype=dtype))  # a vector in
+
+
+@pytest.mark.parametrize("layout", LAYOUTS.values(), ids=LAYOUTS.keys())
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float64, torch.int64])
+def test_layer_norm_and_linear_by_rule_agree_with_fake_tensor_mode(mode, layout, dtype):
+    engaged = 0
+    for target, args in _rule_calls(mode, layout(mode, dtype), dtype):
+        with torch.no_grad():
+            try:
+                expected = slow(mode, "call_function", target, args, {})
+            except (RuntimeError, ValueError):
+                expected = None  # not defined for this dtype: the rule leaves it to the kernels
+            spec = meta_rules.RULES[target](target, args, {}, [a for a in args if isinstance(a, torch.Tensor)])
+            fast = meta_ops.run_meta(mode, "call_function", target, args, {})
+            if expected is None:
+                assert spec is None
+                continue
+            assert meta_ops.same_meta(fast, expected), (target, fast.stride(), expected.stride())
+            engaged += spec is not None
+    assert engaged == (6 if dtype.is_floating_point else 0)
+
+
+@pytest.mark.parametrize("first", LAYOUTS_2D.values(), ids=LAYOUTS_2D.keys())
+@pytest.mark.parametrize("second", LAYOUTS_2D.values(), ids=LAYOUTS_2D.keys())
+def test_addmm_by_rule_agrees_with_fake_tensor_mode_for_any_layout_and_bias(mode, first, second):
+    m1, m2 = first(mode, torch.float32), second(mode, torch.float32).t()  # 6x4 @ 4x6
+    for bias in (fake(mode, 6), fake(mode, 6, 6).t(), fake(mode, 1, 6), fake(mode, 6, 1), mode.from_tensor(torch.tensor(1.0), static_shapes=True)):
+        with torch.no_grad():
+            expected = slow(mode, "call_function", torch.addmm, (bias, m1, m2), {"beta": 0.5})
+            assert meta_rules.addmm(torch.addmm, (bias, m1, m2), {"beta": 0.5}, [bias, m1, m2]) is not None
+            fast = meta_ops.run_meta(mode, "call_function", torch.addmm, (bias, m1, m2), {"beta": 0.5})
+        assert meta_ops.same_meta(fast, expected), (fast.stride(), expected.stride())
+
+
+def test_a_rule_leaves_a_wrong_call_to_the_kernels(mode):
+    def wrong(t):  # ``t(*shape, dtype=)`` makes a tensor: each call is an error in eager
+        x = t(2, 5)
+        return [
+            (F.linear, (x, t(3, 4))),  # features do not match
+            (F.linear, (x, t(3, 5, dtype=torch.float64))),  # dtypes differ
+            (F.layer_norm, (x, (4,))),  # normalized shape is not x's last
+            (F.layer_norm, (x, (5,), t(4))),  # weight of another shape
+            (torch.addmm, (t(3), x.t(), t(5, 3))),  # 5x2 @ 5x3
+            (torch.addmm, (t(4), x, t(5, 3))),  # bias does not broadcast
+        ]
+
+    for target, args in wrong(lambda *shape, dtype=torch.float32: fake(mode, *shape, dtype=dtype)):
+        tensors = [a for a in args if isinstance(a, torch.Tensor)]
+        assert meta_rules.RULES[target](target, args, {}, tensors) is None, target
+    for target, args in wrong(lambda *shape, dtype=torch.float32: torch.randn(*shape, dtype=dtype)):
+        with pytest.raises(RuntimeError):
+            target(*args)
+
+
+CONVOLUTIONS = [  # (in channels, out channels, groups, stride, padding, dilation)
+    (4, 8, 1, 1, 0, 1), (8, 8, 8, 1, 3, 1), (6, 9, 3, 2, 1, 1), (4, 4, 1, (2, 1), (1, 0), (1, 2)),
+]
+
+
+@pytest.mark.parametrize("input_format", [torch.contiguous_format, torch.channels_last])
+@pytest.mark.parametrize("weight_format", [torch.contiguous_format, torch.channels_last])
+@pytest.mark.parametrize("mkldnn", [True, False])
+def test_conv2d_by_rule_agrees_with_fake_tensor_mode_in_every_memory_format(mode, input_format, weight_format,
+                                                                              mkldnn):
+    # the backend's choice reads torch.backends flags: with them switched the rule must follow
+    with torch.backends.mkldnn.flags(enabled=mkldnn):
+        for cin, cout, groups, stride, padding, dilation in CONVOLUTIONS:
+            x = mode.from_tensor(torch.randn(2, cin, 9, 7).to(memory_format=input_format), static_shapes=True)
+            w = mode.from_tensor(torch.randn(cout, cin // groups, 3, 3).to(memory_format=weight_format),
+                                 static_shapes=True)
+            for args in ((x, w, fake(mode, cout), stride, padding, dilation, groups), (x, w, None, stride)):
+                if len(args) == 4 and groups != 1:
+                    continue
+                with torch.no_grad():
+                    expected = slow(mode, "call_function", F.conv2d, args, {})
+                    assert meta_rules.conv2d(F.conv2d, args, {}, [a for a in args[:3] if a is not None])
+                    fast = meta_ops.run_meta(mode, "call_function", F.conv2d, args, {})
+                assert meta_ops.same_meta(fast, expected), (args[3:], fast.stride(), expected.stride())
+
+
+def test_conv2d_the_rule_does_not_take_is_left_to_fake_tensor_mode(mode):
+    x, w = fake(mode, 2, 4, 9, 7), fake(mode, 8, 4, 3, 3)
+    for args, kwargs in [((x, w, None, 1, "same"), {}), ((x, w), {"stride": 2}), ((x[0], w), {}),
+                         ((x, fake(mode, 8, 2, 3, 3)), {}), ((x, w, None, 1, 0, 1, 3), {})]:
+        assert meta_ops.run_meta(mode, "call_function", F.conv2d, args, kwargs) is meta_ops.NOT_ENGAGED

@@ -39,6 +39,25 @@ def instance_attr_source(source, cls, name):
     return AttrSource(source, name)
 
 
+def real_dict(value):
+    """``value``'s instance dict as ``PyObject_GenericGetAttr`` finds it, or None. Never
+    through the class's own ``__getattribute__``: that is user code, which the trace runs
+    itself (a real call here would do its side effects a second time, at trace time)."""
+    try:
+        return object.__getattribute__(value, "__dict__")
+    except AttributeError:
+        return None
+
+
+def generic_hasattr(value, name) -> bool:
+    """``hasattr`` as ``PyObject_GenericGetAttr`` answers it (a ``__slots__`` member set or not)."""
+    try:
+        object.__getattribute__(value, name)
+    except AttributeError:
+        return False
+    return True
+
+
 # dict methods answered from a snapshot of the current contents
 _SNAPSHOT_METHODS = frozenset({"get", "keys", "values", "items", "copy", "__getitem__", "__contains__",
                                "__len__", "__iter__"})

@@ -44,7 +44,7 @@ from .class_attrs import (ClassDictVariable, DELETED, class_attr, class_setattr,
                           type_setattr, written)
 from .deleting import delete_object_attribute
 from .descriptors import descriptor_get, python_get_through_class
-from .instance_dict import instance_attr_source, instance_dict
+from .instance_dict import generic_hasattr, instance_attr_source, instance_dict, real_dict
 from .metaclasses import MetaclassSlots, call_meta, meta_attribute, meta_data_descriptor, meta_fallback
 from .slots import property_refusal as _property_refusal
 from .slots import is_slot as _is_slot, no_slot_message as _no_slot_message
@@ -133,25 +133,6 @@ def class_of(tx, obj):
 def real_object(obj):
     """The real object an object tracker stands for (None: one made in the trace)."""
     return obj.module if isinstance(obj, NNModuleVariable) else getattr(obj, "value", None)
-
-
-def real_dict(value):
-    """``value``'s instance dict as ``PyObject_GenericGetAttr`` finds it, or None. Never
-    through the class's own ``__getattribute__``: that is user code, which the trace runs
-    itself (a real call here would do its side effects a second time, at trace time)."""
-    try:
-        return object.__getattribute__(value, "__dict__")
-    except AttributeError:
-        return None
-
-
-def _generic_hasattr(value, name) -> bool:
-    """``hasattr`` as ``PyObject_GenericGetAttr`` answers it (a ``__slots__`` member set or not)."""
-    try:
-        object.__getattribute__(value, name)
-    except AttributeError:
-        return False
-    return True
 
 
 @space.register
@@ -443,7 +424,7 @@ class UserDefinedObjectVariable(ObjectIteration, VariableTracker):
             return True  # their getters never raise (subtype_dict, subtype_getweakref, object_get_class)
         if self.value is not None and not deleted:
             if found:  # a C descriptor (a __slots__ member): only the real object knows
-                if not _generic_hasattr(self.value, name):
+                if not generic_hasattr(self.value, name):
                     # nothing a guard re-reads stays true when the member is set later
                     unsupported("unsupported_attribute", f"hasattr of an unset member {self.cls.__name__}.{name}")
                 return None  # the read is traced, its value guarded: a `del` later misses the guard

@@ -101,7 +101,7 @@ def numpy_function(fn):
     """The graph target of ``torch._numpy``'s ``fn``: tensors in, tensors out."""
     def call(*args, **kwargs):
         return _as_numpy_would(fn, args, kwargs)
-    # a name ending in "_" is an in-place op to DCE (output_graph._writes_in_place)
+    # a name ending in "_" is an in-place op to DCE (node_effects.writes_in_place)
     return _named(call, f"np_{fn.__name__}" + ("_" if fn.__name__ in _WRITES else ""))
 
 
