@@ -30,9 +30,21 @@ _KIND = [pyver.arg_kind(name) if name in pyver.OPNAMES else None for name in _OP
 _CONST, _NAME, _LOCAL = pyver.ARG_CONST, pyver.ARG_NAME, pyver.ARG_LOCAL
 
 
-def decode(code):
-    """Decode ``code`` into Instructions with object-reference jumps and handlers."""
-    instructions, by_start, starts = _read(code)
+class _NoPositions:
+    """``positions[i]`` is None for every i."""
+
+    def __getitem__(self, index):
+        return None
+
+
+_NO_POSITIONS = _NoPositions()
+
+
+def decode(code, positions=True):
+    """Decode ``code`` into Instructions with object-reference jumps and handlers.
+    ``positions=False`` leaves each instruction's ``positions`` None: instructions that
+    are only traced, never assembled, need no column table."""
+    instructions, by_start, starts = _read(code, positions)
     for inst in instructions:
         if inst.opname in pyver.JUMPS:
             where = pyver.jump_target_offset(inst.opname, inst.offset, inst.arg)
@@ -41,7 +53,7 @@ def decode(code):
     return instructions
 
 
-def _read(code):
+def _read(code, with_positions=True):
     """Instructions without EXTENDED_ARG, plus a first-code-unit offset index.
 
     Reads ``co_code`` directly, resolving arguments as ``dis.get_instructions``
@@ -50,7 +62,8 @@ def _read(code):
     which made it about 12 us an instruction, a third of a first trace.
     """
     raw, names, consts = code.co_code, code.co_names, code.co_consts
-    positions = list(code.co_positions())  # one per code unit, caches included
+    # one per code unit, caches included
+    positions = list(code.co_positions()) if with_positions else _NO_POSITIONS
     linestarts = dict(dis.findlinestarts(code))
     varname = code._varname_from_oparg
     instructions, by_start, starts = [], {}, []

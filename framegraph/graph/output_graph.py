@@ -46,6 +46,7 @@ from ..guards.reader import plan_inputs
 from ..variables.core.aliases import Aliases
 from ..variables.core.base import VariableTracker
 from ..variables.core.constant import ConstantVariable, is_constant_value, wrap_constant
+from ..variables.containers.dicts import ConstDictVariable
 from ..variables.containers.lists import (BaseListVariable, ListVariable, NamedTupleVariable, SizeVariable,
                                           TupleVariable)
 from ..variables.tensors.symint import SYM_TYPES, SymNodeVariable, has_symbols, wrap_sym
@@ -195,7 +196,8 @@ class OutputGraph:
         if self.bodies:  # outside tensors become the body's inputs
             node_args, node_kwargs = bodies.lift_arguments(self, (node_args, node_kwargs))
         arguments = {}
-        _tensor_arguments([args, kwargs], arguments)
+        _tensor_arguments(args, arguments)
+        _tensor_arguments(kwargs, arguments)
         versions = _versions(kind, target, arguments)  # before the fake run: did the op write them?
         fake = self._run_fake(kind, target, fake_args, fake_kwargs)
         node = self.graph.create_node(kind, target, tuple(node_args), node_kwargs)
@@ -485,8 +487,8 @@ def _is_torch_callable(target) -> bool:
 
 def _tensor_arguments(value, found: dict):
     """{id(fake): tracker} of the tensor trackers in an op's arguments, through containers."""
-    from ..variables.containers.dicts import ConstDictVariable
-
+    if type(value) is ConstantVariable:  # most arguments that are not tensors
+        return
     if isinstance(value, TensorVariable):
         found[id(value._fake)] = value
     elif isinstance(value, (list, tuple)) and not isinstance(value, VariableTracker):
@@ -523,8 +525,6 @@ def _lower(value):
         if kind not in (list, tuple):
             kind = tuple
         return kind(node), kind(fake)
-    from ..variables.containers.dicts import ConstDictVariable
-
     if isinstance(value, ConstDictVariable):
         return _lower(value.as_plain_dict())
     if isinstance(value, VariableTracker) and value.is_python_constant():

@@ -46,6 +46,7 @@ from .memo import getattribute_call
 from .registry import dispatch_table
 
 DISPATCH = dispatch_table()
+_OPCODES = {name: pyver.opcode_of(name) for name in pyver.OPNAMES}
 _TRACE_LOG = logs.getLogger("trace")
 
 
@@ -68,9 +69,9 @@ def _decoded(code: types.CodeType):
     was a third of a first trace. Translators only read the instructions."""
     found = _decode_cache.get(code)
     if found is None:
-        instructions = bytecode.decode(code)
+        instructions = bytecode.decode(code, positions=False)  # traced, never assembled
         found = _decode_cache[code] = (instructions, {id(inst): i for i, inst in enumerate(instructions)},
-                                       [DISPATCH[inst.opcode] for inst in instructions])
+                                       [DISPATCH[_OPCODES[inst.opname]] for inst in instructions])
     return found
 
 

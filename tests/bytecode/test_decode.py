@@ -60,3 +60,16 @@ def test_extended_args_and_format_values():
         assert ("CONVERT_VALUE", 2, repr) in ours and any(op == "FORMAT_WITH_SPEC" for op, _, _ in ours)
     else:
         assert any(op == "FORMAT_VALUE" and val == (repr, True) for op, _, val in ours)
+
+
+@pytest.mark.parametrize("module", MODULES[:3])
+def test_decoding_for_the_tracer_only_leaves_out_positions(module):
+    # the tracer never assembles what it decodes: the column table is not read
+    from framegraph.bytecode import decode
+
+    for code in code_objects(module_code(module)):
+        full, traced = decode(code), decode(code, positions=False)
+        assert [i.positions for i in traced] == [None] * len(full)
+        strip = lambda insts: [(i.opname, i.arg, i.offset, i.starts_line, i.target and i.target.offset,
+                                i.exn_entry and i.exn_entry.target.offset) for i in insts]
+        assert strip(full) == strip(traced)

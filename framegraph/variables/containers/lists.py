@@ -128,13 +128,13 @@ class BaseListVariable(VariableTracker):
     def getitem(self, tx, key):
         index = sequence_index(tx, key)
         if isinstance(index, slice):
-            with python_operation(f"{self}[{index!r}]"):  # a zero step raises ValueError
+            with python_operation("%s[%r]", self, index):  # a zero step raises ValueError
                 items = self.items[index]
             return self.similar(items)
         # the same lookup on a list or tuple of the same length raises what CPython raises
         # (a torch.Size and a namedtuple index like a tuple)
         stand_in = [None] * len(self.items)
-        with python_operation(f"{self}[{index!r}]"):
+        with python_operation("%s[%r]", self, index):
             (stand_in if issubclass(self.python_type(), list) else tuple(stand_in))[index]
         return self.items[operator.index(index)]
 

@@ -110,7 +110,7 @@ class RangeVariable(BaseListVariable):
 
     def getitem(self, tx, key):
         index = sequence_index(tx, key)
-        with python_operation(f"range index {index!r}"):
+        with python_operation("range index %r", index):
             item = self.value[index]
         return wrap_constant(item)
 

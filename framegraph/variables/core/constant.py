@@ -49,7 +49,7 @@ class ConstantVariable(VariableTracker):
         return False
 
     def getattr(self, tx, name):
-        with space.python_operation(f"{self.value!r}.{name}"):
+        with space.python_operation("%r.%s", self.value, name):
             attr = getattr(self.value, name)
         if callable(attr):
             return space.BuiltinVariable(attr)
@@ -61,7 +61,7 @@ class ConstantVariable(VariableTracker):
         return hasattr(self.value, name)
 
     def call_method(self, tx, name, args, kwargs):
-        with space.python_operation(f"{self.value!r}.{name}"):  # a missing method: CPython's AttributeError
+        with space.python_operation("%r.%s", self.value, name):  # a missing method: CPython's AttributeError
             getattr(self.value, name)
         method = getattr(type(self.value), name, None)
         if method is None:  # an attribute of the instance only (a dtype's): called as it is
@@ -94,7 +94,7 @@ class ConstantVariable(VariableTracker):
     def getitem(self, tx, key):
         index = space.sequence_index(tx, key) if isinstance(self.value, (str, bytes, tuple, range)) \
             else key.as_python_constant()
-        with space.python_operation(f"{self.value!r}[{index!r}]"):
+        with space.python_operation("%r[%r]", self.value, index):
             item = self.value[index]
         return wrap_constant(item)
 

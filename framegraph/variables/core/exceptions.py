@@ -368,12 +368,14 @@ class python_operation:
     trace-time values: the ``Exception`` it raises is the one CPython raises for
     this instruction, so it is raised in the trace. Put only the real operation
     inside, never tracker code. (A class, not a generator: constant folding
-    runs it thousands of times per trace.)"""
+    runs it thousands of times per trace.) ``context % parts`` is the context,
+    formatted only when there is an error (a repr of the values on each call was
+    a tenth of some traces)."""
 
-    __slots__ = ("context",)
+    __slots__ = ("context", "parts")
 
-    def __init__(self, context: str = ""):
-        self.context = context
+    def __init__(self, context: str = "", *parts):
+        self.context, self.parts = context, parts
 
     def __enter__(self):
         return self
@@ -381,7 +383,7 @@ class python_operation:
     def __exit__(self, kind, error, tb):
         if kind is None or not issubclass(kind, Exception) or issubclass(kind, (FramegraphError, TracedException)):
             return False
-        raise_python_error(error, self.context)
+        raise_python_error(error, self.context % self.parts if self.parts else self.context)
 
 
 def handled_exception(tx):

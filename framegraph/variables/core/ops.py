@@ -53,7 +53,7 @@ def plain_operator(fn):
 
 def _fold_value(fn, *values):
     """``fn(*values)`` on constants, now; what it raises (``1 / 0``) is raised in the trace."""
-    with python_operation(f"{fn.__name__}{values!r}"):
+    with python_operation("%s%r", fn.__name__, values):
         return fn(*values)
 
 

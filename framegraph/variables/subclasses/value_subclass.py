@@ -128,7 +128,7 @@ class ValueSubclassVariable(UserDefinedObjectVariable):
         # a list's items are not constants: a list as long, of None, learns whether it raises
         operand = other.as_python_constant() if constant else [None] * len(other.items)
         real = self.base.__new__(self.cls, self.plain)
-        with python_operation(f"{fn.__name__}({self.plain!r}, {operand!r})"):
+        with python_operation("%s(%r, %r)", fn.__name__, self.plain, operand):
             result = fn(operand, real) if reflected else fn(real, operand)
         if not constant or type(result) not in (int, float, complex, str, bytes, bool, tuple, type(NotImplemented)):
             return super().binop(tx, fn, other, reflected)  # the instance itself, or what C made of it
