@@ -17,7 +17,9 @@ transformer's layers, only rebuilds it. It applies only when nothing could make
 FakeTensorMode answer differently:
 
 * every tensor argument is a FakeTensor of this trace's mode, with static
-  sizes and no constant value (FakeTensorMode folds constants);
+  sizes and no constant value (FakeTensorMode folds constants), except an
+  empty one beside one that is not (``torch.cat([torch.tensor([]), x])``, a
+  cache's first update): it holds no data to fold;
 * all of them are on one device, so no device logic is needed;
 * the other arguments are plain Python values (no SymInt, no device);
 * no autograd record is needed (grad mode off, or no input requires grad);
@@ -37,7 +39,7 @@ from torch._prims_common import suggest_memory_format
 from torch._subclasses.fake_tensor import FakeTensor, in_kernel_invocation_manager
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from .meta_rules import RULES, UNCACHED, argument
+from .meta_rules import BY_RULE_ONLY, RULES, UNCACHED, argument
 
 _FUNCTIONS = {
     # functional layers
@@ -58,8 +60,8 @@ _FUNCTIONS = {
     torch.logical_not, torch.bitwise_and, torch.bitwise_or, torch.bitwise_not, torch.cumsum, torch.diff,
     operator.eq, operator.ne, operator.lt, operator.le, operator.gt, operator.ge, operator.and_, operator.or_,
     operator.invert, torch.zeros_like, torch.ones_like, torch.full_like, torch.empty_like,
-    # convolution (by rule only: meta_rules.conv2d) and pooling
-    F.conv2d, F.max_pool2d, F.avg_pool2d, F.adaptive_avg_pool2d, F.adaptive_avg_pool1d, F.avg_pool1d,
+    # attention and convolution (each call: meta_rules.UNCACHED), pooling
+    F.scaled_dot_product_attention, F.conv2d, F.max_pool2d, F.avg_pool2d, F.adaptive_avg_pool2d, F.adaptive_avg_pool1d, F.avg_pool1d,
     # what vision models are built of; FakeTensorMode runs each one's Python
     # decomposition op by op, 5 to 30 ms on every new shape
     F.batch_norm, F.group_norm, F.instance_norm, F.interpolate, torch.einsum, torch.linalg.vector_norm,
@@ -121,6 +123,8 @@ def run_meta(mode, kind: str, target, args: tuple, kwargs: dict) -> Any:
     tensors, key = [], [kind, target, torch.get_default_dtype()]
     if not (_leaves(args, tensors, key, mode) and _leaves(kwargs, tensors, key, mode)) or not tensors:
         return NOT_ENGAGED
+    if all(t.constant is not None for t in tensors):
+        return NOT_ENGAGED  # all constants (empty ones): FakeTensorMode's result is a constant too
     device = tensors[0].fake_device
     for t in tensors:
         if t.fake_device != device:
@@ -134,11 +138,11 @@ def run_meta(mode, kind: str, target, args: tuple, kwargs: dict) -> Any:
     key.append(device)
     key = tuple(key)
     try:
-        spec = _SPECS.get(key)
+        spec = None if target in UNCACHED else _SPECS.get(key)
         rule = RULES.get(target) if spec is None else None
         if rule is not None:
             spec = rule(target, args, kwargs, tensors)
-            if spec is None and target in UNCACHED:
+            if spec is None and target in BY_RULE_ONLY:
                 return NOT_ENGAGED
             if spec is not None and target not in UNCACHED:
                 _remember(key, spec)
@@ -153,7 +157,7 @@ def run_meta(mode, kind: str, target, args: tuple, kwargs: dict) -> Any:
                 out = getattr(args[0], target)(*args[1:], **kwargs) if kind == "call_method" else \
                     target(*args, **kwargs)
                 spec = _spec(out, tensors)
-                if spec is not None:
+                if spec is not None and target not in UNCACHED:
                     _remember(key, spec)
         return _wrap(mode, out, device)
     except Exception:
@@ -245,7 +249,9 @@ def _leaves(value, tensors, key, mode) -> bool:
     """Collect the tensors in ``value`` and its cache key; False if a leaf rules the fast path out."""
     kind = type(value)
     if kind is FakeTensor:
-        if value.fake_mode is not mode or value.constant is not None or value._has_symbolic_sizes_strides:
+        if value.fake_mode is not mode or value._has_symbolic_sizes_strides:
+            return False
+        if value.constant is not None and value.numel():  # FakeTensorMode computes with its data
             return False
         key.append((len(tensors), value.shape, value.stride(), value.storage_offset(), value.dtype))
         tensors.append(value)

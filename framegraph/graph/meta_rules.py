@@ -157,6 +157,9 @@ def conv2d(target, args, kwargs, tensors):
 RULES = {**{target: like_input for target in LIKE_INPUT},
          F.layer_norm: layer_norm, torch.layer_norm: layer_norm, F.linear: linear, torch.addmm: addmm,
          F.conv2d: conv2d}
-# Rules that read global state, run on each call; where one answers None, FakeTensorMode
-# decides (the kernels alone would not give its memory format).
-UNCACHED = frozenset({F.conv2d})
+# Ops whose result's layout is a backend's choice, which reads global flags
+# (``torch.backends.mkldnn``, ``sdpa_kernel``): no spec is remembered for them, the
+# rule or the kernels answer each call. A convolution's kernels alone would not give
+# FakeTensorMode's memory format: where its rule answers None, FakeTensorMode decides.
+UNCACHED = frozenset({F.conv2d, F.scaled_dot_product_attention})
+BY_RULE_ONLY = frozenset({F.conv2d})

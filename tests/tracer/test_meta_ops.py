@@ -384,7 +384,8 @@ CONVOLUTIONS = [  # (in channels, out channels, groups, stride, padding, dilatio
 @pytest.mark.parametrize("mkldnn", [True, False])
 def test_conv2d_by_rule_agrees_with_fake_tensor_mode_in_every_memory_format(mode, input_format, weight_format,
                                                                               mkldnn):
-    # the backend's choice reads torch.backends flags: with them switched the rule must follow
+    # the backend's choice reads torch.backends flags (cuDNN's, on CUDA): the rule asks it on
+    # each call, and agrees with FakeTensorMode under either oneDNN setting
     with torch.backends.mkldnn.flags(enabled=mkldnn):
         for cin, cout, groups, stride, padding, dilation in CONVOLUTIONS:
             x = mode.from_tensor(torch.randn(2, cin, 9, 7).to(memory_format=input_format), static_shapes=True)
@@ -405,3 +406,39 @@ def test_conv2d_the_rule_does_not_take_is_left_to_fake_tensor_mode(mode):
     for args, kwargs in [((x, w, None, 1, "same"), {}), ((x, w), {"stride": 2}), ((x[0], w), {}),
                          ((x, fake(mode, 8, 2, 3, 3)), {}), ((x, w, None, 1, 0, 1, 3), {})]:
         assert meta_ops.run_meta(mode, "call_function", F.conv2d, args, kwargs) is meta_ops.NOT_ENGAGED
+
+
+def test_an_empty_constant_beside_a_tensor_takes_the_kernels_and_agrees(mode):
+    # a cache's first update: torch.cat([torch.tensor([]), keys]), the empty one a constant
+    with mode:
+        empty = torch.tensor([], dtype=torch.float32)
+    assert empty.constant is not None
+    keys = fake(mode, 2, 2, 16, 8)
+    with torch.no_grad():
+        fast = meta_ops.run_meta(mode, "call_function", torch.cat, ([empty, keys],), {"dim": -2})
+        expected = slow(mode, "call_function", torch.cat, ([empty, keys],), {"dim": -2})
+        assert meta_ops.same_meta(fast, expected) and fast.constant is None
+        # only constants: FakeTensorMode folds them into a constant result
+        assert meta_ops.run_meta(mode, "call_function", torch.cat, ([empty, empty],), {}) is meta_ops.NOT_ENGAGED
+
+
+@pytest.mark.parametrize("layout", ["heads first", "heads second"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_attention_agrees_with_fake_tensor_mode_under_each_backend_choice(mode, layout, dtype):
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    def qkv(heads, length):
+        if layout == "heads first":
+            return fake(mode, 2, heads, length, 8, dtype=dtype)
+        return mode.from_tensor(torch.randn(2, length, heads, 8, dtype=dtype).transpose(1, 2), static_shapes=True)
+
+    q, k, v = qkv(4, 5), qkv(2, 7), qkv(2, 7)
+    mask = mode.from_tensor(torch.ones(5, 7, dtype=torch.bool), static_shapes=True)
+    calls = [((q, q, q), {"is_causal": True}), ((q, k, v), {"attn_mask": mask, "enable_gqa": True}),
+             ((q, k, v), {"scale": 0.5, "enable_gqa": True})]
+    for backends in ([SDPBackend.FLASH_ATTENTION, SDPBackend.MATH], [SDPBackend.MATH]):
+        with sdpa_kernel(backends), torch.no_grad():  # the choice is read on each call, never remembered
+            for args, kwargs in calls:
+                fast = meta_ops.run_meta(mode, "call_function", F.scaled_dot_product_attention, args, kwargs)
+                expected = slow(mode, "call_function", F.scaled_dot_product_attention, args, kwargs)
+                assert meta_ops.same_meta(fast, expected), (backends, kwargs, fast.stride(), expected.stride())
