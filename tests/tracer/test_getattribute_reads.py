@@ -16,7 +16,18 @@ from helpers import CountingBackend, assert_same, check
 SCALE = 2.0
 
 
-class Config:
+class PerLayerChecks:
+    """Reads an instance-dict entry before every attribute, as transformers' per-layer
+    configs do: a second override under the first."""
+
+    def __getattribute__(self, key):
+        per_layer = super().__getattribute__("__dict__").get("per_layer", ())
+        if key in per_layer:
+            raise AttributeError(f"{key} differs per layer")
+        return super().__getattribute__(key)
+
+
+class Config(PerLayerChecks):
     """Attribute aliases, as transformers' configs map them."""
 
     attribute_map = {"hidden": "hidden_size"}
@@ -26,9 +37,8 @@ class Config:
         self.scale = 2.0
 
     def __getattribute__(self, key):
-        if key != "attribute_map" and key in super().__getattribute__("attribute_map"):
-            key = super().__getattribute__("attribute_map")[key]
-        return super().__getattribute__(key)
+        aliases = super().__getattribute__("attribute_map")
+        return super().__getattribute__(aliases.get(key, key) if key != "attribute_map" else key)
 
 
 def on_twins(f, make, graphs=1):
@@ -43,12 +53,13 @@ def on_twins(f, make, graphs=1):
 
 @pytest.fixture
 def inlined(monkeypatch):
-    """The names each ``__getattribute__`` call the tracer inlines was asked for."""
+    """The names each ``__getattribute__`` call the tracer inlines was asked for, but the
+    mixin's (Config's own calls it for each)."""
     names = []
     run = translator._inline
 
     def counting(parent, fn_var, code, args, kwargs):
-        if code.co_name == "__getattribute__":
+        if code.co_name == "__getattribute__" and code is not PerLayerChecks.__getattribute__.__code__:
             names.append(args[1].as_python_constant())
         return run(parent, fn_var, code, args, kwargs)
 
