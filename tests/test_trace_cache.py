@@ -396,3 +396,44 @@ def test_a_run_of_identity_checks_takes_this_process_ids():
     fn = types.FunctionType(compile("pass", "<t>", "exec"), {})
     assert check.fn(fn, types.SimpleNamespace(**{f"l{i}": o for i, o in enumerate(here)}))
     assert not check.fn(fn, types.SimpleNamespace(**{f"l{i}": o for i, o in enumerate(there)}))
+
+
+WRAPPED_INIT = """
+import functools, json, sys, torch, framegraph
+from framegraph.diagnostics import records
+
+def renaming(init):  # a decorator keeping the function as __wrapped__, as transformers' outputs do
+    @functools.wraps(init)
+    def __init__(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+    return __init__
+
+class Out:
+    @renaming
+    def __init__(self, hidden, pooled=None, scale=2.0):
+        self.hidden, self.pooled, self.scale = hidden, pooled, scale
+
+def f(x):
+    out = Out(x * 2)
+    return out.hidden * out.scale
+
+seen = []
+with records.observing(lambda r: seen.append([r.code.co_name, r.from_cache, r.fallback])):
+    x = torch.randn(3)
+    same = torch.equal(framegraph.compile(f, backend="eager")(x), f(x))
+print(json.dumps({"seen": seen, "same": [same]}))
+"""
+
+
+def test_a_function_a_decorator_wraps_travels_by_its_wrapper_name(tmp_path):
+    # the wrapped __init__, reached through its wrapper's closure, has guarded defaults: it is
+    # named as Out.__init__.__wrapped__ for the next process to find (else nothing was stored)
+    program = tmp_path / "wrapped.py"
+    program.write_text(WRAPPED_INIT)
+    env = dict(os.environ, FRAMEGRAPH_CACHE_DIR=str(tmp_path / "cache"))
+    results = []
+    for _ in range(2):
+        proc = subprocess.run([sys.executable, str(program)], env=env, capture_output=True, text=True, timeout=600)
+        results.append(_result(proc.returncode, proc.stdout, proc.stderr))
+    assert results[0]["seen"] == [["f", False, None]] and len(cache_files(tmp_path)) == 1
+    assert results[1]["seen"] == [["f", True, None]]

@@ -102,6 +102,9 @@ def _resolve(module: str, qualname: str):
     return obj
 
 
+_MAX_WRAPS = 4  # decorators stacked on one function
+
+
 def name_of(obj):
     """(module, qualified name) that finds ``obj`` again, or None."""
     module = getattr(obj, "__module__", None)
@@ -109,8 +112,14 @@ def name_of(obj):
         owner = getattr(obj, "__objclass__", None) or getattr(obj, "__self__", None)
         module = getattr(owner, "__module__", None) if isinstance(owner, type) else None
     qualname = getattr(obj, "__qualname__", None)
-    if isinstance(module, str) and isinstance(qualname, str) and _resolve(module, qualname) is obj:
-        return module, qualname
+    if isinstance(module, str) and isinstance(qualname, str):
+        found = _resolve(module, qualname)
+        # a decorator's wrapper (functools.wraps) takes the name and keeps the function as
+        # __wrapped__ (transformers' ModelOutput classes wrap their dataclass __init__)
+        for hops in range(_MAX_WRAPS + 1):
+            if found is obj:
+                return module, qualname + ".__wrapped__" * hops
+            found = getattr(found, "__wrapped__", _MISSING) if isinstance(found, types.FunctionType) else _MISSING
     # builtins' own types (types.FunctionType), torch's C functions (torch.arange is a
     # static method of torch._C._VariableFunctionsClass), functions made by a factory
     # (F.max_pool2d is boolean_dispatch's closure): found in the namespaces users reach
