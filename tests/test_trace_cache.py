@@ -437,3 +437,28 @@ def test_a_function_a_decorator_wraps_travels_by_its_wrapper_name(tmp_path):
         results.append(_result(proc.returncode, proc.stdout, proc.stderr))
     assert results[0]["seen"] == [["f", False, None]] and len(cache_files(tmp_path)) == 1
     assert results[1]["seen"] == [["f", True, None]]
+
+
+def _renaming(fn):
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        return fn(*args, **kwargs)
+    return wrapper
+
+
+class _Wrapped:
+    @_renaming
+    def method(self, x=1):
+        return x
+
+
+def test_a_wrapped_function_and_an_annotation_are_described_for_another_process():
+    from framegraph.runtime import portable
+
+    inner = _Wrapped.__dict__["method"].__wrapped__
+    assert portable.name_of(inner) == (__name__, "_Wrapped.method.__wrapped__")
+    assert portable._find(portable._named(inner)) is inner
+    # `int | None` and `list[int]` are values: one made in another process stands in for them
+    assert portable.describe(int | None) == portable.describe(int | None) is not None
+    assert portable.describe(dict[str, int | None]) != portable.describe(dict[str, int])
+    assert portable.describe(list[object()]) is None  # an argument nothing describes

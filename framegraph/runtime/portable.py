@@ -226,6 +226,11 @@ def describe(obj):
     if isinstance(obj, torch.nn.Module):
         cls = _named(type(obj))
         return None if cls is None else ("nn.Module", cls)
+    if type(obj) in (types.UnionType, types.GenericAlias):  # `int | None`, `list[int]` (annotations): values
+        parts = (getattr(obj, "__origin__", None),) + obj.__args__
+        described = tuple(None if part is None else describe(part) for part in parts)
+        return None if any(d is None and p is not None for d, p in zip(described, parts)) \
+            else (type(obj).__name__,) + described
     return None
 
 

@@ -54,7 +54,7 @@ from .containers.object_dicts import is_object_keyed, wrap_object_keyed_dict
 from .containers.sets import SCALARS, SetVariable, same_table
 from .core import space
 from .core.aliases import remember_object, same_object
-from .core.base import VariableTracker, guard_identity, type_lookup, user_code
+from .core.base import STABLE_MODULES, VariableTracker, guard_identity, type_lookup, user_code
 from .core.call_shapes import own_methods
 from .core.constant import (CONSTANT_TYPES, ConstantVariable, is_constant_value, is_struct_sequence,
                             wrap_constant)
@@ -540,12 +540,20 @@ BY_BASE = (
 )
 
 
+def _in_stable_code(tx) -> bool:
+    """Is ``tx`` running code of a module whose globals a trace does not guard (torch's)?"""
+    module = (getattr(tx, "f_globals", None) or {}).get("__name__", "") or ""
+    return module.partition(".")[0] in STABLE_MODULES
+
+
 def wrap_value(tx, value, source: Optional[Source] = None, guard: bool = True) -> VariableTracker:
     """The tracker for ``value`` read from ``source`` (None: a value made in the trace)."""
     cache = tx.output.by_source
-    if source is None and type(value) is types.FunctionType and user_code(value):
-        # a user's function reached where torch keeps it unguarded (a global module hook):
-        # its cells, defaults and globals need sources, to be guarded and written back
+    if source is None and type(value) is types.FunctionType and user_code(value) and _in_stable_code(tx):
+        # a user's function that torch's own code hands over from state it keeps unguarded
+        # (a global module hook): its cells, defaults and globals need sources, to be guarded
+        # and written back. (Reached without a source in user code, through a class's
+        # functions and their closures, it is fixed by the class, as it always was.)
         source, guard = ConstSource.of(value), False
     if source is not None and source in cache:
         return cache[source]
