@@ -34,7 +34,7 @@ from ..errors import InternalError, Unsupported, unsupported
 from ..guards.sources import AttrSource, BuiltinSource, GetItemSource, GlobalSource
 from ..side_effects import written_global
 from ..variables.core.aliases import remember_cell
-from ..variables.core.base import NULL, STABLE_MODULES, VariableTracker
+from ..variables.core.base import NULL, VariableTracker, stable_module
 from ..variables.builder import wrap_value
 from ..variables.core.exceptions import TracedException
 from ..variables.callables.functions import CellVariable
@@ -210,9 +210,8 @@ class TranslatorBase:
         """Where global ``name`` of this code is re-read from (None: assumed stable)."""
         if self.f_globals is self.output.root_globals:
             return GlobalSource(name)
-        module = self.f_globals.get("__name__", "") or ""
         fn_source = getattr(self.fn_var, "source", None)
-        if module.split(".")[0] in STABLE_MODULES or fn_source is None:
+        if stable_module(self.f_globals.get("__name__")) or fn_source is None:
             return None
         return GetItemSource(AttrSource(fn_source, "__globals__"), name)
 

@@ -54,7 +54,7 @@ from .containers.object_dicts import is_object_keyed, wrap_object_keyed_dict
 from .containers.sets import SCALARS, SetVariable, same_table
 from .core import space
 from .core.aliases import remember_object, same_object
-from .core.base import STABLE_MODULES, VariableTracker, guard_identity, type_lookup, user_code
+from .core.base import VariableTracker, guard_identity, stable_module, type_lookup, user_code
 from .core.call_shapes import own_methods
 from .core.constant import (CONSTANT_TYPES, ConstantVariable, is_constant_value, is_struct_sequence,
                             wrap_constant)
@@ -542,8 +542,7 @@ BY_BASE = (
 
 def _in_stable_code(tx) -> bool:
     """Is ``tx`` running code of a module whose globals a trace does not guard (torch's)?"""
-    module = (getattr(tx, "f_globals", None) or {}).get("__name__", "") or ""
-    return module.partition(".")[0] in STABLE_MODULES
+    return stable_module((getattr(tx, "f_globals", None) or {}).get("__name__"))
 
 
 def wrap_value(tx, value, source: Optional[Source] = None, guard: bool = True) -> VariableTracker:

@@ -6,6 +6,8 @@ answer (a write, a side effect of the read itself, a fresh object, grad
 mode, an in-place op on a tensor it reads, a global) makes the trace read
 again, and every compiled call returns what eager returns.
 """
+import collections
+
 import pytest
 import torch
 
@@ -208,3 +210,26 @@ def test_a_global_changed_between_reads_is_read_again():
     finally:
         _set_scale(2.0)
     assert cnt.frame_count == 1 and expected.tolist() == [7.0, 7.0]
+
+
+class LoggedDict(collections.OrderedDict):
+    """A dict subclass logging every attribute read, as ``Logged`` does."""
+
+    def __getattribute__(self, key):
+        object.__getattribute__(self, "log").append(key)
+        return object.__getattribute__(self, key)
+
+
+def _logged_dict():
+    d = LoggedDict(a=1)
+    object.__setattr__(d, "log", [])
+    object.__setattr__(d, "size", 3)
+    return d
+
+
+def test_a_dict_subclass_runs_its_getattribute_on_every_read():
+    def f(x, d):
+        return x * d.size + d.size
+
+    mine, theirs = on_twins(f, _logged_dict)
+    assert object.__getattribute__(mine, "log") == object.__getattribute__(theirs, "log") == ["size", "size"]

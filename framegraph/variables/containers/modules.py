@@ -6,7 +6,7 @@ import types
 
 from ...errors import unsupported
 from ...guards.sources import AttrSource
-from ..core.base import STABLE_MODULES, VariableTracker, type_lookup
+from ..core.base import VariableTracker, stable_module, type_lookup
 from ..core.constant import ConstantVariable
 from ..core.exceptions import raise_python_error
 
@@ -43,14 +43,14 @@ class PythonModuleVariable(VariableTracker):
         except AttributeError as e:
             self._missing(tx, name, e)
         source = AttrSource(self.source, name) if self.source is not None else None
-        stable = self.module.__name__.split(".")[0] in STABLE_MODULES
+        stable = stable_module(self.module.__name__)
         return tx.wrap(value, source, guard=not stable)
 
     def _missing(self, tx, name, error):
         """No ``name``: CPython's AttributeError (the real one's message) in the trace, as
         ``hasattr`` answers False; guarded on the name staying out of the module's
         ``__dict__``, unless the module is one whose contents are taken as they are."""
-        stable = self.module.__name__.split(".")[0] in STABLE_MODULES
+        stable = stable_module(self.module.__name__)
         if not stable:
             if self.source is None or "__getattr__" in self.module.__dict__:
                 unsupported("unsupported_attribute", f"module {self.module.__name__} has no {name!r}")

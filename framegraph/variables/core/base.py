@@ -37,9 +37,14 @@ STABLE_MODULES = ("torch", "math", "operator", "functools", "itertools", "collec
                   "framegraph", "numpy", "contextlib", "copy", "re")
 
 
+def stable_module(name) -> bool:
+    """Is the module named ``name`` one of ``STABLE_MODULES`` (or inside one)?"""
+    return (name if isinstance(name, str) else "").partition(".")[0] in STABLE_MODULES
+
+
 def user_code(obj) -> bool:
     """Is the class or function ``obj`` defined outside ``STABLE_MODULES`` (a user's own)?"""
-    return (getattr(obj, "__module__", None) or "").partition(".")[0] not in STABLE_MODULES
+    return not stable_module(getattr(obj, "__module__", None))
 
 
 def guard_identity(tx, value, source):

@@ -126,10 +126,10 @@ class _BuiltinMethod(VariableTracker):
         self.obj, self.name = obj, name
 
     def call(self, tx, args, kwargs):
+        if self.name == "__getattribute__" and hasattr(self.obj, "generic_getattr"):
+            return self.obj.generic_getattr(tx, args[0].as_python_constant())
         if hasattr(self.obj, "builtin_method"):
             return self.obj.builtin_method(tx, self.name, args, kwargs)
-        if self.name == "__getattribute__":
-            return self.obj.generic_getattr(tx, args[0].as_python_constant())
         return self.obj.object_setattr(tx, args[0].as_python_constant(), args[1])
 
 

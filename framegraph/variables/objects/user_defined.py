@@ -105,7 +105,7 @@ def _guard_not_shadowed(tx, obj, cls, name):
     """The class attribute was found because the instance has no `name` of its own:
     guard that, so `obj.name = other` later makes a new trace instead of a stale one."""
     real = getattr(obj, "value", None)
-    if obj.source is None or real is None or not isinstance(getattr(real, "__dict__", None), dict):
+    if obj.source is None or real is None or not isinstance(real_dict(real), dict):
         return
     if getattr(obj, "attrs", {}).get(name) is DELETED:
         return  # `del obj.name` in this trace: deleting.py guarded what the real dict held
@@ -178,8 +178,8 @@ def lookup_attribute(tx, obj, name, instance_dict_lookup):
     if found and isinstance(attr, _C_DESCRIPTORS):  # __slots__ members, __dict__ of a C type
         real = real_object(obj)
         if name == "__dict__":  # a live view: the real dict and this trace's writes
-            real_dict = object.__getattribute__(real, "__dict__") if real is not None else None
-            return instance_dict(tx, obj, real_dict, instance_attr_source(obj.source, cls, name))
+            return instance_dict(tx, obj, real_dict(real) if real is not None else None,
+                                 instance_attr_source(obj.source, cls, name))
         if real is None:
             unsupported("unsupported_attribute", f"{cls.__name__}.{name} ({type(attr).__name__})")
         if isinstance(attr, types.GetSetDescriptorType) and ledger(tx):

@@ -47,6 +47,13 @@ class BuiltinSubclassMixin:
         return UserFunctionVariable(fn).call(tx, [self] + list(args), kwargs or {})
 
     def getattr(self, tx, name):
+        user = self._override("__getattribute__")
+        if user is not None:  # slot_tp_getattr_hook: the subclass's Python override runs on every read
+            return self._inline(tx, user, [ConstantVariable(name)])
+        return self.generic_getattr(tx, name)
+
+    def generic_getattr(self, tx, name):
+        """``object.__getattribute__(self, name)``: the lookup without an override."""
         found, attr = type_lookup(self.python_type(), name)
         if found and not isinstance(attr, (types.FunctionType, property, staticmethod, classmethod)) \
                 and callable(attr) and name not in self.attrs:

@@ -26,7 +26,6 @@ import enum
 import types
 
 from ...errors import unsupported
-from ...guards.sources import AttrSource
 from ...guards.sources import DictItemSource
 from ..containers.dict_merge import mutablemapping_update
 from ..containers.dicts import ConstDictVariable, _key_error, hash_key
@@ -36,6 +35,7 @@ from ..core.base import type_lookup
 from ..core.call_shapes import check_method_shape, fits
 from ..core.constant import ConstantVariable, items_of
 from ..iteration.iterators import ListIteratorVariable
+from ..objects.instance_dict import instance_attr_source, real_dict
 from .builtin_subclass import BuiltinSubclassMixin
 
 # The builtin mapping bases a user class may extend, most derived first.
@@ -89,11 +89,11 @@ class UserDictVariable(BuiltinSubclassMixin, ConstDictVariable):
     def _instance_attr(self, tx, name):
         if name in self.attrs or self.value is None:
             return self.attrs.get(name)
-        d = getattr(self.value, "__dict__", {})
+        d = real_dict(self.value) or {}
         if name not in d:
             return None
 
-        return tx.wrap(d[name], AttrSource(self.source, name) if self.source else None)
+        return tx.wrap(d[name], instance_attr_source(self.source, self.py_type, name))  # past an override
 
     def hasattr(self, tx, name):
         if self.value is not None and name not in self.attrs:
