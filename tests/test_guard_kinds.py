@@ -201,3 +201,94 @@ def test_identity_checks_of_consecutive_values_are_one_tuple_comparison_that_cat
         swapped = types.SimpleNamespace(**vars(m))
         setattr(swapped, f"l{i}", object())
         assert not g(FN, swapped), i
+
+
+PLAIN = {"a": None, "b": True, "c": 3, "d": "zeros", "e": 0.1, "f": b"x", "g": False}
+
+
+def _constants_of(m, names):
+    return CompiledGuard([Guard("CONSTANT_MATCH", AttrSource(LocalSource("m"), k), getattr(m, k)) for k in names],
+                         ("m",))
+
+
+@pytest.mark.parametrize("name, changed", [
+    ("a", False), ("b", 1), ("b", False), ("c", 3.0), ("c", True), ("c", 4), ("d", b"zeros"), ("d", "ones"),
+    ("e", 0.2), ("f", "x"), ("g", 0), ("g", None),
+])
+def test_constant_checks_of_many_values_are_two_comparisons_that_catch_a_new_value_or_type(name, changed):
+    """Flags, sizes and names read under one module: their types by identity, then their values as
+    one tuple. A value equal under ``==`` but of another type (``3.0``, ``True``, ``0``) is caught."""
+    m = types.SimpleNamespace(**PLAIN)
+    g = _constants_of(m, PLAIN)
+    assert "all(map(" in g.source_code and "== 3" not in g.source_code
+    assert g(FN, m) and g(FN, m)
+    other = types.SimpleNamespace(**{**PLAIN, name: changed})
+    assert not g(FN, other)
+
+
+def test_a_zero_float_keeps_its_own_exact_check_beside_a_run_of_constants():
+    values = {**PLAIN, "z": 0.0}
+    m = types.SimpleNamespace(**values)
+    g = _constants_of(m, values)
+    assert g(FN, m)
+    assert not g(FN, types.SimpleNamespace(**{**values, "z": -0.0}))
+
+
+class _LoudEq(int):
+    def __eq__(self, other):  # a guard must not ask it: the type differs first
+        raise AssertionError("__eq__ of a changed value was called")
+
+    __hash__ = int.__hash__
+
+
+def test_a_run_of_constants_rejects_a_changed_type_before_comparing_values():
+    m = types.SimpleNamespace(**PLAIN)
+    g = _constants_of(m, PLAIN)
+    assert not g(FN, types.SimpleNamespace(**{**PLAIN, "c": _LoudEq(3)}))
+
+
+def test_checks_that_two_values_are_one_object_are_one_check_that_catches_any_split():
+    shared = [object() for _ in range(5)]
+    m = types.SimpleNamespace(**{f"a{i}": o for i, o in enumerate(shared)}, **{f"b{i}": o for i, o in enumerate(shared)})
+    g = CompiledGuard([Guard("IS_SAME", AttrSource(LocalSource("m"), f"a{i}"), AttrSource(LocalSource("m"), f"b{i}"))
+                       for i in range(5)], ("m",))
+    assert "all(map(" in g.source_code and " is ___a" not in g.source_code
+    assert g(FN, m) and g(FN, m)
+    for i in (0, 2, 4):
+        split = types.SimpleNamespace(**vars(m))
+        setattr(split, f"b{i}", object())
+        assert not g(FN, split), i
+
+
+class _SaysYes(dict):
+    def __contains__(self, key):
+        return True
+
+
+@pytest.mark.parametrize("make, passes", [
+    (lambda: {"x": 1}, True),
+    (lambda: {"x": 1, "c": 2}, False),   # an absent key added
+    (lambda: {}, False),                 # the present key gone
+    (lambda: _SaysYes(x=1), False),      # the type's __contains__ answers, as ``in`` asks it
+])
+def test_many_key_checks_of_one_dict_are_one_check_each_way(make, passes):
+    absent = "abcde"
+    g = CompiledGuard([Guard("DICT_CONTAINS", X, (k, False)) for k in absent] + [Guard("DICT_CONTAINS", X, ("x", True))],
+                      ("x", "y"))
+    assert "not any(map(" in g.source_code and "not in" not in g.source_code
+    d = make()
+    assert g(FN, d, 0) is passes
+    assert g(FN, d, 0) is passes  # again: the dict's version tag now skips the checks, or they run again
+    if passes:
+        d["a"] = 0
+        assert not g(FN, d, 0)
+
+
+def test_a_key_check_ignores_an_instance_attribute_named_contains():
+    class Attrs(dict):
+        pass
+
+    d = Attrs(x=1)
+    d.__contains__ = lambda key: True
+    g = CompiledGuard([Guard("DICT_CONTAINS", X, (k, False)) for k in "abcd"], ("x", "y"))
+    assert g(FN, d, 0) and ("a" in d) is False

@@ -194,6 +194,13 @@ def _constant_check(g, v):
     return Py("(type(", v, ") is ", Const(type(value)), " and ", v, " == ", Const(value), ")")
 
 
+def plain_constant(value) -> bool:
+    """Is CONSTANT_MATCH of ``value`` exactly ``type(x) is type(value) and x == value``? So for
+    None and bools (the only instances of their types), ints, strs, bytes and the floats whose
+    ``==`` is exact: many such checks can be one comparison of tuples (skips.py)."""
+    return value is None or type(value) in (bool, int, str, bytes) or type(value) is float and _equal_is_exact(value)
+
+
 def _equal_is_exact(value) -> bool:
     """Does ``type(x) is type(value) and x == value`` mean that ``x`` is ``value`` to every
     program? Not for a zero float (``-0.0 == 0.0``), a NaN (never equal), a complex,

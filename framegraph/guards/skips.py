@@ -14,17 +14,20 @@ objects it passed on before. Which guards may join a group, their kind's
 record says (``GuardKind.versioned``, ``same_object``); each group is an
 expression node (expr.py) that writes itself, members after an ``or``.
 """
+import itertools
+import operator
 from typing import Dict, List, Optional
 
 from .. import _C
 from .expr import Leaf, Node, Plain, Py, Read, Render
-from .kinds import KINDS, Guard
+from .kinds import KINDS, Guard, plain_constant
 from .reader import Reader, chain, group
 from .sources import GLOBALS, GetItemSource, GlobalSource, Source, parts_of
 
 
 # ---- dict-version groups: many item checks of one dict, skipped while it is unchanged
 MIN_GROUP = 2  # below this a version check costs as much as the checks it skips
+MIN_RUN = 4  # checks of one kind compared as one tuple (or one map), from this many
 NEVER = -1  # a group's state cell before its members first pass (no version or walk count is negative)
 
 
@@ -60,7 +63,12 @@ class _VersionGroup(Node):
 
     def __init__(self, base: Optional[Source], members: List[Guard]):
         self.base, self.members = base, members
-        self.checks = [KINDS[g.kind].check(g, self._value(g)) for g in members]
+        keys = [g for g in members if g.kind == "DICT_CONTAINS"] if base is not None else []
+        if len(keys) < MIN_RUN:
+            keys = []
+        self.checks = [KINDS[g.kind].check(g, self._value(g)) for g in members if g not in keys]
+        if keys:
+            self.checks.append(_KeyRun(base, keys))
         self.seen = [NEVER]  # the version the members last passed on
 
     def cells(self):
@@ -85,6 +93,24 @@ class _VersionGroup(Node):
         version = f"{seen}_v"
         return (f"({seen}[0] == ({version} := {r.consts(_C.dict_version)}({header})) or "
                 f"({checks} and ({version} is None or {seen}.__setitem__(0, {version}) is None)))")
+
+
+class _KeyRun(Node):
+    """Many DICT_CONTAINS checks of one dict as two, ``key in d`` for each key in C
+    (``operator.contains(d, key)``: the type's ``__contains__``, as ``in`` asks it): none of
+    the absent keys, all of the present ones. A transformers config is checked not to hold
+    dozens of names, and ``compile()`` costs about 8 us a comparison."""
+
+    def __init__(self, base: Source, members: List[Guard]):
+        self.base = base
+        self.absent = tuple(g.value[0] for g in members if not g.value[1])
+        self.present = tuple(g.value[0] for g in members if g.value[1])
+
+    def render(self, r: Render) -> str:
+        each = f"map({r.consts(operator.contains)}, {r.consts(itertools.repeat)}({r.read(self.base)}), "
+        parts = ([f"not any({each}{r.consts(self.absent)}))"] if self.absent else []) + \
+                ([f"all({each}{r.consts(self.present)}))"] if self.present else [])
+        return "(" + " and ".join(parts) + ")"
 
 
 # ---- source readers: the values under one root read in C, walk skipped while unchanged
@@ -133,7 +159,6 @@ class _ReaderGroup(Node):
         return f"({seen}[0] == {walks} or ({' and '.join(checks)} and {seen}.__setitem__(0, {walks}) is None))"
 
 
-MIN_RUN = 4  # identity checks of consecutive values compared as one tuple, from this many
 
 
 class _IdentityRun(Node):
@@ -153,13 +178,51 @@ class _IdentityRun(Node):
         return f"tuple(map(id, {name}[{self.start}:{end}])) == {tuple(self.ids)!r}"
 
 
+class _ValueRun(Node):
+    """The constant checks of many values of one reader call as two comparisons: their
+    types, each by identity (``all(map(operator.is_, map(type, vs), types))``), then their
+    values as one tuple. Only constants whose check is ``type(x) is T and x == v``
+    (``kinds.plain_constant``) join, so the tuple's ``==`` is the builtin types' own; a
+    model's flags, sizes and names (``is False``, ``== 3``, ``== 'zeros'``) were a third of
+    its guard source."""
+
+    def __init__(self, call: _ReaderCall, indices: List[int], values: List):
+        self.call, self.getter = call, operator.itemgetter(*indices)
+        self.types, self.values = tuple(map(type, values)), tuple(values)
+        self.all_values = max(indices) >= call.reader.nhot
+
+    def render(self, r: Render) -> str:
+        got = f"{r.consts(self.getter)}({self.call.all_name if self.all_values else self.call.name})"
+        return (f"(all(map({r.consts(operator.is_)}, map(type, {got}), {r.consts(self.types)})) "
+                f"and {got} == {r.consts(self.values)})")
+
+
+class _SameRun(Node):
+    """IS_SAME checks of pairs of one reader call's values as one: ``all(map(operator.is_,
+    firsts, seconds))`` (a model's tied or shared modules, the config every layer holds)."""
+
+    def __init__(self, call: _ReaderCall, pairs: List[tuple]):
+        self.call = call
+        self.firsts, self.seconds = (operator.itemgetter(*side) for side in zip(*pairs))
+        self.all_values = max(max(p) for p in pairs) >= call.reader.nhot
+
+    def render(self, r: Render) -> str:
+        name = self.call.all_name if self.all_values else self.call.name
+        return f"all(map({r.consts(operator.is_)}, {r.consts(self.firsts)}({name}), {r.consts(self.seconds)}({name})))"
+
+
 def _identity_runs(call: _ReaderCall, members: List[Guard]) -> List[Node]:
     """The members' checks in order, runs of identity checks of consecutive values
-    (all returned by the call, or all by ``all()``) joined into one ``_IdentityRun``."""
+    (all returned by the call, or all by ``all()``) joined into one ``_IdentityRun``,
+    and the plain constant checks joined into one ``_ValueRun`` where the first stood."""
     index = {s: i for i, s in enumerate(call.reader.leaves)}
     nhot = call.reader.nhot
     checks: List[Node] = []
     run: List[Guard] = []
+    values = [g for g in members if g.kind == "CONSTANT_MATCH" and plain_constant(g.value) and g.source in index]
+    values = dict.fromkeys(values if len(values) >= MIN_RUN else ())
+    same = [g for g in members if g.kind == "IS_SAME" and g.source in index and g.value in index]
+    same = dict.fromkeys(same if len(same) >= MIN_RUN else ())
 
     def flush():
         if len(run) >= MIN_RUN:
@@ -172,7 +235,13 @@ def _identity_runs(call: _ReaderCall, members: List[Guard]) -> List[Node]:
         i = index.get(g.source) if g.kind == "ID_MATCH" else None
         if run and (i is None or i != index[run[-1].source] + 1 or i == nhot):
             flush()
-        if i is None:
+        if g in values:
+            if g is next(iter(values)):
+                checks.append(_ValueRun(call, [index[v.source] for v in values], [v.value for v in values]))
+        elif g in same:
+            if g is next(iter(same)):
+                checks.append(_SameRun(call, [(index[v.source], index[v.value]) for v in same]))
+        elif i is None:
             checks.append(KINDS[g.kind].check(g, Read(g.source)))
         else:
             run.append(g)

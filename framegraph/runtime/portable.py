@@ -29,6 +29,7 @@ import functools
 import hashlib
 import io
 import marshal
+import operator
 import pickle
 import sys
 import types
@@ -381,7 +382,7 @@ def _hook_dicts(places, modules) -> HookDicts:
 _BY_VALUE = (Guard, TensorSpec, NodeRef, torch.fx.immutable_collections.immutable_list,
              torch.fx.immutable_collections.immutable_dict, torch.dtype, torch.device, torch.Size, torch.layout, torch.memory_format,
              enum.Enum, tuple, list, dict, set, frozenset, slice, range, complex, type(Ellipsis),
-             type(NotImplemented))
+             type(NotImplemented), operator.itemgetter)
 _BY_NAME = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType, types.MethodDescriptorType,
             types.WrapperDescriptorType, types.ClassMethodDescriptorType, types.MethodWrapperType,
             types.GetSetDescriptorType, types.MemberDescriptorType)
