@@ -13,7 +13,7 @@ replaces: reads the C side cannot prove cacheable (properties,
 ``__getattr__``, a list index) are made the ordinary way, every call.
 
 ``chain(source)`` splits a source into its root and the attribute/str-key
-steps above it; ``group(sources)`` gathers sources worth a reader, by root;
+steps above it (``reader_root`` is the root alone); ``group(sources)`` gathers sources worth a reader, by root;
 ``Reader`` builds the C program for one root. Guard functions read guarded
 values through readers (skips.py); codegen passes parameters to the graph
 from one.
@@ -55,26 +55,34 @@ def chain(source: Source) -> Optional[Tuple[Source, List[Tuple[int, Any]]]]:
     it must only index tuples that a checked record holds: one right above the
     root would not be compared with the tuple passed in, and a new ``*args``
     tuple would be read as the old one, freed by then."""
-    cached = source.__dict__.get("_chain", _UNSET)
-    if cached is _UNSET:  # a guard build asks this of each source many times
-        cached = _chain(source)
-        object.__setattr__(source, "_chain", cached)
+    root = reader_root(source)
+    if root is None:
+        return None
+    steps = []
+    while source is not root:
+        steps.append(step_of(source))
+        source = source.base
+    return root, steps[::-1]
+
+
+def reader_root(source: Source) -> Optional[Source]:
+    """The root of ``chain(source)``, or None: asked of each source many times by a
+    guard build, so kept on the source, and found from its base's (a model's sources
+    share long bases)."""
+    cached = source.__dict__.get("_reader_root", _UNSET)
+    if cached is _UNSET:
+        step = step_of(source)
+        if step is None:
+            cached = None
+        else:
+            cached = reader_root(source.base)
+            if cached is None:  # the base is a root: an index right above it joins the root
+                cached = None if step[0] == INDEX else source.base
+        object.__setattr__(source, "_reader_root", cached)
     return cached
 
 
 _UNSET = object()
-
-
-def _chain(source: Source):
-    # from the base's chain (itself cached): a model's sources share long bases
-    step = step_of(source)
-    if step is None:
-        return None
-    below = chain(source.base)
-    if below is not None:
-        return below[0], below[1] + [step]
-    # the base is a root: an index right above it joins the root (``L['args'][0]``)
-    return None if step[0] == INDEX else (source.base, [step])
 
 
 def group(sources: Sequence[Source], min_leaves: int = MIN_LEAVES) -> Dict[Source, List[Source]]:
@@ -82,9 +90,9 @@ def group(sources: Sequence[Source], min_leaves: int = MIN_LEAVES) -> Dict[Sourc
     roots with at least ``min_leaves`` of them."""
     by_root: Dict[Source, Dict[Source, None]] = {}
     for source in sources:
-        split = chain(source)
-        if split is not None:
-            by_root.setdefault(split[0], {})[source] = None
+        root = reader_root(source)
+        if root is not None:
+            by_root.setdefault(root, {})[source] = None
     return {root: list(leaves) for root, leaves in by_root.items() if len(leaves) >= min_leaves}
 
 

@@ -21,7 +21,7 @@ from typing import Dict, List, Optional
 from .. import _C
 from .expr import Leaf, Node, Plain, Py, Read, Render
 from .kinds import KINDS, Guard, plain_constant
-from .reader import Reader, chain, group
+from .reader import Reader, group, reader_root
 from .sources import GLOBALS, GetItemSource, GlobalSource, Source, parts_of
 
 
@@ -253,14 +253,14 @@ def reader_calls(guards: List[Guard], batched):
     """The reader calls of the guards, the ``Leaf`` of each value they return, and
     the reader group of each guard that needs checking only after a walk.
 
-    A guarded source that is a chain of reads (source_reader.chain) is read by
+    A guarded source that is a chain of reads (reader.chain) is read by
     its root's reader; one that is not (``dict.get(state, p)``, ``len(x)``)
     through its nearest ancestor that is. Values some check reads every call
     are "hot" and come first (batched tensors first, in batch order, so the
     tensor check can take them as ``*___rK``); the rest are only read by the
     reader's group."""
     def readable(source):
-        while source is not None and chain(source) is None:
+        while source is not None and reader_root(source) is None:
             source = getattr(source, "base", None)
         return source
 
