@@ -47,7 +47,7 @@ class Source:
 
 
 def source(cls):
-    """``@dataclasses.dataclass(frozen=True)`` with the hash computed once: sources
+    """``@dataclasses.dataclass(frozen=True)`` with the hash (and the name) computed once: sources
     nest (``L['self']._modules['0']._parameters['w']`` is five deep), and hashing
     them again on every dict lookup was a tenth of a first trace on a real model."""
     cls = dataclasses.dataclass(frozen=True)(cls)
@@ -62,6 +62,20 @@ def source(cls):
             return cached
 
     cls.__hash__ = __hash__
+    own_name = cls.__dict__.get("name")
+    if own_name is not None:
+        def name(self):
+            # kept too: written into every placeholder name, guard line and message, and a
+            # parameter's name is a dozen f-strings deep
+            try:
+                return self._name
+            except AttributeError:
+                cached = own_name(self)
+                object.__setattr__(self, "_name", cached)
+                return cached
+
+        name.__doc__ = own_name.__doc__
+        cls.name = name
     return cls
 
 

@@ -419,3 +419,41 @@ def test_an_lru_cache_that_escapes_holding_entries_runs_in_cpython():
     assert torch.equal(result[0], torch.full((2,), 2.0)) and cnt.frame_count == 0
     assert [e.entry.id for e in errors] == ["graph_output"] and "lru_cache" in str(errors[0])
     assert result[1].cache_info() == functools._CacheInfo(0, 1, 128, 1) and result[1](3) == 1.5
+
+
+def shifted(x, by=1.0, *, scale=2.0):
+    return (x + by) * scale
+
+
+def test_a_default_the_call_overrides_is_not_guarded():
+    def f(x):
+        return shifted(x, 0.5, scale=3.0)
+
+    cnt = CountingBackend()
+    fn = framegraph.compile(f, backend=cnt, fullgraph=True)
+    x = torch.randn(3)
+    torch.testing.assert_close(fn(x), f(x))
+    saved = shifted.__defaults__, shifted.__kwdefaults__
+    shifted.__defaults__, shifted.__kwdefaults__ = (7.0,), {"scale": 9.0}
+    try:
+        torch.testing.assert_close(fn(x), f(x))  # neither default was read: the graph still holds
+    finally:
+        shifted.__defaults__, shifted.__kwdefaults__ = saved
+    assert cnt.frame_count == 1
+
+
+def test_a_default_the_call_takes_is_guarded():
+    def f(x):
+        return shifted(x)
+
+    cnt = CountingBackend()
+    fn = framegraph.compile(f, backend=cnt, fullgraph=True)
+    x = torch.randn(3)
+    torch.testing.assert_close(fn(x), f(x))
+    saved = shifted.__defaults__, shifted.__kwdefaults__
+    shifted.__defaults__, shifted.__kwdefaults__ = (7.0,), {"scale": 9.0}
+    try:
+        torch.testing.assert_close(fn(x), (x + 7.0) * 9.0)
+    finally:
+        shifted.__defaults__, shifted.__kwdefaults__ = saved
+    assert cnt.frame_count == 2

@@ -183,6 +183,28 @@ def marked_constant_result(tx, fn, called, args, kwargs) -> Optional[VariableTra
     return wrap_constant(result)
 
 
+class _Defaults:
+    """A function's ``__defaults__`` (a tuple) or ``__kwdefaults__`` (a dict) for
+    ``bind_args``, each value wrapped by ``wrap(index or name, value)`` when first taken."""
+
+    def __init__(self, values, wrap):
+        self.values, self.wrap, self.taken = values, wrap, {}
+
+    def __len__(self):
+        return len(self.values)
+
+    def __iter__(self):
+        return iter(self.values)
+
+    def __contains__(self, key):
+        return key in self.values
+
+    def __getitem__(self, key):
+        if key not in self.taken:
+            self.taken[key] = self.wrap(key, self.values[key])
+        return self.taken[key]
+
+
 @space.register
 class UserFunctionVariable(BaseUserFunctionVariable):
     """A function object from outside the frame.
@@ -241,10 +263,10 @@ class UserFunctionVariable(BaseUserFunctionVariable):
         def default_source(attr, key):
             return None if self.source is None else _item(AttrSource(self.source, attr), key)
 
-        defaults = [tx.wrap(v, default_source("__defaults__", i))
-                    for i, v in enumerate(self.fn.__defaults__ or ())]
-        kwdefaults = {k: tx.wrap(v, default_source("__kwdefaults__", k))
-                      for k, v in (self.fn.__kwdefaults__ or {}).items()}
+        # wrapped when a parameter takes them: a default the call overrides is never read,
+        # so it needs no tracker and no guard
+        defaults = _Defaults(self.fn.__defaults__ or (), lambda i, v: tx.wrap(v, default_source("__defaults__", i)))
+        kwdefaults = _Defaults(self.fn.__kwdefaults__ or {}, lambda k, v: tx.wrap(v, default_source("__kwdefaults__", k)))
         tracked = tx.output.aliases.tracker_of(self.fn.__kwdefaults__)
         if tracked is not None:  # the trace changed fn.__kwdefaults__: its items now
             kwdefaults = kwdefaults_of(tracked)
