@@ -56,6 +56,7 @@ _TORCH_DYNAMIC = ("_dynamo_dynamic_indices", "_dynamo_weak_dynamic_indices", "_d
 # torch's own attribute for a tensor whose address stays the same across calls
 # (Inductor's CUDA graphs read it: such an input is not copied into the graph's pool)
 _STATIC_ADDRESS = "_dynamo_static_input_type"
+_MARKS = frozenset((_MARK, _STATIC, _STATIC_ADDRESS, "_dynamo_static_indices") + _TORCH_DYNAMIC)
 
 # code object -> {tensor source: sizes seen, None where they changed}. Runtime
 # state of automatic dynamic shapes; it dies with the code and reset() clears it.
@@ -183,10 +184,6 @@ class ShapeContext:
 
     def dynamic_dims(self, t: torch.Tensor, source: Source) -> Set[int]:
         """The dimensions of input ``t`` to trace symbolically (records its sizes too)."""
-        marked = set(getattr(t, _MARK, ())).union(*(getattr(t, a, ()) for a in _TORCH_DYNAMIC))
-        static = set(getattr(t, _STATIC, ())).union(getattr(t, "_dynamo_static_indices", ()))
-        if hasattr(t, _STATIC_ADDRESS):
-            static = set(range(t.dim()))
         seen = self.sizes.get(source)
         if seen is None or len(seen) != t.dim():
             seen = self.sizes[source] = list(t.size())
@@ -195,7 +192,14 @@ class ShapeContext:
                 if seen[i] != n:
                     seen[i] = None  # changed between traces
         if type(t) is not torch.Tensor or not t.is_contiguous() or t.is_sparse:
-            return set()
+            return set()  # a parameter, a subclass: static (the marks below are not read)
+        if _MARKS.isdisjoint(t.__dict__):  # marks are instance attributes: none set
+            marked, static = set(), set()
+        else:
+            marked = set(getattr(t, _MARK, ())).union(*(getattr(t, a, ()) for a in _TORCH_DYNAMIC))
+            static = set(getattr(t, _STATIC, ())).union(getattr(t, "_dynamo_static_indices", ()))
+            if hasattr(t, _STATIC_ADDRESS):
+                static = set(range(t.dim()))
         if self.dynamic is True:
             return (set(range(t.dim())) | marked) - static
         if self.dynamic is False:

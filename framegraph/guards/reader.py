@@ -125,12 +125,13 @@ class Reader:
         steps: List[list] = []
 
         def node(source: Source) -> int:
-            if source not in nodes:
+            found = nodes.get(source)
+            if found is None:
                 parent = node(source.base)
                 kind, name = step_of(source)
                 steps.append([parent, kind, name, -1])
-                nodes[source] = len(steps)
-            return nodes[source]
+                found = nodes[source] = len(steps)
+            return found
 
         for i, leaf in enumerate(self.leaves):
             steps[node(leaf) - 1][3] = i
