@@ -28,16 +28,9 @@ _FORMAT_CONVERTERS = getattr(dis, "FORMAT_VALUE_CONVERTERS", None)
 # resolved inline in _read (decoding was a sixth of a first trace of a model).
 _KIND = [pyver.arg_kind(name) if name in pyver.OPNAMES else None for name in _OPNAMES]
 _CONST, _NAME, _LOCAL = pyver.ARG_CONST, pyver.ARG_NAME, pyver.ARG_LOCAL
-
-
-class _NoPositions:
-    """``positions[i]`` is None for every i."""
-
-    def __getitem__(self, index):
-        return None
-
-
-_NO_POSITIONS = _NoPositions()
+_EXTENDED_ARG = pyver.EXTENDED_ARG
+# (name, bytes to the next instruction, has an argument, argument kind) by opcode: one lookup a step
+_TABLE = list(zip(_OPNAMES, _SIZE, _HAS_ARG, _KIND))
 
 
 def decode(code, positions=True):
@@ -63,43 +56,44 @@ def _read(code, with_positions=True):
     """
     raw, names, consts = code.co_code, code.co_names, code.co_consts
     # one per code unit, caches included
-    positions = list(code.co_positions()) if with_positions else _NO_POSITIONS
+    positions = list(code.co_positions()) if with_positions else None
     linestarts = dict(dis.findlinestarts(code))
     varname = code._varname_from_oparg
     instructions, by_start, starts = [], {}, []
+    append, start = instructions.append, starts.append
+    line_at = linestarts.get
     prefix = None  # offset of the first EXTENDED_ARG before the current instruction
     extended = offset = 0
     end = len(raw)
     while offset < end:
         op = raw[offset]
-        here, offset = offset, offset + _SIZE[op]  # the next instruction, after this one's caches
-        arg = None
-        if _HAS_ARG[op]:
+        opname, size, has_arg, kind = _TABLE[op]
+        here, offset = offset, offset + size  # the next instruction, after this one's caches
+        if not has_arg:
+            arg = argval = None
+        else:
             arg = raw[here + 1] | extended
-        if op == pyver.EXTENDED_ARG:
-            extended = arg << 8
-            prefix = here if prefix is None else prefix
-            continue
+            if op == _EXTENDED_ARG:
+                extended = arg << 8
+                if prefix is None:
+                    prefix = here
+                continue
+            if kind == _CONST:
+                argval = consts[arg]
+            elif kind == _NAME:
+                argval = names[arg]
+            elif kind == _LOCAL:
+                argval = varname(arg)
+            else:
+                argval = _argval(opname, arg, names, consts, varname)
         extended = 0
         first = here if prefix is None else prefix
-        opname = _OPNAMES[op]
-        line = linestarts.get(first)
-        kind = _KIND[op]
-        if arg is None:
-            argval = None
-        elif kind == _CONST:
-            argval = consts[arg]
-        elif kind == _NAME:
-            argval = names[arg]
-        elif kind == _LOCAL:
-            argval = varname(arg)
-        else:
-            argval = _argval(opname, arg, names, consts, varname)
-        inst = Instruction(opname, arg, argval, here, linestarts.get(here) if line is None else line,
-                           positions[here >> 1])
-        instructions.append(inst)
+        line = line_at(first)
+        inst = Instruction(opname, arg, argval, here, line_at(here) if line is None else line,
+                           None if positions is None else positions[here >> 1])
+        append(inst)
         by_start[first] = inst
-        starts.append(first)
+        start(first)
         prefix = None
     return instructions, by_start, starts
 
