@@ -425,35 +425,28 @@ def shifted(x, by=1.0, *, scale=2.0):
     return (x + by) * scale
 
 
-def test_a_default_the_call_overrides_is_not_guarded():
-    def f(x):
-        return shifted(x, 0.5, scale=3.0)
-
+def _compiled_before_and_after_new_defaults(f, x):
+    """(compiled f, its answer once shifted's defaults are 7.0 and scale=9.0, the backend)."""
     cnt = CountingBackend()
     fn = framegraph.compile(f, backend=cnt, fullgraph=True)
-    x = torch.randn(3)
     torch.testing.assert_close(fn(x), f(x))
     saved = shifted.__defaults__, shifted.__kwdefaults__
     shifted.__defaults__, shifted.__kwdefaults__ = (7.0,), {"scale": 9.0}
     try:
-        torch.testing.assert_close(fn(x), f(x))  # neither default was read: the graph still holds
+        return fn(x), cnt
     finally:
         shifted.__defaults__, shifted.__kwdefaults__ = saved
+
+
+def test_a_default_the_call_overrides_is_not_guarded():
+    x = torch.randn(3)
+    after, cnt = _compiled_before_and_after_new_defaults(lambda x: shifted(x, 0.5, scale=3.0), x)
+    torch.testing.assert_close(after, (x + 0.5) * 3.0)  # neither default was read: the graph still holds
     assert cnt.frame_count == 1
 
 
 def test_a_default_the_call_takes_is_guarded():
-    def f(x):
-        return shifted(x)
-
-    cnt = CountingBackend()
-    fn = framegraph.compile(f, backend=cnt, fullgraph=True)
     x = torch.randn(3)
-    torch.testing.assert_close(fn(x), f(x))
-    saved = shifted.__defaults__, shifted.__kwdefaults__
-    shifted.__defaults__, shifted.__kwdefaults__ = (7.0,), {"scale": 9.0}
-    try:
-        torch.testing.assert_close(fn(x), (x + 7.0) * 9.0)
-    finally:
-        shifted.__defaults__, shifted.__kwdefaults__ = saved
+    after, cnt = _compiled_before_and_after_new_defaults(lambda x: shifted(x), x)
+    torch.testing.assert_close(after, (x + 7.0) * 9.0)
     assert cnt.frame_count == 2
