@@ -249,7 +249,7 @@ def test_a_run_of_constants_rejects_a_changed_type_before_comparing_values():
 
 def test_checks_that_two_values_are_one_object_are_one_check_that_catches_any_split():
     shared = [object() for _ in range(5)]
-    m = types.SimpleNamespace(**{f"a{i}": o for i, o in enumerate(shared)}, **{f"b{i}": o for i, o in enumerate(shared)})
+    m = types.SimpleNamespace(**{f"{side}{i}": o for side in "ab" for i, o in enumerate(shared)})
     g = CompiledGuard([Guard("IS_SAME", AttrSource(LocalSource("m"), f"a{i}"), AttrSource(LocalSource("m"), f"b{i}"))
                        for i in range(5)], ("m",))
     assert "all(map(" in g.source_code and " is ___a" not in g.source_code
@@ -273,8 +273,8 @@ class _SaysYes(dict):
 ])
 def test_many_key_checks_of_one_dict_are_one_check_each_way(make, passes):
     absent = "abcde"
-    g = CompiledGuard([Guard("DICT_CONTAINS", X, (k, False)) for k in absent] + [Guard("DICT_CONTAINS", X, ("x", True))],
-                      ("x", "y"))
+    keys = [Guard("DICT_CONTAINS", X, (k, False)) for k in absent] + [Guard("DICT_CONTAINS", X, ("x", True))]
+    g = CompiledGuard(keys, ("x", "y"))
     assert "not any(map(" in g.source_code and "not in" not in g.source_code
     d = make()
     assert g(FN, d, 0) is passes

@@ -13,10 +13,10 @@ replaces: reads the C side cannot prove cacheable (properties,
 ``__getattr__``, a list index) are made the ordinary way, every call.
 
 ``chain(source)`` splits a source into its root and the attribute/str-key
-steps above it (``reader_root`` is the root alone); ``group(sources)`` gathers sources worth a reader, by root;
-``Reader`` builds the C program for one root. Guard functions read guarded
-values through readers (skips.py); codegen passes parameters to the graph
-from one.
+steps above it (``reader_root`` is the root alone); ``group(sources)``
+gathers sources worth a reader, by root; ``Reader`` builds the C program for
+one root. Guard functions read guarded values through readers (skips.py);
+codegen passes parameters to the graph from one.
 """
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 

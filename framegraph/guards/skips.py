@@ -213,8 +213,9 @@ class _SameRun(Node):
 
 def _identity_runs(call: _ReaderCall, members: List[Guard]) -> List[Node]:
     """The members' checks in order, runs of identity checks of consecutive values
-    (all returned by the call, or all by ``all()``) joined into one ``_IdentityRun``,
-    and the plain constant checks joined into one ``_ValueRun`` where the first stood."""
+    (all returned by the call, or all by ``all()``) joined into one ``_IdentityRun``;
+    the plain constant checks into one ``_ValueRun`` and the IS_SAME checks into one
+    ``_SameRun``, each where its first member stood."""
     index = {s: i for i, s in enumerate(call.reader.leaves)}
     nhot = call.reader.nhot
     checks: List[Node] = []

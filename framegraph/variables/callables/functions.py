@@ -265,8 +265,10 @@ class UserFunctionVariable(BaseUserFunctionVariable):
 
         # wrapped when a parameter takes them: a default the call overrides is never read,
         # so it needs no tracker and no guard
-        defaults = _Defaults(self.fn.__defaults__ or (), lambda i, v: tx.wrap(v, default_source("__defaults__", i)))
-        kwdefaults = _Defaults(self.fn.__kwdefaults__ or {}, lambda k, v: tx.wrap(v, default_source("__kwdefaults__", k)))
+        defaults = _Defaults(self.fn.__defaults__ or (),
+                             lambda i, v: tx.wrap(v, default_source("__defaults__", i)))
+        kwdefaults = _Defaults(self.fn.__kwdefaults__ or {},
+                               lambda k, v: tx.wrap(v, default_source("__kwdefaults__", k)))
         tracked = tx.output.aliases.tracker_of(self.fn.__kwdefaults__)
         if tracked is not None:  # the trace changed fn.__kwdefaults__: its items now
             kwdefaults = kwdefaults_of(tracked)
