@@ -12,11 +12,11 @@ walking (see ``_C/source_reader.c``). Semantics are those of the chains it
 replaces: reads the C side cannot prove cacheable (properties,
 ``__getattr__``, a list index) are made the ordinary way, every call.
 
-``chain(source)`` splits a source into its root and the attribute/str-key
-steps above it (``reader_root`` is the root alone); ``group(sources)``
-gathers sources worth a reader, by root; ``Reader`` builds the C program for
-one root. Guard functions read guarded values through readers (skips.py);
-codegen passes parameters to the graph from one.
+``reader_root(source)`` is the object a source is read from by
+attribute/str-key steps; ``group(sources)`` gathers sources worth a reader,
+by root; ``Reader`` builds the C program for one root. Guard functions read
+guarded values through readers (skips.py); codegen passes parameters to the
+graph from one.
 """
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
@@ -45,30 +45,18 @@ def step_of(source: Source) -> Optional[Tuple[int, Any]]:
     return None
 
 
-def chain(source: Source) -> Optional[Tuple[Source, List[Tuple[int, Any]]]]:
-    """(root, steps) where steps are the reads (attribute, key, index, ``type()``)
-    from root up to ``source``; the root is the first source below that is none
-    of them (a local, a global, a closure variable), with the tuple items right
-    above it (``L['args'][0]``). None when ``source`` is not such a read.
+def reader_root(source: Source) -> Optional[Source]:
+    """The root a reader reads ``source`` from by steps (attribute, key, index,
+    ``type()``): the first source below that is none of them (a local, a global, a
+    closure variable), with the tuple items right above it (``L['args'][0]``). None
+    when ``source`` is not such a read.
 
     The C reader records nothing for a tuple item (a tuple never changes), so
     it must only index tuples that a checked record holds: one right above the
     root would not be compared with the tuple passed in, and a new ``*args``
-    tuple would be read as the old one, freed by then."""
-    root = reader_root(source)
-    if root is None:
-        return None
-    steps = []
-    while source is not root:
-        steps.append(step_of(source))
-        source = source.base
-    return root, steps[::-1]
-
-
-def reader_root(source: Source) -> Optional[Source]:
-    """The root of ``chain(source)``, or None: asked of each source many times by a
-    guard build, so kept on the source, and found from its base's (a model's sources
-    share long bases)."""
+    tuple would be read as the old one, freed by then. Asked of each source many
+    times by a guard build, so kept on the source, and found from its base's (a
+    model's sources share long bases)."""
     cached = source.__dict__.get("_reader_root", _UNSET)
     if cached is _UNSET:
         step = step_of(source)

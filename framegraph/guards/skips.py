@@ -159,6 +159,10 @@ class _ReaderGroup(Node):
         return f"({seen}[0] == {walks} or ({' and '.join(checks)} and {seen}.__setitem__(0, {walks}) is None))"
 
 
+def _values_of(call: _ReaderCall, last: int) -> str:
+    """The name bound to a reader call's values up to index ``last``: what the call
+    returned (``___rK``) while they are all hot, else all of them (``___aK``)."""
+    return call.name if last < call.reader.nhot else call.all_name
 
 
 class _IdentityRun(Node):
@@ -174,7 +178,7 @@ class _IdentityRun(Node):
 
     def render(self, r: Render) -> str:
         call, end = self.call, self.start + len(self.ids)
-        name = call.name if end <= call.reader.nhot else call.all_name
+        name = _values_of(call, end - 1)
         return f"tuple(map(id, {name}[{self.start}:{end}])) == {tuple(self.ids)!r}"
 
 
@@ -187,12 +191,11 @@ class _ValueRun(Node):
     its guard source."""
 
     def __init__(self, call: _ReaderCall, indices: List[int], values: List):
-        self.call, self.getter = call, operator.itemgetter(*indices)
+        self.getter, self.name = operator.itemgetter(*indices), _values_of(call, max(indices))
         self.types, self.values = tuple(map(type, values)), tuple(values)
-        self.all_values = max(indices) >= call.reader.nhot
 
     def render(self, r: Render) -> str:
-        got = f"{r.consts(self.getter)}({self.call.all_name if self.all_values else self.call.name})"
+        got = f"{r.consts(self.getter)}({self.name})"
         return (f"(all(map({r.consts(operator.is_)}, map(type, {got}), {r.consts(self.types)})) "
                 f"and {got} == {r.consts(self.values)})")
 
@@ -202,12 +205,11 @@ class _SameRun(Node):
     firsts, seconds))`` (a model's tied or shared modules, the config every layer holds)."""
 
     def __init__(self, call: _ReaderCall, pairs: List[tuple]):
-        self.call = call
         self.firsts, self.seconds = (operator.itemgetter(*side) for side in zip(*pairs))
-        self.all_values = max(max(p) for p in pairs) >= call.reader.nhot
+        self.name = _values_of(call, max(map(max, pairs)))
 
     def render(self, r: Render) -> str:
-        name = self.call.all_name if self.all_values else self.call.name
+        name = self.name
         return f"all(map({r.consts(operator.is_)}, {r.consts(self.firsts)}({name}), {r.consts(self.seconds)}({name})))"
 
 
@@ -221,9 +223,14 @@ def _identity_runs(call: _ReaderCall, members: List[Guard]) -> List[Node]:
     checks: List[Node] = []
     run: List[Guard] = []
     values = [g for g in members if g.kind == "CONSTANT_MATCH" and plain_constant(g.value) and g.source in index]
-    values = dict.fromkeys(values if len(values) >= MIN_RUN else ())
+    values = values if len(values) >= MIN_RUN else []
     same = [g for g in members if g.kind == "IS_SAME" and g.source in index and g.value in index]
-    same = dict.fromkeys(same if len(same) >= MIN_RUN else ())
+    same = same if len(same) >= MIN_RUN else []
+    joined = {id(g): None for g in values + same}  # checked by a run, which stands where its first member did
+    if values:
+        joined[id(values[0])] = _ValueRun(call, [index[g.source] for g in values], [g.value for g in values])
+    if same:
+        joined[id(same[0])] = _SameRun(call, [(index[g.source], index[g.value]) for g in same])
 
     def flush():
         if len(run) >= MIN_RUN:
@@ -236,12 +243,9 @@ def _identity_runs(call: _ReaderCall, members: List[Guard]) -> List[Node]:
         i = index.get(g.source) if g.kind == "ID_MATCH" else None
         if run and (i is None or i != index[run[-1].source] + 1 or i == nhot):
             flush()
-        if g in values:
-            if g is next(iter(values)):
-                checks.append(_ValueRun(call, [index[v.source] for v in values], [v.value for v in values]))
-        elif g in same:
-            if g is next(iter(same)):
-                checks.append(_SameRun(call, [(index[v.source], index[v.value]) for v in same]))
+        if id(g) in joined:
+            if joined[id(g)] is not None:
+                checks.append(joined[id(g)])
         elif i is None:
             checks.append(KINDS[g.kind].check(g, Read(g.source)))
         else:
@@ -254,7 +258,7 @@ def reader_calls(guards: List[Guard], batched):
     """The reader calls of the guards, the ``Leaf`` of each value they return, and
     the reader group of each guard that needs checking only after a walk.
 
-    A guarded source that is a chain of reads (reader.chain) is read by
+    A guarded source that is a chain of reads (reader.reader_root) is read by
     its root's reader; one that is not (``dict.get(state, p)``, ``len(x)``)
     through its nearest ancestor that is. Values some check reads every call
     are "hot" and come first (batched tensors first, in batch order, so the

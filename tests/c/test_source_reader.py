@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from framegraph import _C, pyver
-from framegraph.guards.reader import Reader, chain, group
+from framegraph.guards.reader import Reader, group, reader_root
 from framegraph.guards.sources import AttrSource, GetItemSource, LocalSource, TypeSource, module_member_source
 
 
@@ -165,15 +165,19 @@ def test_bad_programs_are_errors(steps, nleaves):
         _C.SourceReader(steps, nleaves)
 
 
-def test_chain_and_group():
+def test_roots_programs_and_groups():
     self_ = LocalSource("self")
     w = module_member_source(module_member_source(self_, "_modules", "0"), "_parameters", "weight")
-    assert chain(w) == (self_, [(0, "_modules"), (1, "0"), (0, "_parameters"), (1, "weight")])
-    assert chain(self_) is None
+    assert reader_root(w) is self_ and reader_root(self_) is None
+    assert [s[1:3] for s in Reader(self_, [w]).steps] == [(0, "_modules"), (1, "0"), (0, "_parameters"), (1, "weight")]
     cell = AttrSource(GetItemSource(AttrSource(AttrSource(TypeSource(self_), "forward"), "__closure__"), 0),
                       "cell_contents")
-    assert chain(cell) == (self_, [(2, None), (0, "forward"), (0, "__closure__"), (3, 0), (0, "cell_contents")])
-    assert chain(GetItemSource(self_, 1.5)) is None  # only str keys and int indexes
+    assert reader_root(cell) is self_
+    assert [s[1:3] for s in Reader(self_, [cell]).steps] == [(2, None), (0, "forward"), (0, "__closure__"), (3, 0),
+                                                            (0, "cell_contents")]
+    assert reader_root(GetItemSource(self_, 1.5)) is None  # only str keys and int indexes
+    args = LocalSource("args")
+    assert reader_root(AttrSource(GetItemSource(args, 0), "weight")) == GetItemSource(args, 0)  # a tuple item is a root
     assert group([w, cell], min_leaves=1) == {self_: [w, cell]}
     assert group([w], min_leaves=2) == {}
 
