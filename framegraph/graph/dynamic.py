@@ -46,6 +46,7 @@ from torch.utils._sympy.printers import PythonPrinter
 
 from ..config import config, on_reset
 from ..guards.sources import LocalSource, Source
+from .fakes import new_fake
 
 _MARK = "_framegraph_dynamic_dims"
 _STATIC = "_framegraph_static_dims"
@@ -360,7 +361,7 @@ def plain_fake(mode, t: torch.Tensor):
     if torch._C._storage_Use_Count(storage._cdata) > 2 or storage.nbytes() != _extent(t) * t.element_size():
         return None
     meta = torch.empty_strided(t.shape, t.stride(), dtype=t.dtype, device="meta", requires_grad=t.requires_grad)
-    fake = FakeTensor(mode, meta, t.device, _is_param=type(t) is torch.nn.Parameter)
+    fake = new_fake(mode, meta, t.device, is_param=type(t) is torch.nn.Parameter)
     converter.set_tensor_memo(t, fake)
     return fake
 

@@ -39,6 +39,7 @@ from torch._prims_common import suggest_memory_format
 from torch._subclasses.fake_tensor import FakeTensor, in_kernel_invocation_manager
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from .fakes import new_fake
 from .meta_rules import BY_RULE_ONLY, RULES, UNCACHED, argument
 
 _FUNCTIONS = {
@@ -67,6 +68,8 @@ _FUNCTIONS = {
     F.batch_norm, F.group_norm, F.instance_norm, F.interpolate, torch.einsum, torch.linalg.vector_norm,
     F.hardswish, F.hardsigmoid, F.hardtanh, F.relu6, F.leaky_relu, F.elu, F.selu, F.celu, F.mish, F.softplus,
     F.glu, F.logsigmoid, F.tanh, F.sigmoid,
+    # in place: a residual's ``x += shortcut`` (IN_PLACE)
+    operator.iadd, operator.isub, operator.imul, operator.itruediv,
 }
 _METHODS = {
     "view", "reshape", "transpose", "permute", "contiguous", "expand", "flatten", "unsqueeze", "squeeze",
@@ -77,7 +80,15 @@ _METHODS = {
     "eq", "ne", "lt", "le", "gt", "ge", "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__",
     "__and__", "__or__", "__invert__", "logical_and", "logical_or", "logical_not", "cumsum", "diff",
     "new_ones", "new_zeros", "new_empty", "new_full", "bool", "long", "int", "to",
+    "add_", "sub_", "mul_", "div_",
 }
+# Ops that write to their first argument: run on its kernel at every call (never a
+# remembered spec, which would hand the argument back without the write), so the write
+# bumps its version counter as under FakeTensorMode, and a shape or dtype the write
+# cannot take raises there and goes the FakeTensorMode way, for its error.
+IN_PLACE = frozenset({operator.iadd, operator.isub, operator.imul, operator.itruediv, "add_", "sub_", "mul_",
+                      "div_"})
+_UNREMEMBERED = UNCACHED | IN_PLACE
 
 
 # Ops that write to an argument in some of their calls: the fast path rebuilds
@@ -138,13 +149,13 @@ def run_meta(mode, kind: str, target, args: tuple, kwargs: dict) -> Any:
     key.append(device)
     key = tuple(key)
     try:
-        spec = None if target in UNCACHED else _SPECS.get(key)
+        spec = None if target in _UNREMEMBERED else _SPECS.get(key)
         rule = RULES.get(target) if spec is None else None
         if rule is not None:
             spec = rule(target, args, kwargs, tensors)
             if spec is None and target in BY_RULE_ONLY:
                 return NOT_ENGAGED
-            if spec is not None and target not in UNCACHED:
+            if spec is not None and target not in _UNREMEMBERED:
                 _remember(key, spec)
         if spec is not None and not _has_view(spec) and not torch._C._len_torch_dispatch_stack():
             # fresh tensors only: made straight as FakeTensors over meta storage,
@@ -157,7 +168,7 @@ def run_meta(mode, kind: str, target, args: tuple, kwargs: dict) -> Any:
                 out = getattr(args[0], target)(*args[1:], **kwargs) if kind == "call_method" else \
                     target(*args, **kwargs)
                 spec = _spec(out, tensors)
-                if spec is not None and target not in UNCACHED:
+                if spec is not None and target not in _UNREMEMBERED:
                     _remember(key, spec)
         return _wrap(mode, out, device)
     except Exception:
@@ -338,7 +349,7 @@ def _build_fresh(mode, spec, tensors, device):
         return tensors[spec[1]]
     if kind == "new":
         _, size, stride, dtype = spec
-        return FakeTensor(mode, torch.empty_strided(size, stride, dtype=dtype, device="meta"), device)
+        return new_fake(mode, torch.empty_strided(size, stride, dtype=dtype, device="meta"), device)
     if kind == "value":
         return spec[1]
     return kind(_build_fresh(mode, s, tensors, device) for s in spec[1])
@@ -355,10 +366,10 @@ def _wrap(mode, out, device, strict=True, made=None):
         if out.device.type != "meta":
             raise TypeError("a real tensor made inside the op")  # FakeTensorMode makes it a constant
         if made is None:
-            return FakeTensor(mode, out, device)  # fresh: nothing to look up in the converter's memo
+            return new_fake(mode, out, device)  # fresh: nothing to look up in the converter's memo
         fake = made.get(id(out))
         if fake is None:
-            fake = made[id(out)] = FakeTensor(mode, out, device)
+            fake = made[id(out)] = new_fake(mode, out, device)
         return fake
     if type(out) in (tuple, list):
         made = {} if made is None else made

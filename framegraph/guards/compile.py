@@ -245,10 +245,14 @@ def _star_leaves(args: List[Node], readers) -> List[Node]:
 
 
 def _depth(source: Optional[Source]) -> int:
-    depth = 0
-    while source is not None:
-        depth += 1
-        source = getattr(source, "base", None)
+    """How many sources ``source`` is read through (itself included); kept on the source:
+    a model's guards share long bases, and every guard is sorted by it."""
+    if source is None:
+        return 0
+    depth = source.__dict__.get("_depth")
+    if depth is None:
+        depth = 1 + _depth(getattr(source, "base", None))
+        object.__setattr__(source, "_depth", depth)
     return depth
 
 

@@ -73,7 +73,7 @@ class TensorSpec:
     def of(cls, t: torch.Tensor, fake=None) -> "TensorSpec":
         """The spec of ``t``; dims symbolic in its FakeTensor ``fake`` become None."""
         size, stride = tuple(t.size()), tuple(t.stride())
-        if fake is not None:
+        if fake is not None and fake._has_symbolic_sizes_strides:
             size = tuple(None if _symbolic(f) else n for n, f in zip(size, fake.size()))
             stride = tuple(None if _symbolic(f) else n for n, f in zip(stride, fake.stride()))
         return cls(type(t), t.dtype, t.device, size, stride, t.requires_grad,
@@ -186,9 +186,10 @@ def _constant_check(g, v):
     if value is None or isinstance(value, (bool, torch.dtype, type(Ellipsis))):
         return Py(v, " is ", Const(value))
     if type(value) is tuple and all(_equal_is_exact(item) and type(item) is not tuple for item in value):
-        # flat: == on the items, and their types, in C (a long tuple handed to a resume function)
-        return Py("(type(", v, ") is tuple and ", v, " == ", Const(value), " and tuple(map(type, ", v, ")) == ",
-                  Const(tuple(map(type, value))), ")")
+        # flat: the items' types, then == on the items, in C (so == only ever compares the
+        # plain values it was built from)
+        return Py("(type(", v, ") is tuple and tuple(map(type, ", v, ")) == ", Const(tuple(map(type, value))),
+                  " and ", v, " == ", Const(value), ")")
     if not _equal_is_exact(value):
         return Py(Const(same_constant), "(", v, ", ", Const(value), ")")
     return Py("(type(", v, ") is ", Const(type(value)), " and ", v, " == ", Const(value), ")")
@@ -199,6 +200,12 @@ def plain_constant(value) -> bool:
     None and bools (the only instances of their types), ints, strs, bytes and the floats whose
     ``==`` is exact: many such checks can be one comparison of tuples (skips.py)."""
     return value is None or type(value) in (bool, int, str, bytes) or type(value) is float and _equal_is_exact(value)
+
+
+def plain_tuple(value) -> bool:
+    """Is ``value`` a tuple of plain constants (``padding=(1, 1)``)? Its CONSTANT_MATCH is exactly
+    its type, its items' types, then ``==``, and can join the comparisons of tuples too."""
+    return type(value) is tuple and all(map(plain_constant, value))
 
 
 def _equal_is_exact(value) -> bool:
@@ -487,7 +494,8 @@ _KINDS = [
     GuardKind(
         "CONSTANT_MATCH", 3,
         check=_constant_check, line=_constant_line, explain=_constant_explain,
-        versioned="item", same_object=lambda g: type(g.value) in _IMMUTABLE),
+        # a tuple of plain items passes again when it is the same object: it holds the same items
+        versioned="item", same_object=lambda g: type(g.value) in _IMMUTABLE or plain_tuple(g.value)),
     GuardKind(  # a set or frozenset of constants: value is (type, its items in iteration order,
         # its size in bytes). The order is the trace's too (a loop over it unrolled), and with
         # the table's size it fixes where later inserts go: equal sets can iterate otherwise

@@ -184,6 +184,42 @@ def test_default_dtype_is_part_of_the_cache_key():
         torch.set_default_dtype(old)
 
 
+@pytest.mark.parametrize("kind, target", [("call_function", operator.iadd), ("call_function", operator.imul),
+                                          ("call_method", "add_"), ("call_method", "div_")])
+def test_an_in_place_op_returns_its_argument_and_bumps_its_version_on_every_call(mode, kind, target):
+    """A residual's ``x += shortcut``, every time the same shapes: never a remembered answer,
+    which would skip the write."""
+    x = fake(mode, 2, 4, 3, 3)
+    for _ in range(3):
+        before = x._version
+        with torch.no_grad():
+            out = meta_ops.run_meta(mode, kind, target, (x, fake(mode, 2, 4, 3, 3)), {})
+        assert out is x and x._version == before + 1
+
+
+def test_an_in_place_write_of_a_shape_or_dtype_the_argument_cannot_take_is_left_to_fake_tensor_mode(mode):
+    x = fake(mode, 3, 1)
+    with torch.no_grad():
+        assert meta_ops.run_meta(mode, "call_function", operator.iadd, (x, fake(mode, 3, 4)), {}) \
+            is meta_ops.NOT_ENGAGED  # the result would be 3x4: x cannot hold it
+        ints = fake(mode, 3, dtype=torch.int64)
+        assert meta_ops.run_meta(mode, "call_function", operator.iadd, (ints, fake(mode, 3)), {}) \
+            is meta_ops.NOT_ENGAGED  # float into int
+    assert x._version == 0
+
+
+def test_a_residual_added_in_place_is_one_graph_like_eager():
+    def f(x, w):
+        out = torch.relu(x * w)
+        out += x
+        out *= 0.5
+        return out
+
+    x, w = torch.randn(2, 4, 3, 3), torch.randn(4, 1, 1)
+    with torch.no_grad():
+        check(f, x, w, ops=4)  # each op also run by FakeTensorMode and compared (conftest.py)
+
+
 def test_in_place_on_a_traced_view_changes_the_input_like_eager(framegraph_trace):
     def f(x):
         y = x.view(-1)[1:3]
