@@ -229,6 +229,22 @@ def test_changing_int_recompiles_once_then_is_symbolic():
     assert cnt.frame_count == 3
 
 
+def test_an_int_in_a_tuple_of_constants_recompiles_once_then_is_symbolic():
+    """``(n, 3)`` is checked as one constant while its ints stay the same; an int of it that
+    changed becomes symbolic, as an int argument does."""
+    def f(x, pair):
+        return x * pair[0] + pair[1]
+
+    cnt = CountingBackend()
+    compiled = framegraph.compile(f, backend=cnt, fullgraph=True)
+    x = torch.randn(3)
+    for n in range(2, 8):
+        assert_same(compiled(x, (n, 3)), f(x, (n, 3)))
+    assert cnt.frame_count == 2
+    assert_same(compiled(x, (2, 3.5)), f(x, (2, 3.5)))  # another item type: traced anew
+    assert cnt.frame_count == 3
+
+
 def test_int_that_python_needs_is_specialised():
     def f(x, n):
         for _ in range(n):

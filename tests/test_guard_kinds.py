@@ -226,6 +226,31 @@ def test_constant_checks_of_many_values_are_two_comparisons_that_catch_a_new_val
     assert not g(FN, other)
 
 
+TUPLES = {**PLAIN, "p": (1, 1), "s": (2, "same", None), "one": (True,)}
+
+
+@pytest.mark.parametrize("name, changed", [
+    ("p", (1, 2)), ("p", (1.0, 1)), ("p", (1,)), ("p", (1, 1, 1)), ("p", [1, 1]), ("p", (True, 1)),
+    ("s", (2, "same", False)), ("s", (2, b"same", None)), ("one", (1,)), ("one", True), ("c", (3,)),
+])
+def test_tuples_of_constants_join_the_run_and_their_items_types_are_compared(name, changed):
+    """A convolution's ``padding=(1, 1)``: its type, its items' types, then its value. An equal
+    tuple with another item type (``(1.0, 1)``, ``(True, 1)``) or a list is caught."""
+    m = types.SimpleNamespace(**TUPLES)
+    g = _constants_of(m, TUPLES)
+    assert "tuple(map(type, ___c" in g.source_code and "(1, 1)" not in g.source_code
+    assert g(FN, m) and g(FN, m)
+    assert not g(FN, types.SimpleNamespace(**{**TUPLES, name: changed}))
+
+
+def test_a_tuple_item_of_a_changed_type_is_rejected_before_any_value_is_compared():
+    m = types.SimpleNamespace(**TUPLES)
+    g = _constants_of(m, TUPLES)
+    assert not g(FN, types.SimpleNamespace(**{**TUPLES, "p": (1, _LoudEq(1))}))
+    alone = CompiledGuard([Guard("CONSTANT_MATCH", X, (1, 1))], ("x", "y"))
+    assert alone(FN, (1, 1), 0) and not alone(FN, (1, _LoudEq(1)), 0)
+
+
 def test_a_zero_float_keeps_its_own_exact_check_beside_a_run_of_constants():
     values = {**PLAIN, "z": 0.0}
     m = types.SimpleNamespace(**values)

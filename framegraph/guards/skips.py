@@ -20,7 +20,7 @@ from typing import Dict, List, Optional
 
 from .. import _C
 from .expr import Leaf, Node, Plain, Py, Read, Render
-from .kinds import KINDS, Guard, plain_constant
+from .kinds import KINDS, Guard, plain_constant, plain_tuple
 from .reader import Reader, group, reader_root
 from .sources import GLOBALS, GetItemSource, GlobalSource, Source, parts_of
 
@@ -186,18 +186,26 @@ class _ValueRun(Node):
     """The constant checks of many values of one reader call as two comparisons: their
     types, each by identity (``all(map(operator.is_, map(type, vs), types))``), then their
     values as one tuple. Only constants whose check is ``type(x) is T and x == v``
-    (``kinds.plain_constant``) join, so the tuple's ``==`` is the builtin types' own; a
-    model's flags, sizes and names (``is False``, ``== 3``, ``== 'zeros'``) were a third of
-    its guard source."""
+    (``kinds.plain_constant``) join, and flat tuples of them (``kinds.plain_tuple``), whose
+    items' types are compared in between, all of them in one sequence: so the tuple's
+    ``==`` is the builtin types' own. A model's flags, sizes and names (``is False``,
+    ``== 3``, ``== 'zeros'``, ``== (1, 1)``) were a third of its guard source."""
 
     def __init__(self, call: _ReaderCall, indices: List[int], values: List):
         self.getter, self.name = operator.itemgetter(*indices), _values_of(call, max(indices))
         self.types, self.values = tuple(map(type, values)), tuple(values)
+        tuples = [(i, v) for i, v in zip(indices, values) if type(v) is tuple]
+        self.tuples = operator.itemgetter(*(i for i, _ in tuples)) if len(tuples) > 1 else \
+            (lambda vs, i=tuples[0][0]: (vs[i],)) if tuples else None
+        self.item_types = tuple(type(item) for _, v in tuples for item in v)
 
     def render(self, r: Render) -> str:
         got = f"{r.consts(self.getter)}({self.name})"
+        items = "" if self.tuples is None else (
+            f"and tuple(map(type, {r.consts(itertools.chain.from_iterable)}({r.consts(self.tuples)}({self.name})))) "
+            f"== {r.consts(self.item_types)} ")
         return (f"(all(map({r.consts(operator.is_)}, map(type, {got}), {r.consts(self.types)})) "
-                f"and {got} == {r.consts(self.values)})")
+                f"{items}and {got} == {r.consts(self.values)})")
 
 
 class _SameRun(Node):
@@ -222,7 +230,8 @@ def _identity_runs(call: _ReaderCall, members: List[Guard]) -> List[Node]:
     nhot = call.reader.nhot
     checks: List[Node] = []
     run: List[Guard] = []
-    values = [g for g in members if g.kind == "CONSTANT_MATCH" and plain_constant(g.value) and g.source in index]
+    values = [g for g in members if g.kind == "CONSTANT_MATCH" and g.source in index
+              and (plain_constant(g.value) or plain_tuple(g.value))]
     values = values if len(values) >= MIN_RUN else []
     same = [g for g in members if g.kind == "IS_SAME" and g.source in index and g.value in index]
     same = same if len(same) >= MIN_RUN else []

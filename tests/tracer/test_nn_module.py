@@ -177,6 +177,21 @@ def test_conv_batchnorm_eval():
     run(model, torch.randn(2, 3, 8, 8))
 
 
+def test_a_convolutions_padding_changed_recompiles_and_an_equal_new_tuple_does_not():
+    conv = nn.Conv2d(2, 3, 3, padding=(1, 1))
+    cnt = CountingBackend()
+    compiled = framegraph.compile(conv, backend=cnt, fullgraph=True)
+    x = torch.randn(1, 2, 6, 6)
+    with torch.no_grad():
+        assert_same(compiled(x), conv(x))
+        conv.padding = (2, 1)
+        assert_same(compiled(x), conv(x))
+        assert cnt.frame_count == 2
+        conv.padding = tuple([2, 1])  # another tuple, equal: the check passes
+        assert_same(compiled(x), conv(x))
+    assert cnt.frame_count == 2
+
+
 def test_slicing_a_sequential_or_module_list_gives_a_callable_container():
     seq = torch.nn.Sequential(torch.nn.Linear(5, 5), torch.nn.ReLU(), torch.nn.Linear(5, 5))
     layers = torch.nn.ModuleList([torch.nn.Linear(5, 5) for _ in range(4)])
