@@ -715,6 +715,70 @@ static PyTypeObject SourceReaderType = {
     .tp_new = reader_new,
 };
 
+/* ---- CachedHash: a base class whose instances are hashed once.
+ *
+ * Sources and guards are frozen dataclasses, hashed tens of thousands of times in
+ * one trace (every dict and set they are kept in); a Python __hash__, even one that
+ * returns a stored value, is a call each time. An instance of a subclass hashes
+ * with ``type(self)._field_hash(self)`` the first time and keeps the value in its
+ * C struct (never in __dict__, which pickling and copying would carry to another
+ * process, where str hashes differ). The subclass sets ``__hash__`` to this type's
+ * (``CachedHash.__hash__``) so that CPython calls the C slot directly. */
+typedef struct {
+    PyObject_HEAD
+    Py_hash_t hash; /* -1 until the first hash */
+} CachedHash;
+
+static PyObject *field_hash_name;
+
+static PyObject *cached_hash_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
+    CachedHash *self = (CachedHash *)type->tp_alloc(type, 0);
+    if (self != NULL)
+        self->hash = -1;
+    return (PyObject *)self;
+}
+
+static Py_hash_t cached_hash_hash(CachedHash *self) {
+    if (self->hash != -1)
+        return self->hash;
+    PyObject *fn = PyObject_GetAttr((PyObject *)Py_TYPE(self), field_hash_name);
+    if (fn == NULL)
+        return -1;
+    PyObject *value = PyObject_CallOneArg(fn, (PyObject *)self);
+    Py_DECREF(fn);
+    if (value == NULL)
+        return -1;
+    if (!PyLong_Check(value)) {
+        PyErr_SetString(PyExc_TypeError, "_field_hash should return an integer");
+        Py_DECREF(value);
+        return -1;
+    }
+    /* the int taken as CPython's slot_tp_hash takes a __hash__'s: as it is when it fits
+       (-1 is -2), else its own hash */
+    Py_hash_t hash = PyLong_AsSsize_t(value);
+    if (hash == -1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        hash = PyLong_Type.tp_hash(value);
+    } else if (hash == -1) {
+        hash = -2;
+    }
+    Py_DECREF(value);
+    if (hash != -1)
+        self->hash = hash;
+    return hash;
+}
+
+static PyTypeObject CachedHashType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "framegraph._C.CachedHash",
+    .tp_basicsize = sizeof(CachedHash),
+    .tp_hash = (hashfunc)cached_hash_hash,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+    .tp_doc = "Base class: an instance is hashed once, by type(self)._field_hash(self); subclasses set "
+              "__hash__ = CachedHash.__hash__.",
+    .tp_new = cached_hash_new,
+};
+
 int fg_source_reader_init(PyObject *module) {
     getattribute_name = PyUnicode_InternFromString("__getattribute__");
     cell_contents_name = PyUnicode_InternFromString("cell_contents");
@@ -731,7 +795,11 @@ int fg_source_reader_init(PyObject *module) {
         return -1;
     }
     Py_INCREF(object_getattribute);
-    if (PyType_Ready(&SourceReaderType) < 0)
+    if ((field_hash_name = PyUnicode_InternFromString("_field_hash")) == NULL)
+        return -1;
+    if (PyType_Ready(&SourceReaderType) < 0 || PyType_Ready(&CachedHashType) < 0)
+        return -1;
+    if (PyModule_AddObjectRef(module, "CachedHash", (PyObject *)&CachedHashType) < 0)
         return -1;
     return PyModule_AddObjectRef(module, "SourceReader", (PyObject *)&SourceReaderType);
 }

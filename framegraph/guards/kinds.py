@@ -18,6 +18,7 @@ from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Tuple
 
 import torch
 
+from .. import _C
 from .expr import Const, Node, Py, Read, all_of, joined
 from .sources import FUNC, GLOBALS, LocalSource, Source
 
@@ -26,22 +27,19 @@ _IMMUTABLE = (bool, int, float, complex, str, bytes, type(None), torch.dtype)
 
 
 @dataclasses.dataclass(frozen=True)
-class Guard:
+class Guard(_C.CachedHash):
     """One assumption. ``value`` is hashable data, never the guarded object."""
 
     kind: str
     source: Optional[Source]
     value: Any = None
 
-    def __hash__(self):
-        # computed once: a guard build looks each guard up in several sets and dicts,
-        # and a tensor spec's hash is a tuple of seven fields
-        try:
-            return self._hash
-        except AttributeError:
-            cached = hash((self.kind, self.source, self.value))
-            object.__setattr__(self, "_hash", cached)
-            return cached
+    # hashed once, kept in C: a guard build looks each guard up in several sets and
+    # dicts, and a tensor spec's hash is a tuple of seven fields (sources.source)
+    __hash__ = _C.CachedHash.__hash__
+
+    def _field_hash(self):
+        return hash((self.kind, self.source, self.value))
 
     def __reduce__(self):  # the fields only: a stored hash is this process's
         return Guard, (self.kind, self.source, self.value)

@@ -292,8 +292,10 @@ def reader_calls(guards: List[Guard], batched):
         """Checks the same objects pass again, all of whose reads are values of one reader."""
         reads = KINDS[g.kind].reads(g)
         root = owner.get(g.source)
+        # by identity: ``owner`` holds the one root object ``group`` keyed each root by, and
+        # ``readable`` returns its argument itself or one of its bases
         return (root is not None and KINDS[g.kind].same_object(g)
-                and all(owner.get(s) == root and s == readable(s) for s in reads))
+                and all(owner.get(s) is root and readable(s) is s for s in reads))
 
     members = {g for g in guards if skippable(g)}
     hot = set()

@@ -18,12 +18,16 @@ hash, so trackers and guards can be de-duplicated by source.
 import dataclasses
 from typing import Any
 
+from .. import _C
+
 GLOBALS = "___G"
 FUNC = "___fn"
 
 
-class Source:
-    """Base class. Subclasses are frozen dataclasses."""
+class Source(_C.CachedHash):
+    """Base class. Subclasses are frozen dataclasses (``source`` below), hashed once each."""
+
+    _field_hash = object.__hash__  # a plain subclass (expr._Rendered) is hashed by identity, as an object
 
     def name(self) -> str:
         raise NotImplementedError
@@ -49,19 +53,15 @@ class Source:
 def source(cls):
     """``@dataclasses.dataclass(frozen=True)`` with the hash (and the name) computed once: sources
     nest (``L['self']._modules['0']._parameters['w']`` is five deep), and hashing
-    them again on every dict lookup was a tenth of a first trace on a real model."""
+    them again on every dict lookup was a tenth of a first trace on a real model. The hash
+    is kept in C (``_C.CachedHash``): a Python ``__hash__`` returning a stored value was
+    still a call on every lookup, tens of thousands in one trace. Pickled and copied by
+    its fields alone (what is kept on it, the hash included, belongs to this process)."""
     cls = dataclasses.dataclass(frozen=True)(cls)
-    field_hash = cls.__hash__
-
-    def __hash__(self):
-        try:
-            return self._hash
-        except AttributeError:  # the first time only
-            cached = field_hash(self)
-            object.__setattr__(self, "_hash", cached)
-            return cached
-
-    cls.__hash__ = __hash__
+    cls._field_hash = cls.__hash__
+    cls.__hash__ = _C.CachedHash.__hash__
+    names = tuple(f.name for f in dataclasses.fields(cls))
+    cls.__reduce__ = lambda self: (type(self), tuple(getattr(self, name) for name in names))
     own_name = cls.__dict__.get("name")
     if own_name is not None:
         def name(self):
@@ -426,17 +426,23 @@ class ConstSource(Source):
 def held_objects(sources) -> dict:
     """{name: object} of the ConstSources in and under ``sources``: what a function
     evaluating their ``expr()`` must have bound."""
-    out, seen, todo = {}, set(), list(sources)
-    while todo:
-        src = todo.pop()
-        if src in seen:  # a model's guards share their bases: walk each once
-            continue
-        seen.add(src)
-        if isinstance(src, ConstSource):
-            out[src.expr()] = src.value
-            continue
-        todo.extend(parts_of(src))
+    out = {}
+    for src in sources:
+        out.update(_held(src))
     return out
+
+
+def _held(source) -> tuple:
+    """The (name, object) pairs of the ConstSources in and under ``source``; kept on the
+    source, found from its parts' (a model's guards share their bases, and hold none)."""
+    found = source.__dict__.get("_held")
+    if found is None:
+        if isinstance(source, ConstSource):
+            found = ((source.expr(), source.value),)
+        else:
+            found = tuple(pair for part in parts_of(source) for pair in _held(part))
+        object.__setattr__(source, "_held", found)
+    return found
 
 
 def parts_of(source) -> list:
