@@ -637,6 +637,9 @@ static void notify_limit(PyCodeObject *co) {
 
 /* No entry passed: run unmodified at the limit, else ask the callback (cb
  * borrowed; the caller holds it) and do what it says. */
+static void hand_slot_back(PyInterpreterState *interp);
+static void take_slot_again(PyInterpreterState *interp);
+
 static PyObject *on_miss(PyThreadState *ts, _PyInterpreterFrame *f, int throwflag, PyObject *cb) {
     PyCodeObject *co = frame_code(f);
     void *p = get_extra(co); /* re-read: the guards may have reset it */
@@ -653,7 +656,17 @@ static PyObject *on_miss(PyThreadState *ts, _PyInterpreterFrame *f, int throwfla
         }
     }
     tl.busy = 1;
+    /* Nothing the callback runs on this thread is intercepted (busy). While no other
+     * thread is in a compiled call, the slot goes back to the default evaluator for
+     * the trace, so that CPython inlines the tracer's own calls again (a hooked slot
+     * makes every Python call a C call: a trivial one half again as slow). A thread
+     * starting a compiled call meanwhile takes the slot again (swap_callback). */
+    int unhooked = !chains_to_other && threads_with_callback == 1;
+    if (unhooked)
+        hand_slot_back(ts->interp);
     PyObject *r = call_callback(cb, f); /* new reference */
+    if (unhooked)
+        take_slot_again(ts->interp);
     CacheEntry *e = NULL;               /* new reference */
     if (r != NULL && r != Py_None) {
         if (r == skip_sentinel || r == skip_recursive_sentinel) {
@@ -709,6 +722,32 @@ static inline int foreign_evaluator_owns(PyThreadState *ts) {
 static Py_ssize_t frames_run_unhooked = 0; /* frames, all threads, run with the slot handed back */
 static int slot_handed_back = 0;          /* the slot is chained_eval because of them */
 
+static void hand_slot_back(PyInterpreterState *interp) {
+    if (_PyInterpreterState_GetEvalFrameFunc(interp) == fg_eval_frame) {
+        _PyInterpreterState_SetEvalFrameFunc(interp, chained_eval);
+        slot_handed_back = 1;
+    }
+    frames_run_unhooked++;
+}
+
+static void take_slot_again(PyInterpreterState *interp) {
+    /* install() and uninstall() may have run meanwhile: take the slot back only
+     * where it is still what we handed it to and we still want it. */
+    if (--frames_run_unhooked == 0 && slot_handed_back) {
+        slot_handed_back = 0;
+        if (installed && _PyInterpreterState_GetEvalFrameFunc(interp) == chained_eval && chained_eval != fg_eval_frame)
+            _PyInterpreterState_SetEvalFrameFunc(interp, fg_eval_frame);
+    }
+}
+
+/* A thread starting a compiled call while the slot is handed back takes it
+ * again: its frames are the hook's (those handed back go on unhooked). */
+static void reclaim_slot(PyInterpreterState *interp) {
+    if (installed && _PyInterpreterState_GetEvalFrameFunc(interp) == chained_eval && chained_eval != fg_eval_frame)
+        _PyInterpreterState_SetEvalFrameFunc(interp, fg_eval_frame);
+    slot_handed_back = 0;
+}
+
 static uintptr_t measure_stack_floor(void) {
 #ifdef __GLIBC__
     pthread_attr_t attr;
@@ -740,20 +779,9 @@ static Py_NO_INLINE PyObject *run_unhooked(PyThreadState *ts, _PyInterpreterFram
         tl.stack_floor = measure_stack_floor();
         return fg_eval_frame(ts, f, throwflag);
     }
-    PyInterpreterState *interp = ts->interp;
-    if (_PyInterpreterState_GetEvalFrameFunc(interp) == fg_eval_frame) {
-        _PyInterpreterState_SetEvalFrameFunc(interp, chained_eval);
-        slot_handed_back = 1;
-    }
-    frames_run_unhooked++;
+    hand_slot_back(ts->interp);
     PyObject *res = prev_eval(ts, f, throwflag);
-    /* install() and uninstall() may have run meanwhile: take the slot back only
-     * where it is still what we handed it to and we still want it. */
-    if (--frames_run_unhooked == 0 && slot_handed_back) {
-        slot_handed_back = 0;
-        if (installed && _PyInterpreterState_GetEvalFrameFunc(interp) == chained_eval && chained_eval != fg_eval_frame)
-            _PyInterpreterState_SetEvalFrameFunc(interp, fg_eval_frame);
-    }
+    take_slot_again(ts->interp);
     return res;
 }
 
@@ -845,6 +873,8 @@ static PyObject *swap_callback(PyObject *new) {
     PyObject *old = tl.callback;
     if (old == NULL && new != NULL && threads_with_callback++ == 0)
         install();
+    else if (old == NULL && new != NULL && slot_handed_back)
+        reclaim_slot(PyThreadState_GET()->interp);
     if (old != NULL && new == NULL && --threads_with_callback == 0)
         uninstall();
     tl.callback = new;

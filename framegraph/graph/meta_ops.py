@@ -40,7 +40,7 @@ from torch._subclasses.fake_tensor import FakeTensor, in_kernel_invocation_manag
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from .fakes import new_fake
-from .meta_rules import BY_RULE_ONLY, RULES, UNCACHED, argument
+from .meta_rules import BY_RULE_ONLY, KEYED_BY_STATE, RULES, UNCACHED, argument
 
 _FUNCTIONS = {
     # functional layers
@@ -61,7 +61,7 @@ _FUNCTIONS = {
     torch.logical_not, torch.bitwise_and, torch.bitwise_or, torch.bitwise_not, torch.cumsum, torch.diff,
     operator.eq, operator.ne, operator.lt, operator.le, operator.gt, operator.ge, operator.and_, operator.or_,
     operator.invert, torch.zeros_like, torch.ones_like, torch.full_like, torch.empty_like,
-    # attention and convolution (each call: meta_rules.UNCACHED), pooling
+    # attention (its key: meta_rules.KEYED_BY_STATE) and convolution (each call: UNCACHED), pooling
     F.scaled_dot_product_attention, F.conv2d, F.max_pool2d, F.avg_pool2d, F.adaptive_avg_pool2d, F.adaptive_avg_pool1d, F.avg_pool1d,
     # what vision models are built of; FakeTensorMode runs each one's Python
     # decomposition op by op, 5 to 30 ms on every new shape
@@ -147,6 +147,9 @@ def run_meta(mode, kind: str, target, args: tuple, kwargs: dict) -> Any:
     if target == "to" and any(type(a) is str for a in (*args[1:], *kwargs.values())):
         return NOT_ENGAGED  # a device by name: FakeTensorMode's device logic decides
     key.append(device)
+    state = KEYED_BY_STATE.get(target)
+    if state is not None:
+        key.append(state(tensors))
     key = tuple(key)
     try:
         spec = None if target in _UNREMEMBERED else _SPECS.get(key)

@@ -158,8 +158,21 @@ RULES = {**{target: like_input for target in LIKE_INPUT},
          F.layer_norm: layer_norm, torch.layer_norm: layer_norm, F.linear: linear, torch.addmm: addmm,
          F.conv2d: conv2d}
 # Ops whose result's layout is a backend's choice, which reads global flags
-# (``torch.backends.mkldnn``, ``sdpa_kernel``): no spec is remembered for them, the
-# rule or the kernels answer each call. A convolution's kernels alone would not give
+# (``torch.backends.mkldnn``): no spec is remembered for them, the rule or the
+# kernels answer each call. A convolution's kernels alone would not give
 # FakeTensorMode's memory format: where its rule answers None, FakeTensorMode decides.
-UNCACHED = frozenset({F.conv2d, F.scaled_dot_product_attention})
+UNCACHED = frozenset({F.conv2d})
+# Attention's backend (flash or math on the CPU: the result's strides) is chosen from its
+# inputs' metadata, which the cache key holds, and the ``sdpa_kernel`` flags and the
+# determinism setting, which this adds to it; and whether its inputs require grad.
+_SDPA_FLAGS = tuple(getattr(torch._C, name) for name in sorted(dir(torch._C))
+                    if name.startswith("_get_") and "sdp" in name)
+
+
+def _attention_state(tensors) -> tuple:
+    flags = tuple(tuple(v) if type(v) is list else v for v in (flag() for flag in _SDPA_FLAGS))  # the priority order
+    return flags, torch.are_deterministic_algorithms_enabled(), tuple(t.requires_grad for t in tensors)
+
+
+KEYED_BY_STATE = {F.scaled_dot_product_attention: _attention_state}
 BY_RULE_ONLY = frozenset({F.conv2d})

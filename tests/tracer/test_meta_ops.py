@@ -472,8 +472,10 @@ def test_attention_agrees_with_fake_tensor_mode_under_each_backend_choice(mode, 
     mask = mode.from_tensor(torch.ones(5, 7, dtype=torch.bool), static_shapes=True)
     calls = [((q, q, q), {"is_causal": True}), ((q, k, v), {"attn_mask": mask, "enable_gqa": True}),
              ((q, k, v), {"scale": 0.5, "enable_gqa": True})]
-    for backends in ([SDPBackend.FLASH_ATTENTION, SDPBackend.MATH], [SDPBackend.MATH]):
-        with sdpa_kernel(backends), torch.no_grad():  # the choice is read on each call, never remembered
+    both, math = [SDPBackend.FLASH_ATTENTION, SDPBackend.MATH], [SDPBackend.MATH]
+    # each choice twice (the kernels, then the remembered answer), and back: the flags are in the key
+    for backends in (both, both, math, math, both):
+        with sdpa_kernel(backends), torch.no_grad():
             for args, kwargs in calls:
                 fast = meta_ops.run_meta(mode, "call_function", F.scaled_dot_product_attention, args, kwargs)
                 expected = slow(mode, "call_function", F.scaled_dot_product_attention, args, kwargs)
