@@ -278,8 +278,7 @@ def reader_calls(guards: List[Guard], batched):
             source = getattr(source, "base", None)
         return source
 
-    first: List[Source] = []
-    rest: List[Source] = []
+    first, rest = [], []  # the batched tensors' sources (in batch order), then the rest
     for g in guards:
         for read in KINDS[g.kind].reads(g):
             source = readable(read)
@@ -289,11 +288,10 @@ def reader_calls(guards: List[Guard], batched):
     owner = {s: root for root, sources in by_root.items() for s in sources}
 
     def skippable(g):
-        """Checks the same objects pass again, all of whose reads are values of one reader."""
+        """Checks the same objects pass again, all of whose reads are values of one reader (by
+        identity: ``owner`` holds ``group``'s one object per root, ``readable`` its argument)."""
         reads = KINDS[g.kind].reads(g)
         root = owner.get(g.source)
-        # by identity: ``owner`` holds the one root object ``group`` keyed each root by, and
-        # ``readable`` returns its argument itself or one of its bases
         return (root is not None and KINDS[g.kind].same_object(g)
                 and all(owner.get(s) is root and readable(s) is s for s in reads))
 

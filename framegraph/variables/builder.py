@@ -33,7 +33,6 @@ from torch import nn
 
 from .. import _C
 from ..errors import unsupported
-from ..guards.kinds import plain_constant
 from ..guards.sources import (AttrSource, ConstSource, GetItemSource, ListItemSource, Source, TupleItemSource,
                               numpy_tensor_source)
 from .callables.builtin_methods import is_unbound_builtin_method
@@ -49,8 +48,7 @@ from .callables.wrappers import (BreakingCallVariable, LruCacheVariable, grad_mo
                                  wrap_framegraph_wrapper)
 from .containers.dicts import ConstDictVariable, hash_key, plain_key
 from .containers.lazy_dict import wrap_lazy_dict
-from .containers.lists import (LONG_CONSTANT_TUPLE, PLAIN_ITEMS, ListVariable, NamedTupleVariable, SizeVariable,
-                               TupleVariable)
+from .containers.lists import ListVariable, NamedTupleVariable, SizeVariable, TupleVariable, guarded_as_one
 from .containers.object_dicts import is_object_keyed, wrap_object_keyed_dict
 from .containers.sets import SCALARS, SetVariable, same_table
 from .core import space
@@ -160,7 +158,7 @@ _WRAPPING = set()  # ids of the sequences being wrapped
 def _wrap_sequence(tx, value, source):
     if is_struct_sequence(value):  # immutable: a constant, guarded by value
         return _wrap_constant(tx, value, source)
-    if type(value) is tuple and _one_constant(tx, value, source):
+    if type(value) is tuple and guarded_as_one(tx, value, source, _item_source):
         _guard(tx, "CONSTANT_MATCH", source, value)
         return TupleVariable([ConstantVariable(v) for v in value], source=source)
     _guard(tx, "LENGTH", source, (type(value), len(value)))
@@ -190,21 +188,6 @@ def _wrap_sequence(tx, value, source):
         _refuse_own_methods(type(value), base)
         var.py_type = type(value)
     return var
-
-
-def _one_constant(tx, value: tuple, source) -> bool:
-    """Is the tuple ``value`` guarded as one constant? A long one of plain items is (a
-    resume function's constants); so is a short one of plain constants whose ``==`` is
-    exact, which CONSTANT_MATCH checks item type by item type: a convolution's
-    ``padding=(1, 1)`` is one check, not a length and two items. Not where the shape
-    context makes an int item symbolic (one that changed between traces)."""
-    if len(value) > LONG_CONSTANT_TUPLE:
-        return all(type(v) in PLAIN_ITEMS for v in value)
-    if not all(map(plain_constant, value)):
-        return False
-    shapes = tx.output.shapes
-    return source is None or not any(type(v) is int and shapes.dynamic_int(v, _item_source(source, i))
-                                     for i, v in enumerate(value))
 
 
 def _refuse_own_methods(cls, base):

@@ -13,6 +13,7 @@ import types
 import torch
 
 from ...errors import unsupported
+from ...guards.kinds import plain_constant
 from ..core import space
 from ..core.base import BoundMethodVariable, VariableTracker, known_type, type_lookup
 from ..core.call_shapes import STAND_INS, builtin_base, check_method_shape, fits
@@ -31,11 +32,26 @@ MAX_REPEAT = 1 << 16
 
 _PLAIN_CONSTANTS = (int, float, complex, str, bytes, bool, type(None))
 # A tuple of more plain constants than this is one constant: guarded as one value
-# (builder.py), its items wrapped without sources, rebuilt by one LOAD_CONST. It is
+# (guarded_as_one), its items wrapped without sources, rebuilt by one LOAD_CONST. It is
 # the rest of a loop handed to a resume function, not sizes that a later call might
 # make symbolic one by one.
 LONG_CONSTANT_TUPLE = 64
 PLAIN_ITEMS = (int, str, bytes, float, bool, type(None))
+
+
+def guarded_as_one(tx, value: tuple, source, item_source) -> bool:
+    """Is the tuple ``value`` from ``source`` guarded as one constant? A long one of plain items
+    is; so is a short one of plain constants whose ``==`` is exact, which CONSTANT_MATCH
+    checks item type by item type: a convolution's ``padding=(1, 1)`` is one check, not a
+    length and two items. Not where the shape context makes an int item symbolic (one that
+    changed between traces; ``item_source(source, i)`` is where it is read)."""
+    if len(value) > LONG_CONSTANT_TUPLE:
+        return all(type(v) in PLAIN_ITEMS for v in value)
+    if not all(map(plain_constant, value)):
+        return False
+    shapes = tx.output.shapes
+    return source is None or not any(type(v) is int and shapes.dynamic_int(v, item_source(source, i))
+                                     for i, v in enumerate(value))
 
 
 def _stand_in(var):
