@@ -398,6 +398,23 @@ def test_a_run_of_identity_checks_takes_this_process_ids():
     assert not check.fn(fn, types.SimpleNamespace(**{f"l{i}": o for i, o in enumerate(there)}))
 
 
+@pytest.mark.parametrize("tuples", [1, 3])
+def test_a_run_of_constants_with_tuples_is_stored_with_the_entry(tuples):
+    """A convolution's ``padding=(1, 1)`` joins a reader group's value run: the check holds
+    only what another process can rebuild, so a load restores it instead of building it."""
+    from framegraph.guards.compile import CompiledGuard
+    from framegraph.guards.kinds import Guard
+    from framegraph.guards.sources import AttrSource, LocalSource
+    from framegraph.runtime.stored_guard import export_check, import_check
+
+    values = {**{f"c{i}": i for i in range(4)}, **{f"t{i}": (i, "same") for i in range(tuples)}}
+    guards = [Guard("CONSTANT_MATCH", AttrSource(LocalSource("m"), k), v) for k, v in values.items()]
+    check = import_check(export_check(CompiledGuard(guards, ("m",))), guards, ("m",))
+    fn = types.FunctionType(compile("pass", "<t>", "exec"), {})
+    assert check.fn(fn, types.SimpleNamespace(**values))
+    assert not check.fn(fn, types.SimpleNamespace(**{**values, "t0": (0.0, "same")}))
+
+
 WRAPPED_INIT = """
 import functools, json, sys, torch, framegraph
 from framegraph.diagnostics import records

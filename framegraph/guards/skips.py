@@ -194,16 +194,20 @@ class _ValueRun(Node):
     def __init__(self, call: _ReaderCall, indices: List[int], values: List):
         self.getter, self.name = operator.itemgetter(*indices), _values_of(call, max(indices))
         self.types, self.values = tuple(map(type, values)), tuple(values)
-        tuples = [(i, v) for i, v in zip(indices, values) if type(v) is tuple]
-        self.tuples = operator.itemgetter(*(i for i, _ in tuples)) if len(tuples) > 1 else \
-            (lambda vs, i=tuples[0][0]: (vs[i],)) if tuples else None
-        self.item_types = tuple(type(item) for _, v in tuples for item in v)
+        self.tuples = [i for i, v in zip(indices, values) if type(v) is tuple]
+        self.item_types = tuple(type(item) for v in values if type(v) is tuple for item in v)
+
+    def _items(self, r: Render) -> str:
+        """The tuples' items as one sequence, from objects the trace cache stores (by name, by value)."""
+        if len(self.tuples) == 1:
+            return f"{self.name}[{self.tuples[0]}]"
+        tuples = f"{r.consts(operator.itemgetter(*self.tuples))}({self.name})"
+        return f"{r.consts(itertools.chain)}.from_iterable({tuples})"
 
     def render(self, r: Render) -> str:
         got = f"{r.consts(self.getter)}({self.name})"
-        items = "" if self.tuples is None else (
-            f"and tuple(map(type, {r.consts(itertools.chain.from_iterable)}({r.consts(self.tuples)}({self.name})))) "
-            f"== {r.consts(self.item_types)} ")
+        items = "" if not self.tuples else \
+            f"and tuple(map(type, {self._items(r)})) == {r.consts(self.item_types)} "
         return (f"(all(map({r.consts(operator.is_)}, map(type, {got}), {r.consts(self.types)})) "
                 f"{items}and {got} == {r.consts(self.values)})")
 
