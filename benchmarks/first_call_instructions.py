@@ -13,13 +13,9 @@ PYTHONPATH. About three minutes a model (torch is imported under valgrind).
 """
 import argparse
 import functools
-import glob
 import os
-import re
 import shutil
-import subprocess
 import sys
-import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -44,28 +40,12 @@ def child(name):
             os.getpgrp()
 
 
-def _totals(path):
-    with open(path) as fh:
-        for line in fh:
-            m = re.match(r"(?:summary|totals):\s*(\d+)", line)
-            if m:
-                return int(m.group(1))
-    raise ValueError(f"no totals in {path}")
-
-
 def count(name) -> float:
     """Millions of instructions of the first compiled call less an eager forward."""
-    with tempfile.TemporaryDirectory() as tmp:
-        out = os.path.join(tmp, "cg.out")
-        # torch's worker threads would add their own work to the counts
-        env = dict(os.environ, OMP_NUM_THREADS="1", HF_HUB_OFFLINE="1")
-        subprocess.run(["valgrind", "--tool=callgrind", "--separate-threads=yes", "--zero-before=getppid",
-                        "--dump-before=getpgrp", f"--callgrind-out-file={out}",
-                        sys.executable, os.path.abspath(__file__), "--child", name],
-                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
-        # the main thread's dumps (out.N-01), one per marker in order; the last is the exit's
-        parts = sorted(glob.glob(out + ".*-01"), key=lambda p: int(re.search(r"\.(\d+)-01$", p)[1]))
-        eager, first = (_totals(p) for p in parts[:2])
+    from hook_instructions import callgrind_counts
+
+    eager, first = callgrind_counts([sys.executable, os.path.abspath(__file__), "--child", name],
+                                    dict(os.environ, HF_HUB_OFFLINE="1"))[:2]
     return (first - eager) / 1e6
 
 

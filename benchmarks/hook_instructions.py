@@ -58,6 +58,22 @@ def _totals(path):
     raise ValueError(f"no totals in {path}")
 
 
+def callgrind_counts(argv, env=None):
+    """Run ``argv`` under callgrind, the counters zeroed at each ``getppid`` and dumped at
+    each ``getpgrp``: the main thread's instruction count of each dump, in order (the
+    last is the exit's)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "cg.out")
+        # torch's worker threads would add their own work to the counts
+        env = dict(os.environ if env is None else env, OMP_NUM_THREADS="1")
+        subprocess.run(["valgrind", "--tool=callgrind", "--separate-threads=yes", "--zero-before=getppid",
+                        "--dump-before=getpgrp", f"--callgrind-out-file={out}", *argv],
+                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+        # the main thread's dumps (out.N-01), one per marker in order
+        parts = sorted(glob.glob(out + ".*-01"), key=lambda p: int(re.search(r"\.(\d+)-01$", p)[1]))
+        return [_totals(p) for p in parts]
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--number", type=int, default=20_000)
@@ -68,19 +84,8 @@ def main():
         return
     if shutil.which("valgrind") is None:
         sys.exit("valgrind is not installed")
-    with tempfile.TemporaryDirectory() as tmp:
-        out = os.path.join(tmp, "cg.out")
-        # torch's worker threads would add their own work to the counts
-        env = dict(os.environ, OMP_NUM_THREADS="1")
-        subprocess.run(["valgrind", "--tool=callgrind", "--separate-threads=yes",
-                        "--zero-before=getppid",
-                        "--dump-before=getpgrp", f"--callgrind-out-file={out}",
-                        sys.executable, os.path.abspath(__file__), "--child",
-                        "--number", str(args.number)],
-                       check=True, stderr=subprocess.DEVNULL, env=env)
-        # the main thread's dumps (out.N-01), one per marker in order; the last is the exit's
-        parts = sorted(glob.glob(out + ".*-01"), key=lambda p: int(re.search(r"\.(\d+)-01$", p)[1]))
-        counts = [_totals(p) / args.number for p in parts[:2 * len(CASES)]]
+    dumps = callgrind_counts([sys.executable, os.path.abspath(__file__), "--child", "--number", str(args.number)])
+    counts = [n / args.number for n in dumps[:2 * len(CASES)]]
     first, second = counts[:len(CASES)], counts[len(CASES):]
     print(f"{'case':40s} {'instr/call (two loops)':>24s} {'vs plain':>9s}")
     for name, a, b in zip(CASES, first, second):

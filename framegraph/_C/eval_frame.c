@@ -635,11 +635,11 @@ static void notify_limit(PyCodeObject *co) {
     Py_XDECREF(r);
 }
 
-/* No entry passed: run unmodified at the limit, else ask the callback (cb
- * borrowed; the caller holds it) and do what it says. */
 static void hand_slot_back(PyInterpreterState *interp);
 static void take_slot_again(PyInterpreterState *interp);
 
+/* No entry passed: run unmodified at the limit, else ask the callback (cb
+ * borrowed; the caller holds it) and do what it says. */
 static PyObject *on_miss(PyThreadState *ts, _PyInterpreterFrame *f, int throwflag, PyObject *cb) {
     PyCodeObject *co = frame_code(f);
     void *p = get_extra(co); /* re-read: the guards may have reset it */
