@@ -62,6 +62,8 @@ def callgrind_counts(argv, env=None):
     """Run ``argv`` under callgrind, the counters zeroed at each ``getppid`` and dumped at
     each ``getpgrp``: the main thread's instruction count of each dump, in order (the
     last is the exit's)."""
+    if shutil.which("valgrind") is None:
+        sys.exit("valgrind is not installed")
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "cg.out")
         # torch's worker threads would add their own work to the counts
@@ -82,8 +84,6 @@ def main():
     if args.child:
         child(args.number)
         return
-    if shutil.which("valgrind") is None:
-        sys.exit("valgrind is not installed")
     dumps = callgrind_counts([sys.executable, os.path.abspath(__file__), "--child", "--number", str(args.number)])
     counts = [n / args.number for n in dumps[:2 * len(CASES)]]
     first, second = counts[:len(CASES)], counts[len(CASES):]
