@@ -369,63 +369,6 @@ def test_four_threads_two_with_callbacks():
     _C.reset(f.__code__)
 
 
-def test_a_callback_running_alone_runs_with_the_slot_handed_back():
-    """The callback (a trace) is never intercepted itself: while no other thread is in a
-    compiled call, CPython's own evaluator runs it, inlining its Python calls."""
-    def f(x):
-        return x
-
-    seen = []
-
-    def callback(func, code, f_locals):
-        if code is f.__code__:
-            seen.append(_C.is_installed())
-        return None
-
-    with hooked(callback):
-        assert f(1) == 1 and _C.is_installed()
-    assert seen == [False] and not _C.is_installed()
-    _C.reset(f.__code__)
-
-
-def test_a_thread_starting_a_compiled_call_during_a_callback_takes_the_slot_again():
-    def f(x):
-        return x
-
-    def g(x):
-        return x
-
-    def alt(x):
-        return ("alt", x)
-
-    tracing, done, seen = threading.Event(), threading.Event(), {}
-
-    def slow_callback(func, code, f_locals):  # a trace that waits for the other thread
-        if code is f.__code__:
-            seen["before"] = _C.is_installed()
-            tracing.set()
-            assert done.wait(10)
-            seen["after"] = _C.is_installed()
-        return None
-
-    def other():
-        assert tracing.wait(10)
-        with hooked(Replace(g, alt)):
-            seen["g"] = g(2)  # intercepted: this thread's compiled call
-        done.set()
-
-    thread = threading.Thread(target=other)
-    thread.start()
-    with hooked(slow_callback):
-        assert f(1) == 1
-        assert _C.is_installed()
-    thread.join()
-    assert seen == {"before": False, "g": ("alt", 2), "after": True}
-    assert not _C.is_installed()
-    for fn in (f, g):
-        _C.reset(fn.__code__)
-
-
 def test_a_callback_keeps_the_slot_while_another_thread_is_in_a_compiled_call():
     def f(x):
         return x

@@ -112,3 +112,65 @@ def test_reset_from_inside_a_guard():
             print(f(1), f(2), f(3))
     """)
     assert out.strip() == "('alt', 1) ('alt', 2) ('alt', 3)"
+
+
+# In a fresh process, where the slot held CPython's own evaluator before the hook: after
+# another evaluator took the slot in this process (the hook then chains to it), the hook
+# never hands the slot to that one, and keeps it.
+def test_a_callback_running_alone_runs_with_the_slot_handed_back():
+    """The callback (a trace) is never intercepted itself: while no other thread is in a
+    compiled call, CPython's own evaluator runs it, inlining its Python calls."""
+    out = run_isolated("""
+        def f(x):
+            return x
+
+        seen = []
+
+        def callback(func, code, f_locals):
+            if code is f.__code__:
+                seen.append(_C.is_installed())
+            return None
+
+        with hooked(callback):
+            assert f(1) == 1 and _C.is_installed()
+        print(seen, _C.is_installed())
+    """)
+    assert out.split() == ["[False]", "False"]
+
+
+def test_a_thread_starting_a_compiled_call_during_a_callback_takes_the_slot_again():
+    out = run_isolated("""
+        def f(x):
+            return x
+
+        def g(x):
+            return x
+
+        def alt(x):
+            return ("alt", x)
+
+        tracing, done, seen = threading.Event(), threading.Event(), {}
+
+        def slow_callback(func, code, f_locals):  # a trace that waits for the other thread
+            if code is f.__code__:
+                seen["before"] = _C.is_installed()
+                tracing.set()
+                assert done.wait(10)
+                seen["after"] = _C.is_installed()
+            return None
+
+        def other():
+            assert tracing.wait(10)
+            with hooked(Replace(g, alt)):
+                seen["g"] = g(2)  # intercepted: this thread's compiled call
+            done.set()
+
+        thread = threading.Thread(target=other)
+        thread.start()
+        with hooked(slow_callback):
+            assert f(1) == 1
+            assert _C.is_installed()
+        thread.join()
+        print(sorted(seen.items()), _C.is_installed())
+    """)
+    assert out.strip() == "[('after', True), ('before', False), ('g', ('alt', 2))] False"
