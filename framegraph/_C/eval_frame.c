@@ -730,22 +730,19 @@ static void hand_slot_back(PyInterpreterState *interp) {
     frames_run_unhooked++;
 }
 
-static void take_slot_again(PyInterpreterState *interp) {
-    /* install() and uninstall() may have run meanwhile: take the slot back only
-     * where it is still what we handed it to and we still want it. */
-    if (--frames_run_unhooked == 0 && slot_handed_back) {
-        slot_handed_back = 0;
-        if (installed && _PyInterpreterState_GetEvalFrameFunc(interp) == chained_eval && chained_eval != fg_eval_frame)
-            _PyInterpreterState_SetEvalFrameFunc(interp, fg_eval_frame);
-    }
-}
-
-/* A thread starting a compiled call while the slot is handed back takes it
- * again: its frames are the hook's (those handed back go on unhooked). */
+/* Take the slot back from the hand-back. install() and uninstall() may have run
+ * meanwhile: only where it is still what we handed it to and we still want it.
+ * Also what a thread starting a compiled call while the slot is handed back does:
+ * its frames are the hook's (those handed back go on unhooked). */
 static void reclaim_slot(PyInterpreterState *interp) {
+    slot_handed_back = 0;
     if (installed && _PyInterpreterState_GetEvalFrameFunc(interp) == chained_eval && chained_eval != fg_eval_frame)
         _PyInterpreterState_SetEvalFrameFunc(interp, fg_eval_frame);
-    slot_handed_back = 0;
+}
+
+static void take_slot_again(PyInterpreterState *interp) {
+    if (--frames_run_unhooked == 0 && slot_handed_back)
+        reclaim_slot(interp);
 }
 
 static uintptr_t measure_stack_floor(void) {

@@ -60,8 +60,7 @@ def source(cls):
     cls = dataclasses.dataclass(frozen=True)(cls)
     cls._field_hash = cls.__hash__
     cls.__hash__ = _C.CachedHash.__hash__
-    names = tuple(f.name for f in dataclasses.fields(cls))
-    cls.__reduce__ = lambda self: (type(self), tuple(getattr(self, name) for name in names))
+    cls.__reduce__ = lambda self: (type(self), tuple(getattr(self, name) for name in _source_fields(type(self))))
     own_name = cls.__dict__.get("name")
     if own_name is not None:
         def name(self):
